@@ -1,0 +1,136 @@
+// partnerctl commands for tenants, their credentials and backend partner keys.
+import { type Command, positional, required } from '../command.js';
+import { record, table } from '../output.js';
+
+const TENANT_COLUMNS = ['id', 'slug', 'name', 'gateway', 'is_active', 'payment_endpoint_url'];
+const CREDENTIAL_COLUMNS = ['id', 'kind', 'hint', 'created_at', 'revoked_at'];
+const SECRET_WARNING = 'Secrets are shown once: store them now.';
+
+function secretsText(secrets: Record<string, string>): string {
+  return `${record(secrets)}\n\n${SECRET_WARNING}`;
+}
+
+const setActive = (isActive: boolean): Command['run'] => async (invocation) => {
+  const id = positional(invocation, 0, 'tenant id');
+  const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, { is_active: isActive });
+  invocation.output(record(tenant), { tenant });
+};
+
+export const tenantCommands: Command[] = [
+  {
+    name: 'tenants list',
+    summary: 'List tenants',
+    async run(invocation) {
+      const { tenants } = await invocation.admin().request('GET', '/tenants');
+      invocation.output(table(tenants, TENANT_COLUMNS), { tenants });
+    },
+  },
+  {
+    name: 'tenants create',
+    summary: 'Create a tenant and print its three secrets (once)',
+    usage: '--name NAME --slug SLUG --gateway GATEWAY [--endpoint URL]',
+    options: {
+      name: { type: 'string' },
+      slug: { type: 'string' },
+      gateway: { type: 'string' },
+      endpoint: { type: 'string' },
+    },
+    async run(invocation) {
+      const { options } = invocation;
+      const created = await invocation.admin().request('POST', '/tenants', {
+        name: required(options, 'name'),
+        slug: required(options, 'slug'),
+        gateway: required(options, 'gateway'),
+        ...(typeof options.endpoint === 'string' && { payment_endpoint_url: options.endpoint }),
+      });
+      invocation.output(`${record(created.tenant)}\n\n${secretsText(created.credentials)}`, created);
+    },
+  },
+  {
+    name: 'tenants show',
+    summary: 'Show a tenant and its credentials',
+    usage: 'TENANT_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'tenant id');
+      const client = invocation.admin();
+      const { tenant } = await client.request('GET', `/tenants/${id}`);
+      const { credentials } = await client.request('GET', `/tenants/${id}/credentials`);
+      invocation.output(`${record(tenant)}\n\n${table(credentials, CREDENTIAL_COLUMNS)}`, { tenant, credentials });
+    },
+  },
+  {
+    name: 'tenants update',
+    summary: 'Change a tenant\'s name, gateway or payment endpoint',
+    usage: 'TENANT_ID [--name NAME] [--gateway GATEWAY] [--endpoint URL|none]',
+    options: { name: { type: 'string' }, gateway: { type: 'string' }, endpoint: { type: 'string' } },
+    async run(invocation) {
+      const id = positional(invocation, 0, 'tenant id');
+      const { name, gateway, endpoint } = invocation.options;
+      const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, {
+        ...(typeof name === 'string' && { name }),
+        ...(typeof gateway === 'string' && { gateway }),
+        ...(typeof endpoint === 'string' && { payment_endpoint_url: endpoint === 'none' ? null : endpoint }),
+      });
+      invocation.output(record(tenant), { tenant });
+    },
+  },
+  { name: 'tenants deactivate', summary: 'Deactivate a tenant: all its credentials fail at once', usage: 'TENANT_ID', run: setActive(false) },
+  { name: 'tenants activate', summary: 'Activate a tenant again', usage: 'TENANT_ID', run: setActive(true) },
+  {
+    name: 'credentials issue',
+    summary: 'Issue another secret for a tenant (rotation: earlier ones stay valid until revoked)',
+    usage: 'TENANT_ID --kind sso_hmac_secret|partner_api_key|payment_endpoint_secret',
+    options: { kind: { type: 'string' } },
+    async run(invocation) {
+      const id = positional(invocation, 0, 'tenant id');
+      const issued = await invocation.admin().request('POST', `/tenants/${id}/credentials`, {
+        kind: required(invocation.options, 'kind'),
+      });
+      invocation.output(`${record(issued)}\n\n${SECRET_WARNING}`, issued);
+    },
+  },
+  {
+    name: 'credentials revoke',
+    summary: 'Revoke a tenant credential; it stops working on the next request',
+    usage: 'CREDENTIAL_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'credential id');
+      const { credential } = await invocation.admin().request('DELETE', `/credentials/${id}`);
+      invocation.output(record(credential), { credential });
+    },
+  },
+  {
+    name: 'partner-keys list',
+    summary: 'List backend partner keys',
+    async run(invocation) {
+      const { partner_keys } = await invocation.admin().request('GET', '/partner-keys');
+      invocation.output(table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at']), { partner_keys });
+    },
+  },
+  {
+    name: 'partner-keys create',
+    summary: 'Issue a backend partner key (printed once)',
+    usage: '--name NAME --scope countries:read [--scope cities:read] [--tenant TENANT_ID]',
+    options: { name: { type: 'string' }, scope: { type: 'string', multiple: true }, tenant: { type: 'string' } },
+    async run(invocation) {
+      const { options } = invocation;
+      const scopes = (options.scope as string[] | undefined) ?? [];
+      const created = await invocation.admin().request('POST', '/partner-keys', {
+        name: required(options, 'name'),
+        scopes,
+        ...(typeof options.tenant === 'string' && { tenant_id: options.tenant }),
+      });
+      invocation.output(`${record(created)}\n\n${SECRET_WARNING}`, created);
+    },
+  },
+  {
+    name: 'partner-keys revoke',
+    summary: 'Revoke a backend partner key',
+    usage: 'KEY_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'key id');
+      const { partner_key } = await invocation.admin().request('DELETE', `/partner-keys/${id}`);
+      invocation.output(record(partner_key), { partner_key });
+    },
+  },
+];

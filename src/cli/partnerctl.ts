@@ -1,0 +1,134 @@
+// partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
+// for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { DatabaseUnavailableError } from '../db/client.js';
+import { DataDirLockedError } from '../db/data-dir-lock.js';
+import { migrateDatabase } from '../db/migrate.js';
+import { createLogger } from '../logger.js';
+import { openContext, startService } from '../server.js';
+import { AdminClient, CliError } from './admin-client.js';
+import type { Command, Invocation, OptionSpec } from './command.js';
+import { tenantCommands } from './commands/tenants.js';
+
+const serviceCommands: Command[] = [
+  {
+    name: 'serve',
+    summary: 'Run the service: all listeners configured by the environment',
+    async run() {
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel);
+      const service = await startService(config, logger);
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'shutting down: finishing in-flight requests');
+        await service.close();
+        logger.info('stopped');
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      process.on('SIGINT', () => void stop('SIGINT'));
+    },
+  },
+  {
+    name: 'migrate',
+    summary: 'Apply pending database migrations and exit',
+    async run(invocation) {
+      const context = await openContext(loadConfig());
+      try {
+        await migrateDatabase(context.database);
+      } finally {
+        await context.database.close();
+      }
+      invocation.output('migrations applied', { migrated: true });
+    },
+  },
+];
+
+const COMMANDS: Command[] = [...serviceCommands, ...tenantCommands];
+
+const GLOBAL_OPTIONS: OptionSpec = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  'admin-url': { type: 'string' },
+  'admin-token': { type: 'string' },
+};
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+  return [
+    'usage: partnerctl <command> [arguments] [--json] [--admin-url URL] [--admin-token TOKEN]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    'Client commands talk to the admin API at ADMIN_URL (default http://127.0.0.1:8090) with ADMIN_TOKEN.',
+    'Run `partnerctl <command> --help` for a command\'s arguments.',
+  ].join('\n');
+}
+
+/** The command whose name is the longest prefix of the arguments' leading words. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | null {
+  const words = argv.filter((arg) => !arg.startsWith('-'));
+  let best: Command | null = null;
+  for (const command of COMMANDS) {
+    const name = command.name.split(' ');
+    if (name.every((word, i) => words[i] === word) && (!best || name.length > best.name.split(' ').length)) {
+      best = command;
+    }
+  }
+  if (!best) return null;
+  let toDrop = best.name.split(' ').length;
+  const rest = argv.filter((arg) => arg.startsWith('-') || toDrop-- <= 0);
+  return { command: best, rest };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const found = findCommand(argv);
+  if (!found) {
+    const helpAsked = argv.length === 0 || argv.includes('--help') || argv.includes('-h');
+    console[helpAsked ? 'log' : 'error'](usage());
+    process.exitCode = helpAsked ? 0 : 2;
+    return;
+  }
+  const { command, rest } = found;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { ...GLOBAL_OPTIONS, ...command.options },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    console.log(`usage: partnerctl ${command.name} ${command.usage ?? ''}\n\n${command.summary}`);
+    return;
+  }
+  const json = values.json === true;
+  const invocation: Invocation = {
+    positionals,
+    options: values,
+    json,
+    admin() {
+      const token = (values['admin-token'] as string | undefined) ?? process.env.ADMIN_TOKEN;
+      if (!token) throw new CliError('ADMIN_TOKEN (or --admin-token) is required');
+      const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? 'http://127.0.0.1:8090';
+      return new AdminClient({ url, token });
+    },
+    output(human, data) {
+      console.log(json ? JSON.stringify(data, null, 2) : human);
+    },
+  };
+  await command.run(invocation);
+}
+
+const EXPECTED_ERRORS = [CliError, ConfigError, DatabaseUnavailableError, DataDirLockedError];
+const EXPECTED_CODES = ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'EADDRINUSE', 'EACCES'];
+
+main(process.argv.slice(2)).catch((error: Error & { code?: string }) => {
+  const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || EXPECTED_CODES.includes(error.code ?? '');
+  // Operators get one readable line; a stack trace only for what is a bug.
+  console.error(`partnerctl: ${expected ? error.message : (error.stack ?? error.message)}`);
+  process.exit(expected ? 1 : 70);
+});

@@ -1,0 +1,126 @@
+// Configuration comes from the environment and is validated once, at start. Every variable is
+// documented in the README; a bad value stops the process with one readable line.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
+export type ListenerName = (typeof LISTENER_NAMES)[number];
+
+export interface ListenerConfig {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  listeners: Partial<Record<ListenerName, ListenerConfig>>;
+  adminToken: string;
+  /** True when ADMIN_TOKEN was not set and a random one was generated (it is logged once). */
+  adminTokenGenerated: boolean;
+  backendPublicUrl: string | null;
+  databaseUrl: string | null;
+  dataDir: string;
+  supportedGateways: string[];
+  logLevel: string;
+  allowPrivatePaymentEndpoints: boolean;
+  paymentWorker: boolean;
+  /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
+  secretEncryptionKey: Buffer | null;
+  /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
+  integrationsPublicUrl: string | null;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(`${name} must be a port number from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must be a ${protocols.join(' or ')} URL, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function listeners(env: Env): Config['listeners'] {
+  const enabled = (env.LISTENERS ?? LISTENER_NAMES.join(','))
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  for (const name of enabled) {
+    if (!(LISTENER_NAMES as readonly string[]).includes(name)) {
+      throw new ConfigError(`LISTENERS may name ${LISTENER_NAMES.join(', ')}; got "${name}"`);
+    }
+  }
+  const host = env.HOST || '0.0.0.0';
+  const all: Record<ListenerName, ListenerConfig> = {
+    integrations: { host, port: port(env, 'INTEGRATIONS_PORT', 8080) },
+    backend: { host, port: port(env, 'BACKEND_PORT', 8081) },
+    admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', 8090) },
+  };
+  return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
+}
+
+function encryptionKey(env: Env): Buffer | null {
+  const raw = env.SECRET_ENCRYPTION_KEY;
+  if (raw === undefined || raw === '') return null;
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('SECRET_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64');
+  }
+  return key;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const gateways = (env.SUPPORTED_GATEWAYS ?? 'tap,hyperpay')
+    .split(',')
+    .map((gateway) => gateway.trim())
+    .filter(Boolean);
+  if (gateways.length === 0) throw new ConfigError('SUPPORTED_GATEWAYS must name at least one gateway');
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const adminToken = env.ADMIN_TOKEN ?? '';
+  return {
+    listeners: listeners(env),
+    adminToken: adminToken || randomBytes(24).toString('base64url'),
+    adminTokenGenerated: !adminToken,
+    backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
+    integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    supportedGateways: gateways,
+    logLevel,
+    allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
+    paymentWorker: flag(env, 'PAYMENT_WORKER', true),
+    secretEncryptionKey: encryptionKey(env),
+  };
+}

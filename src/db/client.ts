@@ -1,0 +1,130 @@
+// One schema, two drivers: postgres.js against PostgreSQL when DATABASE_URL is set, PGlite
+// (embedded PostgreSQL in DATA_DIR) when it is not. Everything above this file sees `Database`.
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { acquireDataDirLock } from './data-dir-lock.js';
+import * as schema from './schema.js';
+
+export type Schema = typeof schema;
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Either the database or an open transaction: inside a transaction, pass the transaction. */
+export type Executor = Database | Transaction;
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: 'postgres' | 'pglite';
+  /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
+  withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class DatabaseUnavailableError extends Error {}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+}
+
+/** The URL without its password, for messages. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  if (url.password) url.password = '***';
+  return url.toString();
+}
+
+async function openPostgres(databaseUrl: string, poolSize: number): Promise<DatabaseHandle> {
+  const client = postgres(databaseUrl, {
+    max: poolSize,
+    connect_timeout: 10,
+    onnotice: () => {},
+    // Money stays text: numeric is never parsed into a float.
+    types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
+  });
+  try {
+    await client`select 1`;
+  } catch (error) {
+    await client.end({ timeout: 1 }).catch(() => {});
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnavailableError(`cannot reach DATABASE_URL ${describeDatabaseUrl(databaseUrl)}: ${reason}`);
+  }
+  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: 'postgres',
+    async executeSql(text, values = []) {
+      const rows = await client.unsafe(text, values as never[]);
+      return { rows: [...rows] };
+    },
+    async withAdvisoryLock(key, task) {
+      // A session-level lock lives on one connection: reserve it for the duration.
+      const connection = await client.reserve();
+      try {
+        await connection`select pg_advisory_lock(${key})`;
+        try {
+          return await task();
+        } finally {
+          await connection`select pg_advisory_unlock(${key})`;
+        }
+      } finally {
+        connection.release();
+      }
+    },
+    async ping() {
+      await client`select 1`;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<DatabaseHandle> {
+  mkdirSync(dataDir, { recursive: true });
+  // PGlite does not lock its directory; two processes on one directory corrupt it silently.
+  const lock = acquireDataDirLock(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const db = drizzlePglite(pglite, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: 'pglite',
+    async executeSql(text, values = []) {
+      const result = await pglite.query(text, values as any[]);
+      return { rows: result.rows as any[] };
+    },
+    async withAdvisoryLock(_key, task) {
+      // One process owns the directory (the lock file above) and PGlite has one connection:
+      // there is nobody to exclude, and holding a lock on the only connection would not help.
+      return task();
+    },
+    async ping() {
+      await pglite.query('select 1');
+    },
+    async close() {
+      try {
+        await pglite.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
+}

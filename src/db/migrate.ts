@@ -1,0 +1,23 @@
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import { migrationsDir } from '../paths.js';
+import type { DatabaseHandle } from './client.js';
+
+/** Advisory lock key serialising schema changes and first-start seeding across instances. */
+export const SCHEMA_LOCK_KEY = 715_100_001;
+
+/**
+ * Applies pending migrations, then `afterMigrate` (first-start seeding), under one advisory lock:
+ * Drizzle's migrator takes no lock, and several instances may start at once.
+ */
+export async function migrateDatabase(
+  handle: DatabaseHandle,
+  afterMigrate: () => Promise<void> = async () => {},
+): Promise<void> {
+  await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, async () => {
+    const config = { migrationsFolder: migrationsDir };
+    if (handle.kind === 'pglite') await migratePglite(handle.db as never, config);
+    else await migratePostgres(handle.db as never, config);
+    await afterMigrate();
+  });
+}

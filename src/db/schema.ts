@@ -1,0 +1,225 @@
+// The one database schema, for PostgreSQL and PGlite alike. Generate migrations with
+// `npm run db:generate` after changing it.
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  customType,
+  date,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const id = () => uuid('id').primaryKey().defaultRandom();
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+
+/** `numeric` kept as its decimal text: money never passes through a float. */
+const decimalText = customType<{ data: string; driverData: string }>({
+  dataType: () => 'numeric',
+});
+
+export const tenants = pgTable('tenants', {
+  id: id(),
+  slug: text('slug').notNull().unique(),
+  name: text('name').notNull(),
+  isActive: boolean('is_active').notNull().default(true),
+  gateway: text('gateway').notNull(),
+  paymentEndpointUrl: text('payment_endpoint_url'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * Every issued secret. Only the SHA-256 digest of the secret is kept, except for the payment
+ * endpoint secret: the service must sign with it, so it is kept encrypted (`sealedSecret`).
+ * `tenantId` is null for platform-wide backend partner keys.
+ */
+export const credentials = pgTable(
+  'credentials',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id').references(() => tenants.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    digest: text('digest').notNull(),
+    hint: text('hint').notNull(),
+    sealedSecret: text('sealed_secret'),
+    name: text('name'),
+    scopes: text('scopes').array().notNull().default(sql`'{}'::text[]`),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (table) => [
+    uniqueIndex('credentials_digest_key').on(table.digest),
+    index('credentials_tenant_kind_idx').on(table.tenantId, table.kind),
+  ],
+);
+
+export const countries = pgTable('countries', {
+  id: id(),
+  code: text('code').notNull().unique(),
+  name: text('name').notNull(),
+  nameAr: text('name_ar'),
+  phoneCode: text('phone_code').notNull(),
+  supported: boolean('supported').notNull().default(false),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const cities = pgTable(
+  'cities',
+  {
+    id: id(),
+    geonamesId: integer('geonames_id').unique(),
+    countryId: uuid('country_id')
+      .notNull()
+      .references(() => countries.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    nameAr: text('name_ar'),
+    longitude: doublePrecision('longitude').notNull(),
+    latitude: doublePrecision('latitude').notNull(),
+    capital: text('capital').notNull().default(''),
+    population: integer('population').notNull().default(0),
+    images: text('images').array().notNull().default(sql`'{}'::text[]`),
+    supported: boolean('supported').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    index('cities_name_id_idx').on(table.name, table.id),
+    index('cities_country_name_id_idx').on(table.countryId, table.name, table.id),
+  ],
+);
+
+export const attractions = pgTable(
+  'attractions',
+  {
+    id: id(),
+    cityId: uuid('city_id')
+      .notNull()
+      .references(() => cities.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('attractions_city_idx').on(table.cityId)],
+);
+
+export const trips = pgTable(
+  'trips',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    status: text('status').notNull().default('draft'),
+    startDate: date('start_date'),
+    endDate: date('end_date'),
+    travelers: jsonb('travelers').notNull(),
+    destinations: jsonb('destinations').notNull(),
+    itinerary: jsonb('itinerary').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('trips_tenant_idx').on(table.tenantId)],
+);
+
+export const suggestedPrompts = pgTable(
+  'suggested_prompts',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    language: text('language').notNull(),
+    text: text('text').notNull(),
+    sortOrder: integer('sort_order').notNull().default(0),
+    isActive: boolean('is_active').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('suggested_prompts_tenant_language_idx').on(table.tenantId, table.language, table.sortOrder)],
+);
+
+export const defaultPrompts = pgTable(
+  'default_prompts',
+  {
+    id: id(),
+    language: text('language').notNull(),
+    text: text('text').notNull(),
+    sortOrder: integer('sort_order').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('default_prompts_language_idx').on(table.language, table.sortOrder)],
+);
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    tripId: uuid('trip_id').references(() => trips.id, { onDelete: 'set null' }),
+    amount: decimalText('amount').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').notNull().default('pending'),
+    gatewayReference: text('gateway_reference'),
+    paidAt: timestamp('paid_at', { withTimezone: true }),
+    paymentUrl: text('payment_url'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('invoices_tenant_idx').on(table.tenantId), index('invoices_trip_idx').on(table.tripId, table.createdAt)],
+);
+
+/** Accepted payment notifications: the audit trail and the idempotency record. */
+export const paymentEvents = pgTable(
+  'payment_events',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    invoiceId: uuid('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    transactionId: text('transaction_id').notNull(),
+    status: text('status').notNull(),
+    gateway: text('gateway').notNull(),
+    payload: jsonb('payload').notNull(),
+    applied: boolean('applied').notNull(),
+    statusBefore: text('status_before').notNull(),
+    statusAfter: text('status_after').notNull(),
+    requestId: text('request_id'),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('payment_events_dedupe_key').on(table.tenantId, table.transactionId, table.status, table.gateway),
+    index('payment_events_invoice_idx').on(table.invoiceId, table.receivedAt),
+  ],
+);
+
+/** One row per attempt to call the tenant's payment endpoint for an invoice. */
+export const paymentDeliveries = pgTable(
+  'payment_deliveries',
+  {
+    id: id(),
+    invoiceId: uuid('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    attemptedAt: timestamp('attempted_at', { withTimezone: true }).notNull().defaultNow(),
+    httpStatus: integer('http_status'),
+    latencyMs: integer('latency_ms'),
+    error: text('error'),
+  },
+  (table) => [index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt)],
+);

@@ -1,0 +1,82 @@
+// The one error model. Domain modules throw these; each host has one handler that turns them into
+// that host's documented body. Every code the service answers with is listed here.
+
+export const ErrorCode = {
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  VALIDATION_ERROR: 'VALIDATION_ERROR',
+  TENANT_NOT_ALLOWED: 'TENANT_NOT_ALLOWED',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  INVALID_JSON: 'INVALID_JSON',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  RATE_LIMITED: 'RATE_LIMITED',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  VALIDATION_ERROR: 400,
+  TENANT_NOT_ALLOWED: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  METHOD_NOT_ALLOWED: 405,
+  INVALID_JSON: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+};
+
+export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+  UNAUTHORIZED: 'Unauthorized.',
+  FORBIDDEN: 'Forbidden.',
+  VALIDATION_ERROR: 'Invalid request.',
+  TENANT_NOT_ALLOWED: 'The tenant comes from the credential; do not send it in the path, query or body.',
+  NOT_FOUND: 'Not found.',
+  CONFLICT: 'Conflict.',
+  METHOD_NOT_ALLOWED: 'Method not allowed.',
+  INVALID_JSON: 'Request body is not valid JSON.',
+  PAYLOAD_TOO_LARGE: 'Request body is too large.',
+  UNSUPPORTED_MEDIA_TYPE: 'Request body must be application/json.',
+  RATE_LIMITED: 'Too many requests.',
+  INTERNAL_ERROR: 'Internal server error.',
+};
+
+export interface FieldError {
+  /** The field's name, dotted for nested fields (`travelers.adults`); `location` says where. */
+  field: string;
+  message: string;
+  location?: 'body' | 'query' | 'path' | 'header';
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string = DEFAULT_MESSAGE[code],
+    readonly details?: FieldError[],
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+
+  get statusCode(): number {
+    return HTTP_STATUS[this.code];
+  }
+}
+
+export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${what} not found.`);
+export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
+
+/** A validation failure naming the field(s): the message names the first. */
+export function invalid(details: FieldError[]): AppError {
+  const [first] = details;
+  return new AppError(ErrorCode.VALIDATION_ERROR, `${first.field}: ${first.message}`, details);
+}
+
+export const invalidField = (field: string, message: string, location: FieldError['location'] = 'body') =>
+  invalid([{ field, message, location }]);

@@ -1,0 +1,135 @@
+/**
+ * Loaders for the prepared reference data in `reference-data/` (countries and cities), which the
+ * service imports into an empty database on first start. The files are produced by
+ * `scripts/prepare-reference-data.ts`; the column list and file names below are shared with it so
+ * the writer and the reader cannot drift apart.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+
+export interface ReferenceCountry {
+  code: string;
+  name: string;
+  nameAr: string;
+  phoneCode: string;
+}
+
+export type CityCapital = '' | 'primary' | 'admin' | 'minor';
+
+export interface ReferenceCity {
+  geonamesId: number;
+  name: string;
+  nameAr: string | null;
+  countryCode: string;
+  longitude: number;
+  latitude: number;
+  capital: CityCapital;
+  population: number;
+}
+
+/** One entry of `countries.json` as stored on disk. */
+export interface PreparedCountry {
+  code: string;
+  name: string;
+  name_ar: string;
+  phone_code: string;
+}
+
+export const REFERENCE_DATA_DIR_NAME = 'reference-data';
+export const COUNTRIES_FILE_NAME = 'countries.json';
+export const CITIES_FILE_NAME = 'cities.tsv.gz';
+
+/** Header line (and column order) of the gzipped cities TSV. Names never contain tabs or newlines. */
+export const CITY_COLUMNS = [
+  'geonames_id',
+  'name',
+  'name_ar',
+  'country_code',
+  'longitude',
+  'latitude',
+  'capital',
+  'population',
+] as const;
+
+const CITY_CAPITALS: ReadonlySet<string> = new Set(['', 'primary', 'admin', 'minor'] satisfies CityCapital[]);
+
+const gunzipAsync = promisify(gunzip);
+
+export async function loadReferenceCountries(): Promise<ReferenceCountry[]> {
+  const text = await readFile(join(referenceDataDir(), COUNTRIES_FILE_NAME), 'utf8');
+  const rows = JSON.parse(text) as PreparedCountry[];
+  return rows.map((row) => ({
+    code: row.code,
+    name: row.name,
+    nameAr: row.name_ar,
+    phoneCode: row.phone_code,
+  }));
+}
+
+export async function loadReferenceCities(): Promise<ReferenceCity[]> {
+  const file = join(referenceDataDir(), CITIES_FILE_NAME);
+  const text = (await gunzipAsync(await readFile(file))).toString('utf8');
+  const lines = text.split('\n');
+  if (lines[0] !== CITY_COLUMNS.join('\t')) {
+    throw new Error(`${file}: unexpected header; re-run scripts/prepare-reference-data.ts`);
+  }
+  const cities: ReferenceCity[] = [];
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index];
+    if (line === '') continue;
+    const fields = line.split('\t');
+    const capital = fields[6];
+    if (fields.length !== CITY_COLUMNS.length || !CITY_CAPITALS.has(capital)) {
+      throw new Error(`${file}: malformed row on line ${index + 1}`);
+    }
+    cities.push({
+      geonamesId: Number(fields[0]),
+      name: fields[1],
+      nameAr: fields[2] === '' ? null : fields[2],
+      countryCode: fields[3],
+      longitude: Number(fields[4]),
+      latitude: Number(fields[5]),
+      capital: capital as CityCapital,
+      population: Number(fields[7]),
+    });
+  }
+  return cities;
+}
+
+const flagsDir = join(
+  dirname(createRequire(import.meta.url).resolve('flag-icons/package.json')),
+  'flags',
+  '4x3',
+);
+
+/**
+ * Absolute path of the 4:3 flag SVG shipped by flag-icons for an ISO alpha-2 code, or null when
+ * there is none. Only two-letter codes are accepted, so a code taken from a request path can never
+ * reach outside the flags directory.
+ */
+export function flagSvgPath(code: string): string | null {
+  if (!/^[A-Za-z]{2}$/.test(code)) return null;
+  const path = join(flagsDir, `${code.toLowerCase()}.svg`);
+  return existsSync(path) ? path : null;
+}
+
+/**
+ * The `reference-data/` directory at the repository root. Found by walking up from this module
+ * because the module runs both as `src/geo/` (tsx, vitest) and as `dist/src/geo/` (compiled), which
+ * sit at different depths below the root.
+ */
+function referenceDataDir(): string {
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ; dir = dirname(dir)) {
+    const candidate = join(dir, REFERENCE_DATA_DIR_NAME);
+    if (existsSync(join(candidate, COUNTRIES_FILE_NAME))) return candidate;
+    if (dirname(dir) === dir) {
+      throw new Error(`No ${REFERENCE_DATA_DIR_NAME}/ directory above ${start}`);
+    }
+  }
+}

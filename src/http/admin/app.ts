@@ -1,0 +1,66 @@
+// The admin host: operators' API under /admin/v1/, bearer ADMIN_TOKEN, plain JSON bodies.
+// Errors answer `{"error": {"code", "message", "details"?}}`.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { AppError, ErrorCode } from '../../errors.js';
+import { toAppError } from '../errors.js';
+import { createHostApp, type HostApp } from '../host.js';
+import { adminTenantRoutes } from './tenants.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+export const ADMIN_PREFIX = '/admin/v1';
+
+export function renderAdminError(error: AppError) {
+  return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
+}
+
+export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
+  const app = createHostApp(context, { listener: 'admin', logger });
+  const expectedToken = sha256(context.config.adminToken);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Integrations: admin API',
+        version: '1',
+        description: 'Operators API. Every route needs `Authorization: Bearer <ADMIN_TOKEN>`.',
+      },
+      components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
+      security: [{ adminToken: [] }],
+    },
+  });
+  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+    return reply.code(appError.statusCode).send(renderAdminError(appError));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(renderAdminError(new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`))),
+  );
+
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', async (request) => {
+        const header = request.headers.authorization ?? '';
+        const [scheme, token] = header.split(' ');
+        const presented = sha256(scheme?.toLowerCase() === 'bearer' && token ? token : '');
+        if (!timingSafeEqual(presented, expectedToken)) throw new AppError(ErrorCode.UNAUTHORIZED);
+      });
+      // Every change an operator makes is logged (never with its body: it may carry secrets).
+      admin.addHook('onResponse', async (request, reply) => {
+        if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) {
+          request.log.info({ route: request.routeOptions.url, params: request.params, status: reply.statusCode }, 'admin change');
+        }
+      });
+      await admin.register(adminTenantRoutes, { context });
+    },
+    { prefix: ADMIN_PREFIX },
+  );
+  return app;
+}

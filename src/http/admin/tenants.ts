@@ -1,0 +1,209 @@
+// Admin routes for tenants, their credentials, and backend partner keys (DECISIONS §8).
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../context.js';
+import {
+  BACKEND_SCOPES,
+  credentialView,
+  issueCredential,
+  issuePartnerKey,
+  listCredentials,
+  revokeCredential,
+} from '../../tenants/credentials.js';
+import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
+import { createTenant, getTenant, listTenants, tenantView, updateTenant } from '../../tenants/tenants.js';
+import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+
+const Tenant = Type.Object({
+  id: Uuid,
+  slug: Type.String(),
+  name: Type.String(),
+  gateway: Type.String(),
+  is_active: Type.Boolean(),
+  payment_endpoint_url: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const Credential = Type.Object({
+  id: Uuid,
+  kind: Type.String(),
+  hint: Type.String({ description: 'The secret\'s prefix and a few characters, to tell secrets apart' }),
+  name: Nullable(Type.String()),
+  scopes: Type.Array(Type.String()),
+  tenant_id: Nullable(Uuid),
+  created_at: Timestamp,
+  revoked_at: Nullable(Timestamp),
+});
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Slug = Type.String({
+  pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
+  description: 'Lower-case letters, digits and hyphens; 1 to 63 characters',
+});
+const EndpointUrl = Nullable(Type.String({ maxLength: 2000, description: 'http(s) URL of the partner\'s payment endpoint' }));
+const Scope = Type.Union(BACKEND_SCOPES.map((scope) => Type.Literal(scope)));
+
+export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db, config, secretBox } = context;
+  const rules = { supportedGateways: config.supportedGateways };
+  const seal = (secret: string) => secretBox.seal(secret);
+
+  app.post(
+    '/tenants',
+    {
+      schema: {
+        tags: ['tenants'],
+        summary: 'Create a tenant with one secret of each kind (shown once)',
+        body: Type.Object(
+          { name: Name, slug: Slug, gateway: Type.String(), payment_endpoint_url: Type.Optional(EndpointUrl) },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Object({
+            tenant: Tenant,
+            credentials: Type.Object({
+              sso_hmac_secret: Type.String(),
+              partner_api_key: Type.String(),
+              payment_endpoint_secret: Type.String(),
+            }),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
+      return reply.code(201).send({ tenant: tenantView(tenant), credentials: secrets });
+    },
+  );
+
+  app.get(
+    '/tenants',
+    { schema: { tags: ['tenants'], response: { 200: Type.Object({ tenants: Type.Array(Tenant) }) } } },
+    async () => ({ tenants: (await listTenants(db)).map(tenantView) }),
+  );
+
+  app.get(
+    '/tenants/:id',
+    { schema: { tags: ['tenants'], params: IdParams, response: { 200: Type.Object({ tenant: Tenant }) } } },
+    async (request) => ({ tenant: tenantView(await getTenant(db, request.params.id)) }),
+  );
+
+  app.patch(
+    '/tenants/:id',
+    {
+      schema: {
+        tags: ['tenants'],
+        summary: 'Change a tenant; is_active false makes all its credentials fail at once',
+        params: IdParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Name),
+            is_active: Type.Optional(Type.Boolean()),
+            gateway: Type.Optional(Type.String()),
+            payment_endpoint_url: Type.Optional(EndpointUrl),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ tenant: Tenant }) },
+      },
+    },
+    async (request) => ({ tenant: tenantView(await updateTenant(db, request.params.id, request.body, rules)) }),
+  );
+
+  app.get(
+    '/tenants/:id/credentials',
+    {
+      schema: {
+        tags: ['credentials'],
+        params: IdParams,
+        response: { 200: Type.Object({ credentials: Type.Array(Credential) }) },
+      },
+    },
+    async (request) => {
+      await getTenant(db, request.params.id);
+      const rows = await listCredentials(db, { tenantId: request.params.id });
+      return { credentials: rows.filter((row) => row.kind !== 'backend_partner_key').map(credentialView) };
+    },
+  );
+
+  app.post(
+    '/tenants/:id/credentials',
+    {
+      schema: {
+        tags: ['credentials'],
+        summary: 'Issue another secret of a kind (rotation); earlier ones stay valid until revoked',
+        params: IdParams,
+        body: Type.Object(
+          { kind: Type.Union(TENANT_CREDENTIAL_KINDS.map((kind) => Type.Literal(kind))) },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ id: Uuid, kind: Type.String(), secret: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      await getTenant(db, request.params.id);
+      const { credential, secret } = await issueCredential(db, request.params.id, request.body.kind, seal);
+      return reply.code(201).send({ id: credential.id, kind: credential.kind, secret });
+    },
+  );
+
+  app.delete(
+    '/credentials/:id',
+    {
+      schema: {
+        tags: ['credentials'],
+        summary: 'Revoke a tenant credential; it stops working on the next request',
+        params: IdParams,
+        response: { 200: Type.Object({ credential: Credential }) },
+      },
+    },
+    async (request) => ({
+      credential: credentialView(await revokeCredential(db, request.params.id, TENANT_CREDENTIAL_KINDS)),
+    }),
+  );
+
+  app.post(
+    '/partner-keys',
+    {
+      schema: {
+        tags: ['partner keys'],
+        summary: 'Issue a backend partner key with scopes (shown once)',
+        body: Type.Object(
+          { name: Name, scopes: Type.Array(Scope, { minItems: 1 }), tenant_id: Type.Optional(Nullable(Uuid)) },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ id: Uuid, key: Type.String(), scopes: Type.Array(Type.String()) }) },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.body.tenant_id ?? null;
+      if (tenantId) await getTenant(db, tenantId);
+      const { credential, secret } = await issuePartnerKey(db, { ...request.body, tenantId });
+      return reply.code(201).send({ id: credential.id, key: secret, scopes: credential.scopes });
+    },
+  );
+
+  app.get(
+    '/partner-keys',
+    {
+      schema: { tags: ['partner keys'], response: { 200: Type.Object({ partner_keys: Type.Array(Credential) }) } },
+    },
+    async () => ({ partner_keys: (await listCredentials(db, { kind: 'backend_partner_key' })).map(credentialView) }),
+  );
+
+  app.delete(
+    '/partner-keys/:id',
+    {
+      schema: {
+        tags: ['partner keys'],
+        summary: 'Revoke a backend partner key; it stops working on the next request',
+        params: IdParams,
+        response: { 200: Type.Object({ partner_key: Credential }) },
+      },
+    },
+    async (request) => ({
+      partner_key: credentialView(await revokeCredential(db, request.params.id, ['backend_partner_key'])),
+    }),
+  );
+};

@@ -1,0 +1,71 @@
+// Turns anything a request can throw into the one error model (AppError). Each host then renders
+// the AppError in its documented body; only this file knows Fastify's own error codes.
+import type { FastifyError } from 'fastify';
+import { AppError, ErrorCode, type FieldError } from '../errors.js';
+
+type SchemaError = NonNullable<FastifyError['validation']>[number];
+
+const LOCATION: Record<string, FieldError['location']> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+function fieldOf(error: SchemaError): string {
+  const path = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = error.params as Record<string, unknown>;
+  const child = params.missingProperty ?? params.additionalProperty;
+  if (typeof child === 'string') path.push(child);
+  return path.join('.') || '(root)';
+}
+
+function messageOf(error: SchemaError): string {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'additionalProperties') return 'is not a known field';
+  if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    return `must be one of ${params.allowedValues.join(', ')}`;
+  }
+  return error.message ?? 'is invalid';
+}
+
+/** The field errors of a schema validation failure, one per field, in schema order. */
+export function schemaFieldErrors(error: FastifyError): FieldError[] {
+  const location = LOCATION[error.validationContext ?? 'body'] ?? 'body';
+  const seen = new Set<string>();
+  const details: FieldError[] = [];
+  for (const item of error.validation ?? []) {
+    const field = fieldOf(item);
+    if (seen.has(field)) continue;
+    seen.add(field);
+    details.push({ field, message: messageOf(item), location });
+  }
+  return details;
+}
+
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const details = schemaFieldErrors(fastifyError);
+    const [first] = details;
+    return new AppError(ErrorCode.VALIDATION_ERROR, `${first.field}: ${first.message}`, details);
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(ErrorCode.INVALID_JSON);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(ErrorCode.PAYLOAD_TOO_LARGE);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
+  }
+  if (fastifyError.statusCode === 413) return new AppError(ErrorCode.PAYLOAD_TOO_LARGE);
+  if (fastifyError.statusCode === 415) return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
+  if (fastifyError.statusCode === 400) return new AppError(ErrorCode.VALIDATION_ERROR, 'Malformed request.');
+  return new AppError(ErrorCode.INTERNAL_ERROR);
+}

@@ -1,0 +1,92 @@
+// What the three hosts share: logging with a request id, the JSON body parser, health probes and
+// the TypeBox type provider. Each host then adds its own auth, error body and routes.
+import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { AppContext } from '../context.js';
+import { registerJsonBodyParser } from './json-body.js';
+
+export type HostApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Request bodies larger than this are refused with 413. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+const REQUEST_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
+
+/** An incoming `X-Request-Id` is kept when it is a sane token; otherwise a new one is made. */
+function requestId(raw: RawRequestDefaultExpression): string {
+  const incoming = raw.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+}
+
+/** One line per request, at completion: half the log volume of Fastify's default pair. */
+class RequestLog extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'request_id' });
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+}
+
+export interface HostOptions {
+  /** Which listener this is, in every log line. */
+  listener: 'integrations' | 'backend' | 'admin';
+  logger: FastifyBaseLogger;
+}
+
+export function createHostApp(context: AppContext, options: HostOptions): HostApp {
+  const app = Fastify({
+    loggerInstance: options.logger.child({ listener: options.listener }),
+    logController: new RequestLog(),
+    genReqId: requestId,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+    ajv: {
+      // Unknown body fields are refused (schemas say additionalProperties: false), never dropped.
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerJsonBodyParser(app);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await context.database.ping();
+      return { status: 'ok' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable' });
+    }
+  });
+  return app;
+}

@@ -1,0 +1,23 @@
+// JSON log lines; secrets and key headers never reach them.
+import { pino } from 'pino';
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  '*.secret',
+  '*.key',
+  '*.password',
+  '*.sso_hmac_secret',
+  '*.partner_api_key',
+  '*.payment_endpoint_secret',
+];
+
+export function createLogger(level: string) {
+  return pino({
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}

@@ -1,0 +1,16 @@
+// Files shipped beside the code (migrations, reference data) are found from the project root,
+// which is the nearest folder above this module with a package.json: the same from `src/` under
+// tsx and from `dist/src/` when built.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+function findProjectRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${start}`);
+  }
+}
+
+export const projectRoot = findProjectRoot(path.dirname(fileURLToPath(import.meta.url)));
+export const migrationsDir = path.join(projectRoot, 'migrations');

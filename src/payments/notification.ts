@@ -1,0 +1,147 @@
+/**
+ * The pure checks of the payment callback (DECISIONS §4): the body's shape (steps 2 and 3), the
+ * amount comparison (step 7) and the forward-only status transition.
+ */
+import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
+import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
+
+/** Required fields in the order they are checked; the first failure answers. */
+export const REQUIRED_FIELDS = ['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway'] as const;
+
+export type NotificationField = (typeof REQUIRED_FIELDS)[number];
+
+export interface PaymentNotification {
+  invoiceId: string;
+  transactionId: string;
+  status: string;
+  /** A string amount as given, or a JSON number's exact value as plain decimal text. */
+  amountText: string;
+  currency: string;
+  gateway: string;
+}
+
+export type NotificationErrorMessage = 'Invalid JSON body' | `Missing ${NotificationField}` | `Invalid ${NotificationField}`;
+
+export type ParsedNotification =
+  | { ok: true; notification: PaymentNotification }
+  | { ok: false; httpStatus: 400; message: NotificationErrorMessage };
+
+/**
+ * Reads a callback body parsed with `config: { losslessJsonNumbers: true }` (src/http/json-body.ts).
+ *
+ * Each field in turn, in REQUIRED_FIELDS order, is checked for presence then type, so
+ * `{"invoice_id": 5}` answers `Invalid invoice_id` before anything about the later fields.
+ * "Missing" means absent, null or exactly "" (whitespace is present; it then fails as an unknown
+ * invoice, status, currency or gateway, or as an amount mismatch). Every field is a string, except
+ * `amount`, which may also be a JSON number. Extra fields are ignored here and stored by the route.
+ */
+export function parseNotification(body: unknown): ParsedNotification {
+  if (!isJsonObject(body)) return reject('Invalid JSON body');
+  for (const field of REQUIRED_FIELDS) {
+    const value = body[field];
+    if (value === undefined || value === null || value === '') return reject(`Missing ${field}`);
+    if (field === 'amount' && typeof value === 'number') {
+      // A JS number has already lost the sent digits: the route was registered without the flag.
+      throw new TypeError('amount is a JS number: parse the callback body with losslessJsonNumbers');
+    }
+    if (typeof value !== 'string' && !(field === 'amount' && isLosslessNumber(value))) {
+      return reject(`Invalid ${field}`);
+    }
+  }
+  const fields = body as Record<Exclude<NotificationField, 'amount'>, string> & { amount: string | LosslessNumber };
+  return {
+    ok: true,
+    notification: {
+      invoiceId: fields.invoice_id,
+      transactionId: fields.transaction_id,
+      status: fields.status,
+      amountText: typeof fields.amount === 'string' ? fields.amount : jsonNumberText(fields.amount),
+      currency: fields.currency,
+      gateway: fields.gateway,
+    },
+  };
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  // Excludes arrays and LosslessNumber, which are objects too.
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+function reject(message: NotificationErrorMessage): ParsedNotification {
+  return { ok: false, httpStatus: 400, message };
+}
+
+/**
+ * A JSON number as plain decimal text, so the number `1e2` compares as 100 (the string "1e2" is not
+ * a decimal and never matches). A number too long to read keeps its source text: never a match.
+ */
+function jsonNumberText(amount: LosslessNumber): string {
+  const value = parseJsonNumber(amount.value);
+  return value === null ? amount.value : formatAmount(value, value.scale);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** 8-4-4-4-12 hexadecimal digits, any case, any version. */
+export function isUuid(text: string): boolean {
+  return UUID.test(text);
+}
+
+/**
+ * Step 7: the notified amount equals the invoice amount as exact decimals ("100.0", "100" and
+ * "100.00" all equal 100.00). Text that is not a plain decimal is a mismatch, never an exception.
+ */
+export function amountMatches(amountText: string, invoiceAmount: string): boolean {
+  const notified = parseDecimal(amountText);
+  const invoiced = parseDecimal(invoiceAmount);
+  return notified !== null && invoiced !== null && decimalEquals(notified, invoiced);
+}
+
+export type InvoiceStatus = 'pending' | 'failed' | 'paid' | 'refunded';
+
+/** Statuses only move forward along this order (DECISIONS §4). */
+const STATUS_ORDER: Readonly<Record<InvoiceStatus, number>> = { pending: 0, failed: 1, paid: 2, refunded: 3 };
+
+/** Notified status → invoice status (spec 3.1). Case-sensitive: "PAID" is an unknown status. */
+const MAPPED_STATUS: ReadonlyMap<string, InvoiceStatus> = new Map([
+  ['paid', 'paid'],
+  ['failed', 'failed'],
+  ['cancelled', 'failed'],
+  ['refunded', 'refunded'],
+]);
+
+export interface TransitionPlan {
+  /** The invoice status the notified one stands for; null for an unknown status string. */
+  mappedStatus: InvoiceStatus | null;
+  /** The invoice's status after the event (the current one when not applied). */
+  next: InvoiceStatus;
+  /** Whether the event changes the invoice; recorded on the stored event either way. */
+  applied: boolean;
+  /** Set paid_at to the time of this event. */
+  setPaidAt: boolean;
+  /** Set gateway_reference to the event's transaction_id: exactly the applied events. */
+  setGatewayReference: boolean;
+}
+
+/**
+ * What an accepted, non-duplicate notification does to the invoice. An unknown status, or one
+ * behind the current status (a late `failed` after `paid`), changes nothing. The same status again
+ * is applied, so gateway_reference follows the newest transaction: DECISIONS states it for `failed`
+ * over `failed`, and `paid` over `paid` and `refunded` over `refunded` get the same rule, since
+ * neither is "behind" and the spec sets gateway_reference on every accepted event. paid_at stays
+ * when the invoice was already paid: it records when the invoice became paid, which a second
+ * `paid` event does not change (the event itself is stored with its own time).
+ */
+export function planTransition(current: InvoiceStatus, notified: string): TransitionPlan {
+  const mappedStatus = MAPPED_STATUS.get(notified) ?? null;
+  if (mappedStatus === null || STATUS_ORDER[mappedStatus] < STATUS_ORDER[current]) {
+    return { mappedStatus, next: current, applied: false, setPaidAt: false, setGatewayReference: false };
+  }
+  return {
+    mappedStatus,
+    next: mappedStatus,
+    applied: true,
+    setPaidAt: mappedStatus === 'paid' && current !== 'paid',
+    setGatewayReference: true,
+  };
+}

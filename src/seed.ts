@@ -1,0 +1,12 @@
+// First-start data. Runs after migrations, under the schema lock, on every start: each seeder
+// checks for itself whether its data is already there, so a restart changes nothing.
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from './context.js';
+
+type Seeder = (context: AppContext, logger: FastifyBaseLogger) => Promise<void>;
+
+const SEEDERS: Seeder[] = [];
+
+export async function seedEmptyDatabase(context: AppContext, logger: FastifyBaseLogger): Promise<void> {
+  for (const seed of SEEDERS) await seed(context, logger);
+}

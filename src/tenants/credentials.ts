@@ -1,0 +1,196 @@
+// Credentials: issue, rotate (issuing never revokes), revoke, and the one "who is this?" function
+// per kind. Unknown, revoked, wrong-kind and inactive-tenant secrets all answer null ("nobody").
+// No cache: one indexed lookup per request, so revocation and deactivation take effect at once
+// in every process.
+import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { credentials, tenants } from '../db/schema.js';
+import { invalidField, notFound } from '../errors.js';
+import type { TenantRow } from './tenants.js';
+import {
+  type CredentialKind,
+  digestSecret,
+  digestsEqual,
+  generateSecret,
+  looksLike,
+  secretHint,
+  type TenantCredentialKind,
+} from './secrets.js';
+
+export const BACKEND_SCOPES = ['countries:read', 'cities:read'] as const;
+export type BackendScope = (typeof BACKEND_SCOPES)[number];
+
+export type CredentialRow = typeof credentials.$inferSelect;
+
+export interface CredentialView {
+  id: string;
+  kind: string;
+  hint: string;
+  name: string | null;
+  scopes: string[];
+  tenant_id: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function credentialView(row: CredentialRow): CredentialView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    hint: row.hint,
+    name: row.name,
+    scopes: row.scopes,
+    tenant_id: row.tenantId,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
+export async function issueCredential(
+  db: Executor,
+  tenantId: string,
+  kind: TenantCredentialKind,
+  sealSecret: (secret: string) => string,
+): Promise<{ credential: CredentialRow; secret: string }> {
+  const secret = generateSecret(kind);
+  const [credential] = await db
+    .insert(credentials)
+    .values({
+      tenantId,
+      kind,
+      digest: digestSecret(secret),
+      hint: secretHint(secret),
+      sealedSecret: kind === 'payment_endpoint_secret' ? sealSecret(secret) : null,
+    })
+    .returning();
+  return { credential, secret };
+}
+
+export async function issuePartnerKey(
+  db: Executor,
+  input: { name: string; scopes: string[]; tenantId: string | null },
+): Promise<{ credential: CredentialRow; secret: string }> {
+  const unknownScope = input.scopes.find((scope) => !(BACKEND_SCOPES as readonly string[]).includes(scope));
+  if (unknownScope !== undefined) {
+    throw invalidField('scopes', `unknown scope "${unknownScope}"; known: ${BACKEND_SCOPES.join(', ')}`);
+  }
+  const secret = generateSecret('backend_partner_key');
+  const [credential] = await db
+    .insert(credentials)
+    .values({
+      tenantId: input.tenantId,
+      kind: 'backend_partner_key',
+      digest: digestSecret(secret),
+      hint: secretHint(secret),
+      name: input.name,
+      scopes: [...new Set(input.scopes)],
+    })
+    .returning();
+  return { credential, secret };
+}
+
+export async function listCredentials(db: Executor, filter: { tenantId?: string; kind?: CredentialKind }) {
+  const conditions = [
+    filter.tenantId ? eq(credentials.tenantId, filter.tenantId) : undefined,
+    filter.kind ? eq(credentials.kind, filter.kind) : undefined,
+  ];
+  return db
+    .select()
+    .from(credentials)
+    .where(and(...conditions))
+    .orderBy(asc(credentials.createdAt));
+}
+
+/** Revokes a credential of one of `kinds`; revoking twice is harmless. */
+export async function revokeCredential(db: Executor, id: string, kinds: readonly CredentialKind[]) {
+  const [existing] = await db.select().from(credentials).where(eq(credentials.id, id));
+  if (!existing || !kinds.includes(existing.kind as CredentialKind)) throw notFound('Credential');
+  if (existing.revokedAt) return existing;
+  const [revoked] = await db
+    .update(credentials)
+    .set({ revokedAt: new Date() })
+    .where(eq(credentials.id, id))
+    .returning();
+  return revoked;
+}
+
+async function resolveTenantCredential(
+  db: Executor,
+  kind: TenantCredentialKind,
+  secret: string | undefined,
+): Promise<TenantRow | null> {
+  if (!secret || !looksLike(kind, secret)) return null;
+  const digest = digestSecret(secret);
+  const [found] = await db
+    .select({ tenant: tenants, digest: credentials.digest })
+    .from(credentials)
+    .innerJoin(tenants, eq(tenants.id, credentials.tenantId))
+    .where(
+      and(
+        eq(credentials.digest, digest),
+        eq(credentials.kind, kind),
+        isNull(credentials.revokedAt),
+        eq(tenants.isActive, true),
+      ),
+    );
+  return found && digestsEqual(found.digest, digest) ? found.tenant : null;
+}
+
+/** The tenant whose SSO HMAC secret this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
+export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
+  resolveTenantCredential(db, 'sso_hmac_secret', secret);
+
+/** The tenant whose partner API key this is (`X-API-KEY` on the payment callback), or null. */
+export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
+  resolveTenantCredential(db, 'partner_api_key', secret);
+
+export interface BackendPartner {
+  keyId: string;
+  tenantId: string | null;
+  scopes: string[];
+}
+
+/** The backend partner key presented on the backend host, with its scopes, or null. */
+export async function resolveBackendPartnerKey(
+  db: Executor,
+  secret: string | undefined,
+): Promise<BackendPartner | null> {
+  if (!secret || !looksLike('backend_partner_key', secret)) return null;
+  const digest = digestSecret(secret);
+  const [found] = await db
+    .select({ id: credentials.id, tenantId: credentials.tenantId, scopes: credentials.scopes, digest: credentials.digest })
+    .from(credentials)
+    .leftJoin(tenants, eq(tenants.id, credentials.tenantId))
+    .where(
+      and(
+        eq(credentials.digest, digest),
+        eq(credentials.kind, 'backend_partner_key'),
+        isNull(credentials.revokedAt),
+        // A platform key has no tenant; a tenant's key dies with its tenant's deactivation.
+        or(isNull(credentials.tenantId), eq(tenants.isActive, true)),
+      ),
+    );
+  if (!found || !digestsEqual(found.digest, digest)) return null;
+  return { keyId: found.id, tenantId: found.tenantId, scopes: found.scopes };
+}
+
+/** The tenant's active payment endpoint signing secrets, newest first, opened for signing. */
+export async function paymentEndpointSecrets(
+  db: Executor,
+  tenantId: string,
+  openSecret: (sealed: string) => string,
+): Promise<string[]> {
+  const rows = await db
+    .select({ sealed: credentials.sealedSecret })
+    .from(credentials)
+    .where(
+      and(
+        eq(credentials.tenantId, tenantId),
+        eq(credentials.kind, 'payment_endpoint_secret'),
+        isNull(credentials.revokedAt),
+      ),
+    )
+    .orderBy(asc(credentials.createdAt));
+  return rows.flatMap((row) => (row.sealed ? [openSecret(row.sealed)] : [])).reverse();
+}

@@ -1,0 +1,49 @@
+// Issued secrets: random 256 bits behind a readable prefix that names the kind, kept only as a
+// SHA-256 digest. A lookup by digest leaks nothing useful through timing: an attacker learns at
+// most a digest prefix, which does not help to forge a secret.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const CREDENTIAL_KINDS = [
+  'sso_hmac_secret',
+  'partner_api_key',
+  'payment_endpoint_secret',
+  'backend_partner_key',
+] as const;
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+
+/** Tenant credential kinds an operator may issue more of (rotation). */
+export const TENANT_CREDENTIAL_KINDS = ['sso_hmac_secret', 'partner_api_key', 'payment_endpoint_secret'] as const;
+export type TenantCredentialKind = (typeof TENANT_CREDENTIAL_KINDS)[number];
+
+const PREFIX: Record<CredentialKind, string> = {
+  sso_hmac_secret: 'pis_sso_',
+  partner_api_key: 'pis_pay_',
+  backend_partner_key: 'pis_bk_',
+  // The Standard Webhooks format: `whsec_` and the base64 signing key, as partners' libraries expect.
+  payment_endpoint_secret: 'whsec_',
+};
+
+export function generateSecret(kind: CredentialKind): string {
+  const key = randomBytes(32);
+  return PREFIX[kind] + (kind === 'payment_endpoint_secret' ? key.toString('base64') : key.toString('base64url'));
+}
+
+export function digestSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Whether a presented secret is shaped like one of `kind`: others need no database lookup. */
+export function looksLike(kind: CredentialKind, secret: string): boolean {
+  return secret.startsWith(PREFIX[kind]) && secret.length <= 128;
+}
+
+/** What is shown in listings to tell secrets apart: the prefix and a few characters. */
+export function secretHint(secret: string): string {
+  return `${secret.slice(0, secret.indexOf('_', 4) + 5)}…`;
+}
+
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}

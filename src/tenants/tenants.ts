@@ -1,0 +1,137 @@
+// Tenants: who a partner is, which gateway it uses and where its payment endpoint lives.
+import { asc, eq } from 'drizzle-orm';
+import type { Database, Executor } from '../db/client.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { tenants } from '../db/schema.js';
+import { conflict, invalidField, notFound } from '../errors.js';
+import { issueCredential } from './credentials.js';
+
+export type TenantRow = typeof tenants.$inferSelect;
+
+export interface TenantView {
+  id: string;
+  slug: string;
+  name: string;
+  gateway: string;
+  is_active: boolean;
+  payment_endpoint_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function tenantView(row: TenantRow): TenantView {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    gateway: row.gateway,
+    is_active: row.isActive,
+    payment_endpoint_url: row.paymentEndpointUrl,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export interface TenantRules {
+  supportedGateways: string[];
+}
+
+export interface NewTenant {
+  name: string;
+  slug: string;
+  gateway: string;
+  payment_endpoint_url?: string | null;
+}
+
+export type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
+  is_active?: boolean;
+};
+
+export interface IssuedTenantSecrets {
+  sso_hmac_secret: string;
+  partner_api_key: string;
+  payment_endpoint_secret: string;
+}
+
+function checkGateway(gateway: string, rules: TenantRules): void {
+  if (!rules.supportedGateways.includes(gateway)) {
+    throw invalidField('gateway', `must be one of ${rules.supportedGateways.join(', ')}`);
+  }
+}
+
+function checkEndpointUrl(endpointUrl: string | null | undefined): void {
+  if (endpointUrl == null) return;
+  let url: URL;
+  try {
+    url = new URL(endpointUrl);
+  } catch {
+    throw invalidField('payment_endpoint_url', 'must be an absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw invalidField('payment_endpoint_url', 'must be an http or https URL');
+  }
+  if (url.username || url.password) {
+    throw invalidField('payment_endpoint_url', 'must not carry credentials');
+  }
+}
+
+/** Creates the tenant with one secret of each kind, all in one transaction. */
+export async function createTenant(
+  db: Database,
+  input: NewTenant,
+  rules: TenantRules,
+  sealSecret: (secret: string) => string,
+): Promise<{ tenant: TenantRow; secrets: IssuedTenantSecrets }> {
+  checkGateway(input.gateway, rules);
+  checkEndpointUrl(input.payment_endpoint_url);
+  try {
+    return await db.transaction(async (tx) => {
+      const [tenant] = await tx
+        .insert(tenants)
+        .values({
+          name: input.name,
+          slug: input.slug,
+          gateway: input.gateway,
+          paymentEndpointUrl: input.payment_endpoint_url ?? null,
+        })
+        .returning();
+      const secrets = {
+        sso_hmac_secret: (await issueCredential(tx, tenant.id, 'sso_hmac_secret', sealSecret)).secret,
+        partner_api_key: (await issueCredential(tx, tenant.id, 'partner_api_key', sealSecret)).secret,
+        payment_endpoint_secret: (await issueCredential(tx, tenant.id, 'payment_endpoint_secret', sealSecret)).secret,
+      };
+      return { tenant, secrets };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(`A tenant with slug "${input.slug}" already exists.`);
+    throw error;
+  }
+}
+
+export async function getTenant(db: Executor, id: string): Promise<TenantRow> {
+  const [tenant] = await db.select().from(tenants).where(eq(tenants.id, id));
+  if (!tenant) throw notFound('Tenant');
+  return tenant;
+}
+
+export async function listTenants(db: Executor): Promise<TenantRow[]> {
+  return db.select().from(tenants).orderBy(asc(tenants.slug));
+}
+
+export async function updateTenant(db: Executor, id: string, changes: TenantChanges, rules: TenantRules) {
+  if (changes.gateway !== undefined) checkGateway(changes.gateway, rules);
+  checkEndpointUrl(changes.payment_endpoint_url);
+  const [tenant] = await db
+    .update(tenants)
+    .set({
+      name: changes.name,
+      gateway: changes.gateway,
+      isActive: changes.is_active,
+      paymentEndpointUrl: changes.payment_endpoint_url,
+      updatedAt: new Date(),
+    })
+    .where(eq(tenants.id, id))
+    .returning();
+  if (!tenant) throw notFound('Tenant');
+  return tenant;
+}

@@ -1,0 +1,20 @@
+import type { DatabaseTarget } from './database.js';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token';
+
+/** The environment a test service runs with: every listener on a free loopback port. */
+export function testEnv(target: DatabaseTarget, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    ADMIN_HOST: '127.0.0.1',
+    INTEGRATIONS_PORT: '0',
+    BACKEND_PORT: '0',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
+    SECRET_ENCRYPTION_KEY: '00'.repeat(32),
+    ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { DATA_DIR: target.dataDir! }),
+    ...overrides,
+  };
+}

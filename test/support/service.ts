@@ -1,0 +1,50 @@
+// A whole service per test file, on a fresh copy of the run's template database.
+import { randomBytes } from 'node:crypto';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/server.js';
+import { copyTemplateDatabase, type TestDatabase } from './database.js';
+import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
+
+export interface TestTenant {
+  tenant: { id: string; slug: string; name: string; gateway: string; is_active: boolean; payment_endpoint_url: string | null };
+  credentials: { sso_hmac_secret: string; partner_api_key: string; payment_endpoint_secret: string };
+}
+
+export interface TestService extends RunningService {
+  database: TestDatabase;
+  /** A request to the admin API, authorised. */
+  admin(method: InjectOptions['method'], path: string, body?: unknown): Promise<LightMyRequestResponse>;
+  createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
+  stop(): Promise<void>;
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const database = await copyTemplateDatabase(inject('databaseTemplate'));
+  const config = loadConfig(testEnv(database.target, env));
+  const service = await startService(config, createLogger('silent'));
+  const admin: TestService['admin'] = (method, path, body) =>
+    service.apps.admin!.inject({
+      method,
+      url: `/admin/v1${path}`,
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
+    });
+  return {
+    ...service,
+    database,
+    admin,
+    async createTenant(fields = {}) {
+      const slug = `tenant-${randomBytes(4).toString('hex')}`;
+      const response = await admin('POST', '/tenants', { name: `Tenant ${slug}`, slug, gateway: 'tap', ...fields });
+      if (response.statusCode !== 201) throw new Error(`tenant not created: ${response.statusCode} ${response.body}`);
+      return response.json();
+    },
+    async stop() {
+      await service.close();
+      await database.drop();
+    },
+  };
+}
