@@ -1,10 +1,14 @@
-// The integrations host: `/api/v1/` resource endpoints in the envelope of spec 2.1, and the
-// payment callback with its own body (spec 4.6).
+// The integrations host: `/api/v1/` resource endpoints in the envelope of spec 2.1, with the
+// tenant resolved once per request from `Authorization: Api-Key <SSO_HMAC_SECRET>`; and the
+// payment callback, which has its own auth and body (spec 4.6) and sits outside that scope.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
-import { createHostApp, type HostApp } from '../host.js';
+import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
+
+export const API_PREFIX = '/api/v1';
 
 export function renderEnvelopeError(error: AppError) {
   return {
@@ -17,13 +21,35 @@ export function renderEnvelopeError(error: AppError) {
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'integrations', logger });
+  const allowedMethods = trackAllowedMethods(app);
+
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
     return reply.code(appError.statusCode).send(renderEnvelopeError(appError));
   });
-  app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).send(renderEnvelopeError(new AppError(ErrorCode.NOT_FOUND))),
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const allowed = allowedMethods(request.url);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed here.`);
+    }
+    if (request.url.startsWith(`${API_PREFIX}/`)) {
+      // An unknown resource path: say so plainly, unless it tries to name a tenant.
+      await refuseTenantInPath(context.db, request);
+    }
+    throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
+  });
+
+  await app.register(
+    async (api) => {
+      api.decorateRequest('tenant', null as never);
+      api.addHook('onRequest', authenticateTenant(context.db));
+      api.addHook('preValidation', refuseTenantInRequest);
+      // Resource routes, each a plugin of its domain, are registered here.
+    },
+    { prefix: API_PREFIX },
   );
   return app;
 }

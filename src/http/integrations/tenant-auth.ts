@@ -1,0 +1,55 @@
+// The tenant of an `/api/v1/` request comes from its credential, once, and nowhere else:
+// a tenant named in the path, query or body is refused (spec §1 rule 2).
+import type { FastifyRequest } from 'fastify';
+import type { Executor } from '../../db/client.js';
+import { AppError, ErrorCode } from '../../errors.js';
+import { resolveSsoSecret } from '../../tenants/credentials.js';
+import type { TenantRow } from '../../tenants/tenants.js';
+import { apiKeyFromAuthorization } from '../api-key.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated tenant; set on every `/api/v1/` resource request. */
+    tenant: TenantRow;
+  }
+}
+
+const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
+
+async function tenantOf(db: Executor, request: FastifyRequest): Promise<TenantRow> {
+  const tenant = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
+  if (!tenant) throw new AppError(ErrorCode.UNAUTHORIZED);
+  return tenant;
+}
+
+export function authenticateTenant(db: Executor) {
+  return async (request: FastifyRequest) => {
+    request.tenant = await tenantOf(db, request);
+  };
+}
+
+const tenantNotAllowed = () => new AppError(ErrorCode.TENANT_NOT_ALLOWED);
+
+export async function refuseTenantInRequest(request: FastifyRequest) {
+  const query = request.query as Record<string, unknown> | undefined;
+  const body = request.body;
+  const bodyKeys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [];
+  if ([...Object.keys(query ?? {}), ...bodyKeys].some((key) => TENANT_FIELDS.has(key.toLowerCase()))) {
+    throw tenantNotAllowed();
+  }
+}
+
+/** For an unknown `/api/v1/` path: refuse it if a segment names a tenant, the caller's own included. */
+export async function refuseTenantInPath(db: Executor, request: FastifyRequest) {
+  const tenant = await tenantOf(db, request);
+  const segments = request.url.split('?')[0].split('/').map((segment) => {
+    try {
+      return decodeURIComponent(segment).toLowerCase();
+    } catch {
+      return segment.toLowerCase();
+    }
+  });
+  if (segments.some((segment) => TENANT_FIELDS.has(segment) || segment === tenant.slug || segment === tenant.id)) {
+    throw tenantNotAllowed();
+  }
+}
