@@ -1,0 +1,66 @@
+// The service as a real process (`partnerctl serve` from source), for what only processes show:
+// start-up races, the data directory lock, signals, exit codes.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { projectRoot } from '../../src/paths.js';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Base URL per listener, read from the start-up log. */
+  urls: Record<string, string>;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function runPartnerctl(args: string[], env: Record<string, string>) {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/partnerctl.ts'), ...args], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs a partnerctl command to its end: exit code and what it printed. */
+export async function partnerctl(args: string[], env: Record<string, string>) {
+  const child = runPartnerctl(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const [code] = await once(child, 'exit');
+  return { code: code as number | null, stdout, stderr };
+}
+
+/** Starts `partnerctl serve`; resolves once every listener has logged its address. */
+export async function startServiceProcess(env: Record<string, string>, listeners = 3): Promise<ServiceProcess> {
+  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' });
+  let output = '';
+  const urls: Record<string, string> = {};
+  const exited = once(child, 'exit');
+  const started = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      for (const line of output.split('\n')) {
+        const match = line.match(/"msg":"(\w+) listener on (http:\/\/[^"]+)"/);
+        if (match) urls[match[1]] = match[2];
+      }
+      if (Object.keys(urls).length === listeners) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    exited.then(([code]) => reject(new Error(`service exited with ${code} before listening:\n${output}`)));
+  });
+  await started;
+  return {
+    child,
+    urls,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = await exited;
+      return code as number | null;
+    },
+  };
+}

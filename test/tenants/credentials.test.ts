@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  resolveBackendPartnerKey,
+  resolvePartnerApiKey,
+  resolveSsoSecret,
+} from '../../src/tenants/credentials.js';
+import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.stop());
+
+const db = () => service.context.db;
+
+async function partnerKey(body: Record<string, unknown>) {
+  const response = await service.admin('POST', '/partner-keys', body);
+  expect(response.statusCode).toBe(201);
+  return response.json() as { id: string; key: string; scopes: string[] };
+}
+
+async function resolvedTenantIds(secret: string) {
+  return {
+    sso: (await resolveSsoSecret(db(), secret))?.id ?? null,
+    partnerApiKey: (await resolvePartnerApiKey(db(), secret))?.id ?? null,
+    backend: (await resolveBackendPartnerKey(db(), secret))?.tenantId ?? null,
+  };
+}
+
+describe('tenant credentials', () => {
+  let acme: TestTenant;
+  let other: TestTenant;
+  beforeAll(async () => {
+    acme = await service.createTenant();
+    other = await service.createTenant();
+  });
+
+  it('gives a new tenant three secrets, each resolving to it only through its own resolver', async () => {
+    const { sso_hmac_secret, partner_api_key, payment_endpoint_secret } = acme.credentials;
+    expect(await resolvedTenantIds(sso_hmac_secret)).toEqual({ sso: acme.tenant.id, partnerApiKey: null, backend: null });
+    expect(await resolvedTenantIds(partner_api_key)).toEqual({ sso: null, partnerApiKey: acme.tenant.id, backend: null });
+    expect(await resolvedTenantIds(payment_endpoint_secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
+    expect(await resolvedTenantIds(other.credentials.sso_hmac_secret)).toEqual({
+      sso: other.tenant.id,
+      partnerApiKey: null,
+      backend: null,
+    });
+  });
+
+  it('answers nobody for unknown, truncated, padded and empty secrets', async () => {
+    const secret = acme.credentials.sso_hmac_secret;
+    for (const presented of ['', 'pis_sso_nope', secret.slice(0, -1), `${secret} `, secret.toUpperCase(), undefined]) {
+      expect(await resolveSsoSecret(db(), presented)).toBeNull();
+    }
+  });
+
+  it('keeps a rotated secret and its predecessor working until the predecessor is revoked', async () => {
+    const tenant = await service.createTenant();
+    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' });
+    expect(issued.statusCode).toBe(201);
+    const { id: newId, secret: newSecret, kind } = issued.json();
+    expect(kind).toBe('sso_hmac_secret');
+    expect((await resolveSsoSecret(db(), newSecret))?.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret))?.id).toBe(tenant.tenant.id);
+
+    const listed = (await service.admin('GET', `/tenants/${tenant.tenant.id}/credentials`)).json().credentials;
+    const predecessor = listed.find((row: { kind: string; id: string }) => row.kind === 'sso_hmac_secret' && row.id !== newId);
+    const revoked = await service.admin('DELETE', `/credentials/${predecessor.id}`);
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.json().credential.revoked_at).not.toBeNull();
+
+    expect(await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret)).toBeNull();
+    expect((await resolveSsoSecret(db(), newSecret))?.id).toBe(tenant.tenant.id);
+  });
+
+  it('resolves none of a deactivated tenant\'s secrets, its backend keys included, until reactivated', async () => {
+    const tenant = await service.createTenant();
+    const key = await partnerKey({ name: 'tenant key', scopes: ['cities:read'], tenant_id: tenant.tenant.id });
+    const secrets = [tenant.credentials.sso_hmac_secret, tenant.credentials.partner_api_key, key.key];
+
+    const deactivated = await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: false });
+    expect(deactivated.json().tenant.is_active).toBe(false);
+    for (const secret of secrets) expect(await resolvedTenantIds(secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
+
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: true });
+    expect((await resolveSsoSecret(db(), secrets[0]))?.id).toBe(tenant.tenant.id);
+    expect((await resolvePartnerApiKey(db(), secrets[1]))?.id).toBe(tenant.tenant.id);
+    expect((await resolveBackendPartnerKey(db(), secrets[2]))?.scopes).toEqual(['cities:read']);
+  });
+
+  it('issues platform backend keys with scopes, and revokes them', async () => {
+    const key = await partnerKey({ name: 'platform', scopes: ['countries:read', 'cities:read', 'cities:read'] });
+    expect(key.key).toMatch(/^pis_bk_[\w-]{43}$/);
+    expect(key.scopes).toEqual(['countries:read', 'cities:read']);
+    expect(await resolveBackendPartnerKey(db(), key.key)).toEqual({
+      keyId: key.id,
+      tenantId: null,
+      scopes: ['countries:read', 'cities:read'],
+    });
+    expect((await service.admin('DELETE', `/partner-keys/${key.id}`)).statusCode).toBe(200);
+    expect(await resolveBackendPartnerKey(db(), key.key)).toBeNull();
+    // A partner key is not a tenant credential, and the other way round.
+    expect((await service.admin('DELETE', `/credentials/${key.id}`)).statusCode).toBe(404);
+  });
+
+  it('stores no issued secret in clear anywhere in the database', async () => {
+    const tenant = await service.createTenant();
+    const rotated = (await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'payment_endpoint_secret' })).json();
+    const key = await partnerKey({ name: 'leak check', scopes: ['countries:read'] });
+    const secrets = [...Object.values(tenant.credentials), rotated.secret, key.key];
+    // The random part of each secret, without its readable prefix, is what must not appear.
+    const needles = secrets.map((secret) => secret.slice(secret.indexOf('_', 4) + 1));
+
+    const tables = await service.context.database.executeSql(
+      `select table_schema, table_name from information_schema.tables
+       where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
+    );
+    expect(tables.rows.length).toBeGreaterThan(5);
+    for (const { table_schema, table_name } of tables.rows) {
+      for (const needle of needles) {
+        const { rows } = await service.context.database.executeSql(
+          `select count(*)::int as n from "${table_schema}"."${table_name}" t where strpos(t::text, $1) > 0`,
+          [needle],
+        );
+        expect(rows[0].n, `${table_schema}.${table_name}`).toBe(0);
+      }
+    }
+  });
+});
+
+describe('admin API', () => {
+  it('refuses requests without the bearer token, or with another', async () => {
+    for (const authorization of [undefined, 'Bearer wrong', 'Basic dGVzdA==', 'test-admin-token']) {
+      const response = await service.apps.admin!.inject({
+        method: 'GET',
+        url: '/admin/v1/tenants',
+        headers: authorization ? { authorization } : {},
+      });
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toEqual({ error: { code: 'UNAUTHORIZED', message: 'Unauthorized.' } });
+    }
+  });
+
+  it.each([
+    [{ name: 'A', slug: 'Bad Slug', gateway: 'tap' }, 'slug'],
+    [{ name: 'A', slug: 'ok-slug', gateway: 'paypal' }, 'gateway'],
+    [{ name: '', slug: 'ok-slug', gateway: 'tap' }, 'name'],
+    [{ slug: 'ok-slug', gateway: 'tap' }, 'name'],
+    [{ name: 'A', slug: 'ok-slug', gateway: 'tap', colour: 'red' }, 'colour'],
+    [{ name: 'A', slug: 'ok-slug', gateway: 'tap', payment_endpoint_url: 'ftp://x' }, 'payment_endpoint_url'],
+    [{ name: 'A', slug: 'ok-slug', gateway: 'tap', payment_endpoint_url: 'not a url' }, 'payment_endpoint_url'],
+  ])('answers 400 naming the field for %o', async (body, field) => {
+    const response = await service.admin('POST', '/tenants', body);
+    expect(response.statusCode).toBe(400);
+    const { error } = response.json();
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.details[0].field).toBe(field);
+    expect(error.message).toContain(field);
+  });
+
+  it('answers 409 for a duplicate slug, 404 for unknown ids, 400 for malformed ids and unknown scopes', async () => {
+    const tenant = await service.createTenant();
+    const duplicate = await service.admin('POST', '/tenants', { name: 'Again', slug: tenant.tenant.slug, gateway: 'tap' });
+    expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.json().error.code).toBe('CONFLICT');
+
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect((await service.admin('GET', `/tenants/${unknown}`)).statusCode).toBe(404);
+    expect((await service.admin('PATCH', `/tenants/${unknown}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await service.admin('DELETE', `/credentials/${unknown}`)).statusCode).toBe(404);
+    expect((await service.admin('POST', `/tenants/${unknown}/credentials`, { kind: 'sso_hmac_secret' })).statusCode).toBe(404);
+    expect((await service.admin('GET', '/tenants/not-a-uuid')).statusCode).toBe(400);
+    const scope = await service.admin('POST', '/partner-keys', { name: 'x', scopes: ['prompts:write'] });
+    expect(scope.statusCode).toBe(400);
+    expect(scope.json().error.details[0].field).toMatch(/^scopes/);
+  });
+
+  it('answers a body that is not JSON with 400 INVALID_JSON', async () => {
+    const response = await service.apps.admin!.inject({
+      method: 'POST',
+      url: '/admin/v1/tenants',
+      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      payload: '{"name": ',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.code).toBe('INVALID_JSON');
+  });
+});
