@@ -1,6 +1,6 @@
 // A whole service per test file, on a fresh copy of the run's template database.
 import { randomBytes } from 'node:crypto';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -21,10 +21,13 @@ export interface TestService extends RunningService {
   stop(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  logger: FastifyBaseLogger = createLogger('silent'),
+): Promise<TestService> {
   const database = await copyTemplateDatabase(inject('databaseTemplate'));
   const config = loadConfig(testEnv(database.target, env));
-  const service = await startService(config, createLogger('silent'));
+  const service = await startService(config, logger);
   const admin: TestService['admin'] = (method, path, body) =>
     service.apps.admin!.inject({
       method,

@@ -1,0 +1,43 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+
+describe('request logs', () => {
+  const lines: string[] = [];
+  let service: TestService;
+  let tenant: TestTenant;
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    service = await startTestService({}, createLogger('debug', sink));
+    tenant = await service.createTenant();
+  });
+  afterAll(() => service.stop());
+
+  it('are JSON lines with the request id, and never carry a secret, a key header or the admin token', async () => {
+    const { sso_hmac_secret, partner_api_key } = tenant.credentials;
+    await fetch(`${service.urls.integrations}/api/v1/trips/00000000-0000-4000-8000-000000000000/`, {
+      headers: { authorization: `Api-Key ${sso_hmac_secret}`, 'x-request-id': 'trace-me-1' },
+    });
+    await fetch(`${service.urls.integrations}/api/v1/payments/notify/`, {
+      method: 'POST',
+      headers: { 'x-api-key': partner_api_key, 'content-type': 'application/json', 'x-request-id': 'trace-me-2' },
+      body: '{}',
+    });
+    const text = lines.join('\n');
+    for (const secret of [...Object.values(tenant.credentials), 'test-admin-token']) expect(text).not.toContain(secret);
+    const records = lines.map((line) => JSON.parse(line));
+    const completed = records.filter((record) => record.msg === 'request completed');
+    expect(completed.map((record) => record.request_id)).toEqual(expect.arrayContaining(['trace-me-1', 'trace-me-2']));
+    expect(completed.find((record) => record.request_id === 'trace-me-1')).toMatchObject({
+      listener: 'integrations',
+      method: 'GET',
+      level: 'info',
+    });
+  });
+});
