@@ -1,5 +1,5 @@
 // JSON log lines; secrets and key headers never reach them.
-import { pino } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -13,7 +13,7 @@ export const REDACTED_PATHS = [
   '*.payment_endpoint_secret',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream) {
+export function createLogger(level: string, destination?: DestinationStream) {
   return pino(
     {
       level,
