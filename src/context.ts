@@ -1,6 +1,8 @@
-// What every host and worker is given: validated configuration, the database and the secret box.
+// What every host and worker is given: validated configuration, the database, the secret box and
+// the payment request queue.
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
+import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
 export interface AppContext {
@@ -8,4 +10,6 @@ export interface AppContext {
   database: DatabaseHandle;
   db: Database;
   secretBox: SecretBox;
+  /** Created with the context, started by startService: invoice creation enqueues on it. */
+  paymentQueue: PaymentQueue;
 }

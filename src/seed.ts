@@ -2,10 +2,12 @@
 // checks for itself whether its data is already there, so a restart changes nothing.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from './context.js';
+import { seedReferenceData } from './geo/seed.js';
+import { seedDefaultPrompts } from './prompts/defaults.js';
 
 type Seeder = (context: AppContext, logger: FastifyBaseLogger) => Promise<void>;
 
-const SEEDERS: Seeder[] = [];
+const SEEDERS: Seeder[] = [seedReferenceData, seedDefaultPrompts];
 
 export async function seedEmptyDatabase(context: AppContext, logger: FastifyBaseLogger): Promise<void> {
   for (const seed of SEEDERS) await seed(context, logger);

@@ -9,6 +9,9 @@ import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
 import type { HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
+import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { deliverPaymentRequest, REQUEST_TIMEOUT_MS, retryPolicyFromEnv } from './payments/outbound.js';
+import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
 import { secretBoxFor } from './tenants/secret-box.js';
 
@@ -28,7 +31,40 @@ export interface RunningService {
 
 export async function openContext(config: Config): Promise<AppContext> {
   const database = await openDatabase(config);
-  return { config, database, db: database.db, secretBox: secretBoxFor(config.secretEncryptionKey, config.dataDir) };
+  return {
+    config,
+    database,
+    db: database.db,
+    secretBox: secretBoxFor(config.secretEncryptionKey, config.dataDir),
+    // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
+    paymentQueue: new PaymentQueue(database, { supervise: config.paymentWorker }),
+  };
+}
+
+/** Payment requests being delivered at once by one process. */
+const PAYMENT_WORKER_CONCURRENCY = 10;
+
+/**
+ * Runs the payment request worker. `notify_url` is INTEGRATIONS_PUBLIC_URL's callback, else this
+ * process's integrations listener, else the default integrations port on loopback (local use).
+ */
+async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger, integrationsUrl: string | undefined) {
+  const { config } = context;
+  const base = config.integrationsPublicUrl ?? integrationsUrl ?? `http://127.0.0.1:${config.listeners.integrations?.port ?? 8080}`;
+  if (!config.integrationsPublicUrl) {
+    logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
+  }
+  const deps = {
+    db: context.db,
+    queue: context.paymentQueue,
+    openSecret: (sealed: string) => context.secretBox.open(sealed),
+    notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
+    allowPrivateEndpoints: config.allowPrivatePaymentEndpoints,
+    retryPolicy: retryPolicyFromEnv(process.env),
+    log: logger.child({ worker: 'payment-request' }),
+  };
+  await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
+  logger.info('payment request worker started');
 }
 
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
@@ -36,12 +72,17 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   const close = async () => {
-    // Stop accepting and finish in-flight requests first, then let go of the database.
+    // Stop accepting and finish in-flight requests first, then let running payment requests
+    // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
+    await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.database.close();
   };
   try {
-    await migrateDatabase(context.database, () => seedEmptyDatabase(context, logger));
+    await migrateDatabase(context.database, async () => {
+      await seedEmptyDatabase(context, logger);
+      await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
+    });
     for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, { host: string; port: number }][]) {
       const app = await HOST_BUILDERS[name](context, logger);
       apps[name] = app;
@@ -52,6 +93,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
       logger.info({ listener: name, host: listener.host, port }, `${name} listener on ${urls[name]}`);
     }
+    if (config.paymentWorker) await startPaymentWorker(context, logger, urls.integrations);
   } catch (error) {
     await close().catch(() => {});
     throw error;

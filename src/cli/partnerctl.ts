@@ -9,6 +9,10 @@ import { createLogger } from '../logger.js';
 import { openContext, startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
+import { geoCommands } from './commands/geo.js';
+import { paymentCommands } from './commands/payments.js';
+import { promptCommands } from './commands/prompts.js';
+import { tripCommands } from './commands/trips.js';
 import { tenantCommands } from './commands/tenants.js';
 
 const serviceCommands: Command[] = [
@@ -47,7 +51,7 @@ const serviceCommands: Command[] = [
   },
 ];
 
-const COMMANDS: Command[] = [...serviceCommands, ...tenantCommands];
+const COMMANDS: Command[] = [...serviceCommands, ...tenantCommands, ...paymentCommands, ...geoCommands, ...promptCommands, ...tripCommands];
 
 const GLOBAL_OPTIONS: OptionSpec = {
   json: { type: 'boolean' },

@@ -61,16 +61,20 @@ export const credentials = pgTable(
   ],
 );
 
-export const countries = pgTable('countries', {
-  id: id(),
-  code: text('code').notNull().unique(),
-  name: text('name').notNull(),
-  nameAr: text('name_ar'),
-  phoneCode: text('phone_code').notNull(),
-  supported: boolean('supported').notNull().default(false),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-});
+export const countries = pgTable(
+  'countries',
+  {
+    id: id(),
+    code: text('code').notNull().unique(),
+    name: text('name').notNull(),
+    nameAr: text('name_ar'),
+    phoneCode: text('phone_code').notNull(),
+    supported: boolean('supported').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('countries_name_id_idx').on(table.name, table.id)],
+);
 
 export const cities = pgTable(
   'cities',
@@ -94,6 +98,8 @@ export const cities = pgTable(
   (table) => [
     index('cities_name_id_idx').on(table.name, table.id),
     index('cities_country_name_id_idx').on(table.countryId, table.name, table.id),
+    // `has_attractions=true` lists only supported cities: a small partial index in list order.
+    index('cities_supported_name_id_idx').on(table.name, table.id).where(sql`${table.supported}`),
   ],
 );
 
@@ -109,6 +115,16 @@ export const attractions = pgTable(
   },
   (table) => [index('attractions_city_idx').on(table.cityId)],
 );
+
+/**
+ * One row (id 1) whose `version` goes up in every transaction that changes countries, cities or
+ * attractions, so listings can cache counts and answer ETags per version across processes.
+ */
+export const geoDataVersion = pgTable('geo_data_version', {
+  id: integer('id').primaryKey(),
+  version: integer('version').notNull(),
+  updatedAt: updatedAt(),
+});
 
 export const trips = pgTable(
   'trips',

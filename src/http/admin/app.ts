@@ -7,7 +7,12 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { adminDocs } from './docs.js';
+import { adminGeoRoutes } from './geo.js';
+import { adminPaymentRoutes } from './payments.js';
+import { adminPromptRoutes } from './prompts.js';
 import { adminTenantRoutes } from './tenants.js';
+import { adminTripRoutes } from './trips.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
@@ -34,6 +39,7 @@ export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogg
     },
   });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(adminDocs, { context });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -59,6 +65,10 @@ export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogg
         }
       });
       await admin.register(adminTenantRoutes, { context });
+      await admin.register(adminGeoRoutes, { context });
+      await admin.register(adminPromptRoutes, { context });
+      await admin.register(adminTripRoutes, { context });
+      await admin.register(adminPaymentRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );

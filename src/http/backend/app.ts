@@ -1,18 +1,99 @@
 // The backend host: `/v1/` countries and cities for backend partner keys, paged lists without
-// the envelope, errors as `{"detail": ...}` (DECISIONS §5).
-import type { FastifyBaseLogger } from 'fastify';
+// the envelope, errors as `{"detail": ...}` (DECISIONS §5), flag images, and its OpenAPI document.
+import swagger from '@fastify/swagger';
+import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { ErrorCode } from '../../errors.js';
-import { toAppError } from '../errors.js';
+import { type AppError, ErrorCode } from '../../errors.js';
+import { schemaFieldErrors, toAppError } from '../errors.js';
+import { rememberBackendPort } from '../geo-listings.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { backendGeoRoutes, flagRoutes } from './geo.js';
+
+export const BACKEND_PREFIX = '/v1';
+
+/** Pydantic-style error types for the schema keywords a query can fail. */
+const ERROR_TYPES: Record<string, string> = {
+  'type:integer': 'int_parsing',
+  'type:number': 'float_parsing',
+  'type:boolean': 'bool_parsing',
+  'type:string': 'string_type',
+  minimum: 'greater_than_equal',
+  maximum: 'less_than_equal',
+  'format:uuid': 'uuid_parsing',
+  enum: 'enum',
+  required: 'missing',
+};
+
+function errorType(error: FastifyError, field: string): string {
+  const item = error.validation?.find((candidate) => candidate.instancePath === `/${field.split('.').join('/')}`);
+  if (!item) return 'value_error';
+  const params = item.params as Record<string, unknown>;
+  const qualifier = item.keyword === 'type' ? params.type : item.keyword === 'format' ? params.format : undefined;
+  return ERROR_TYPES[qualifier === undefined ? item.keyword : `${item.keyword}:${qualifier}`] ?? 'value_error';
+}
+
+/** `[{loc: ["query", "<param>"], msg, type}]`, one entry per invalid parameter. */
+function validationDetail(error: unknown, appError: AppError) {
+  const fastifyError = error as FastifyError;
+  const details = fastifyError.validation ? schemaFieldErrors(fastifyError) : (appError.details ?? []);
+  return details.map((detail) => ({
+    loc: [detail.location ?? 'query', ...detail.field.split('.')],
+    msg: detail.message,
+    type: fastifyError.validation ? errorType(fastifyError, detail.field) : 'value_error',
+  }));
+}
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'backend', logger });
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    if (typeof address === 'object' && address) rememberBackendPort(context, address.port);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Integrations: backend host',
+        version: '1',
+        description:
+          'Countries and cities for partners, as paged lists `{count, next, previous, results}` ' +
+          '(`limit` default 20, at most 100; `offset` default 0). Names are Arabic with ' +
+          '`Accept-Language: ar` where known. List responses carry an `ETag`; send it back in ' +
+          '`If-None-Match` to get a 304 while nothing changed. Errors are `{"detail": "..."}`; a 422 ' +
+          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`.\n\n' +
+          'City data © GeoNames (https://www.geonames.org/), licensed under Creative Commons ' +
+          'Attribution 4.0 (https://creativecommons.org/licenses/by/4.0/); selected and reshaped. ' +
+          'Flags: flag-icons (MIT).',
+      },
+      ...(context.config.backendPublicUrl && { servers: [{ url: context.config.backendPublicUrl }] }),
+      components: {
+        securitySchemes: {
+          ApiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description:
+              'A backend partner key as `Api-Key <key>`, with scope `countries:read` or `cities:read` for ' +
+              'the list it reads. Missing, invalid or revoked: 401; lacking the scope: 403.',
+          },
+        },
+      },
+    },
+  });
+  app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
+    if (appError.code === ErrorCode.VALIDATION_ERROR) {
+      return reply.code(422).send({ detail: validationDetail(error, appError) });
+    }
     if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
     return reply.code(appError.statusCode).send({ detail: appError.message });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+
+  await app.register(flagRoutes);
+  await app.register(backendGeoRoutes, { context, prefix: BACKEND_PREFIX });
   return app;
 }

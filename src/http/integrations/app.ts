@@ -6,22 +6,21 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
+import { validateBodiesStrictly } from '../strict-body.js';
+import { renderEnvelopeError } from './envelope.js';
+import { geoRoutes } from './geo.js';
+import { registerOpenApi } from './openapi.js';
+import { paymentCallbackRoutes } from './payment-callback.js';
+import { promptRoutes } from './prompts.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
+import { tripRoutes } from './trips.js';
 
 export const API_PREFIX = '/api/v1';
-
-export function renderEnvelopeError(error: AppError) {
-  return {
-    success: false,
-    message: error.message,
-    data: null,
-    error: { code: error.code, ...(error.details && { details: error.details }) },
-  };
-}
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'integrations', logger });
   const allowedMethods = trackAllowedMethods(app);
+  await registerOpenApi(app, context, API_PREFIX);
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -42,12 +41,19 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
   });
 
+  await app.register(paymentCallbackRoutes, { context });
   await app.register(
     async (api) => {
       api.decorateRequest('tenant', null as never);
       api.addHook('onRequest', authenticateTenant(context.db));
       api.addHook('preValidation', refuseTenantInRequest);
+      validateBodiesStrictly(api);
+      // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
+      api.removeContentTypeParser('text/plain');
       // Resource routes, each a plugin of its domain, are registered here.
+      await api.register(promptRoutes, { context });
+      await api.register(tripRoutes, { context });
+      await api.register(geoRoutes, { context });
     },
     { prefix: API_PREFIX },
   );

@@ -1,0 +1,268 @@
+// Process and HTTP helpers of the benchmark: child processes, free ports, readiness, the admin
+// API, the load client, pgbench, memory sampling and the throwaway database.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { projectRoot } from '../../src/paths.js';
+
+export const BENCH_DIR = path.join(projectRoot, 'scripts/bench');
+
+/** Runs a command to completion; rejects with its output when it fails. */
+export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: projectRoot, env: options.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const result = { code: code ?? 1, stdout, stderr };
+      if (code === 0 || options.allowFailure) resolve(result);
+      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stdout}${stderr}`));
+    });
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `url` until it answers 200; resolves with the milliseconds since `since`. */
+export async function waitFor200(url: string, child: ChildProcess, since: number, timeoutMs = 120_000): Promise<number> {
+  while (performance.now() - since < timeoutMs) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before ${url} answered 200`);
+    const ok = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return performance.now() - since;
+    await sleep(5);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+/** A long-running child whose stderr is kept (last 20 kB) for the error message if it dies. */
+export function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess & { tail: () => string } {
+  const child = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return Object.assign(child, { tail: () => tail });
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. */
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export class AdminClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  async request<T = any>(method: string, route: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.baseUrl}/admin/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`admin ${method} ${route}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  }
+}
+
+/** Runs `tasks` with at most `concurrency` at once, in order of the list. */
+export async function inParallel<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return results;
+}
+
+/** What one load run is: given to the client process (load.ts) as a JSON file. */
+export interface LoadSpec {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** A fixed body, or `callbacks`: one notification body per request, cycling through the invoices. */
+  body?: string;
+  callbacks?: {
+    invoiceIds: string[];
+    template: Record<string, string>;
+    /** `per-request`: prefix + request number, never repeating; `per-invoice`: prefix + invoice id. */
+    transactionIds: 'per-request' | 'per-invoice';
+    prefix: string;
+  };
+  /** Each response must be exactly this (status 2xx and body), or the run is invalid. */
+  expectBody: string;
+  connections: number;
+  durationS: number;
+  overallRate?: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  mismatches: number;
+}
+
+/** The callback body, as a partner's payment backend sends it. */
+export function notificationBody(template: Record<string, string>, invoiceId: string, transactionId: string): string {
+  return JSON.stringify({ invoice_id: invoiceId, transaction_id: transactionId, ...template });
+}
+
+/** Loads a server from a separate process (load.ts, autocannon), so the client never shares its event loop. */
+export async function loadFromChild(spec: LoadSpec, workDir: string): Promise<LoadResult> {
+  const specFile = path.join(workDir, `load-${process.hrtime.bigint()}.json`);
+  writeFileSync(specFile, JSON.stringify(spec));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'load.ts'), specFile]);
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as LoadResult;
+}
+
+/** A run with any error, non-2xx or unexpected body measured something else: stop. */
+export function assertClean(label: string, result: LoadResult): void {
+  const problems = Object.entries({ non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, mismatches: result.mismatches })
+    .filter(([, count]) => count > 0)
+    .map(([name, count]) => `${count} ${name}`);
+  if (problems.length > 0 || result.total === 0) {
+    throw new Error(`INVALID BENCHMARK: "${label}" had ${problems.join(', ') || 'no requests'} (of ${result.total} requests)`);
+  }
+}
+
+/**
+ * The peak resident set of `pid` while `task` runs: VmHWM after resetting it (clear_refs 5),
+ * and VmRSS sampled every 50 ms in case the reset is not permitted.
+ */
+export async function peakRss<T>(pid: number, task: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
+  const status = () => readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (text: string, field: string) => Number(text.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+  let hwmReset = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    hwmReset = false;
+  }
+  let sampled = kb(status(), 'VmRSS');
+  const timer = setInterval(() => {
+    sampled = Math.max(sampled, kb(status(), 'VmRSS'));
+  }, 50);
+  try {
+    const result = await task();
+    const final = status();
+    const peakKb = Math.max(sampled, kb(final, 'VmRSS'), hwmReset ? kb(final, 'VmHWM') : 0);
+    return { result, peakMb: peakKb / 1024 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function machine() {
+  return { cores: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown' };
+}
+
+/** A database created for this run and dropped with (force) at the end, whatever happened. */
+export class ThrowawayDatabase {
+  readonly name = `bench_${Date.now().toString(36)}_${process.pid}`;
+  readonly url: string;
+
+  constructor(private readonly maintenanceUrl: string) {
+    const url = new URL(maintenanceUrl);
+    url.pathname = `/${this.name}`;
+    this.url = url.toString();
+  }
+
+  async create(): Promise<void> {
+    await this.maintenance(`create database ${this.name}`);
+  }
+
+  async drop(): Promise<void> {
+    await this.maintenance(`drop database if exists ${this.name} with (force)`);
+  }
+
+  /** Runs statements in this database (fixtures of the pgbench ceiling, checks). */
+  async sql<T = any>(statement: string): Promise<T[]> {
+    const client = postgres(this.url, { max: 1, onnotice: () => {} });
+    try {
+      return [...(await client.unsafe(statement))] as T[];
+    } finally {
+      await client.end({ timeout: 5 });
+    }
+  }
+
+  private async maintenance(statement: string): Promise<void> {
+    const client = postgres(this.maintenanceUrl, { max: 1, onnotice: () => {} });
+    try {
+      await client.unsafe(statement);
+    } finally {
+      await client.end({ timeout: 5 });
+    }
+  }
+}
+
+export interface PgbenchResult {
+  tps: number;
+  latencyAvgMs: number;
+  transactions: number;
+  failed: number;
+}
+
+/** pgbench with a custom script; `-M prepared` like postgres.js, which prepares every statement. */
+export async function pgbench(databaseUrl: string, script: string, options: { clients: number; durationS: number; defines: Record<string, string> }): Promise<PgbenchResult> {
+  const url = new URL(databaseUrl);
+  const args = [
+    '-n',
+    '-M', 'prepared',
+    '-f', script,
+    '-c', String(options.clients),
+    '-j', '1',
+    '-T', String(options.durationS),
+    '-h', url.hostname,
+    '-p', url.port || '5432',
+    '-U', decodeURIComponent(url.username) || 'postgres',
+    ...Object.entries(options.defines).flatMap(([name, value]) => ['-D', `${name}=${value}`]),
+    url.pathname.slice(1),
+  ];
+  const { stdout, stderr } = await run('pgbench', args, { env: { ...process.env, PGPASSWORD: decodeURIComponent(url.password) } });
+  const number = (pattern: RegExp) => Number(stdout.match(pattern)?.[1] ?? Number.NaN);
+  const result = {
+    tps: number(/tps = ([\d.]+) \(without initial connection time\)/),
+    latencyAvgMs: number(/latency average = ([\d.]+) ms/),
+    transactions: number(/number of transactions actually processed: (\d+)/),
+    failed: number(/number of failed transactions: (\d+)/) || 0,
+  };
+  if (!Number.isFinite(result.tps) || result.failed > 0 || /error/i.test(stderr)) {
+    throw new Error(`INVALID BENCHMARK: pgbench ${path.basename(script)}:\n${stdout}${stderr}`);
+  }
+  return result;
+}

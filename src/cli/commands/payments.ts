@@ -1,0 +1,51 @@
+// partnerctl commands for invoices, their payment events and delivery attempts.
+import { type Command, positional, required } from '../command.js';
+import { record, table } from '../output.js';
+
+const EVENT_COLUMNS = ['received_at', 'transaction_id', 'status', 'gateway', 'applied', 'status_before', 'status_after'];
+const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error'];
+
+export const paymentCommands: Command[] = [
+  {
+    name: 'invoices create',
+    summary: 'Create an invoice; its payment request is sent to the tenant\'s payment endpoint',
+    usage: '--tenant TENANT_ID --amount 100.00 --currency SAR [--trip TRIP_ID]',
+    options: { tenant: { type: 'string' }, amount: { type: 'string' }, currency: { type: 'string' }, trip: { type: 'string' } },
+    async run(invocation) {
+      const { options } = invocation;
+      const { invoice } = await invocation.admin().request('POST', '/invoices', {
+        tenant_id: required(options, 'tenant'),
+        amount: required(options, 'amount'),
+        currency: required(options, 'currency'),
+        ...(typeof options.trip === 'string' && { trip_id: options.trip }),
+      });
+      invocation.output(record(invoice), { invoice });
+    },
+  },
+  {
+    name: 'invoices show',
+    summary: 'Show an invoice, its payment events and its delivery attempts',
+    usage: 'INVOICE_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'invoice id');
+      const shown = await invocation.admin().request('GET', `/invoices/${id}`);
+      const text = [
+        record(shown.invoice),
+        `events:\n${table(shown.events, EVENT_COLUMNS)}`,
+        `deliveries:\n${table(shown.deliveries, DELIVERY_COLUMNS)}`,
+      ].join('\n\n');
+      invocation.output(text, shown);
+    },
+  },
+  {
+    name: 'events list',
+    summary: 'List the payment notifications stored for an invoice',
+    usage: '--invoice INVOICE_ID',
+    options: { invoice: { type: 'string' } },
+    async run(invocation) {
+      const id = required(invocation.options, 'invoice');
+      const { events } = await invocation.admin().request('GET', `/invoices/${id}`);
+      invocation.output(table(events, [...EVENT_COLUMNS, 'request_id']), { events });
+    },
+  },
+];

@@ -1,0 +1,117 @@
+// Loads the bundled reference data (reference-data/) into countries and cities: in bulk, as JSON
+// batches expanded by `json_to_recordset` on the server, so 125k cities take seconds on both
+// drivers. An upsert by country code / GeoNames id refreshes the reference fields only: `supported`,
+// `images` and attractions are the operators' and are never touched. Re-running changes nothing
+// when the files did not change (rows that are already equal are not even rewritten).
+import { sql } from 'drizzle-orm';
+import type { Database, Executor } from '../db/client.js';
+import { bumpGeoDataVersion } from './data-version.js';
+import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from './reference-data.js';
+
+/** Rows per statement: large enough to amortise round trips, small enough for PGlite's memory. */
+const CITY_BATCH_SIZE = 10_000;
+
+export interface ImportCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+export interface ImportSummary {
+  countries: ImportCounts;
+  cities: ImportCounts;
+  /** Cities skipped because their country is not in the database (never with the bundled data). */
+  skippedCities: number;
+  ms: number;
+}
+
+/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+async function countUpserts(tx: Executor, statement: ReturnType<typeof sql>): Promise<{ inserted: number; updated: number }> {
+  const [row] = rowsOf<{ inserted: number | string; updated: number | string }>(
+    await tx.execute(sql`
+      with upserted as (${statement})
+      select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated from upserted`),
+  );
+  return { inserted: Number(row.inserted), updated: Number(row.updated) };
+}
+
+export async function importReferenceData(db: Database): Promise<ImportSummary> {
+  const started = performance.now();
+  const [referenceCountries, referenceCities] = await Promise.all([loadReferenceCountries(), loadReferenceCities()]);
+  return db.transaction(async (tx) => {
+    const countryRows = referenceCountries.map((country) => ({
+      code: country.code,
+      name: country.name,
+      name_ar: country.nameAr,
+      phone_code: country.phoneCode,
+    }));
+    // `xmax = 0` tells a fresh insert from an update of an existing row.
+    const countries = await countUpserts(
+      tx,
+      sql`
+        insert into countries (code, name, name_ar, phone_code)
+        select code, name, name_ar, phone_code
+        from json_to_recordset(${JSON.stringify(countryRows)}::json) as r(code text, name text, name_ar text, phone_code text)
+        on conflict (code) do update
+          set name = excluded.name, name_ar = excluded.name_ar, phone_code = excluded.phone_code, updated_at = now()
+          where (countries.name, countries.name_ar, countries.phone_code)
+            is distinct from (excluded.name, excluded.name_ar, excluded.phone_code)
+        returning (xmax = 0) as inserted`,
+    );
+
+    const cities = { inserted: 0, updated: 0 };
+    for (let start = 0; start < referenceCities.length; start += CITY_BATCH_SIZE) {
+      const batch = referenceCities.slice(start, start + CITY_BATCH_SIZE);
+      const counts = await countUpserts(tx, upsertCities(batch));
+      cities.inserted += counts.inserted;
+      cities.updated += counts.updated;
+    }
+    if (countries.inserted + countries.updated + cities.inserted + cities.updated > 0) await bumpGeoDataVersion(tx);
+    const countryCodes = new Set(referenceCountries.map((country) => country.code));
+    const skippedCities = referenceCities.filter((city) => !countryCodes.has(city.countryCode)).length;
+    return {
+      countries: { ...countries, unchanged: referenceCountries.length - countries.inserted - countries.updated },
+      cities: { ...cities, unchanged: referenceCities.length - skippedCities - cities.inserted - cities.updated },
+      skippedCities,
+      ms: Math.round(performance.now() - started),
+    };
+  });
+}
+
+function upsertCities(batch: ReferenceCity[]) {
+  const rows = batch.map((city) => ({
+    geonames_id: city.geonamesId,
+    name: city.name,
+    name_ar: city.nameAr,
+    country_code: city.countryCode,
+    longitude: city.longitude,
+    latitude: city.latitude,
+    capital: city.capital,
+    population: city.population,
+  }));
+  return sql`
+    insert into cities (geonames_id, country_id, name, name_ar, longitude, latitude, capital, population)
+    select r.geonames_id, countries.id, r.name, r.name_ar, r.longitude, r.latitude, r.capital, r.population
+    from json_to_recordset(${JSON.stringify(rows)}::json) as r(
+      geonames_id integer, name text, name_ar text, country_code text,
+      longitude double precision, latitude double precision, capital text, population integer)
+    join countries on countries.code = r.country_code
+    on conflict (geonames_id) do update
+      set country_id = excluded.country_id, name = excluded.name, name_ar = excluded.name_ar,
+          longitude = excluded.longitude, latitude = excluded.latitude, capital = excluded.capital,
+          population = excluded.population, updated_at = now()
+      where (cities.country_id, cities.name, cities.name_ar, cities.longitude, cities.latitude, cities.capital, cities.population)
+        is distinct from
+        (excluded.country_id, excluded.name, excluded.name_ar, excluded.longitude, excluded.latitude, excluded.capital, excluded.population)
+    returning (xmax = 0) as inserted`;
+}
+
+/** Whether the countries table is empty: the first-start seeder imports only then. */
+export async function geoDataMissing(db: Executor): Promise<boolean> {
+  const rows = rowsOf<{ present: boolean }>(await db.execute(sql`select exists (select 1 from countries) as present`));
+  return !rows[0].present;
+}

@@ -1,0 +1,208 @@
+// Admin routes for countries, cities and attractions (DECISIONS §8). Answers carry the API shape of
+// spec 2.3/2.4 (English names, flag URL from BACKEND_PUBLIC_URL or the request's host name) plus
+// what operators also need to see: `name_ar` and, for cities, `supported`.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import {
+  addAttraction,
+  createCity,
+  createCountry,
+  findCities,
+  getCity,
+  getCountry,
+  listAttractions,
+  updateCity,
+  updateCountry,
+} from '../../geo/catalog.js';
+import { attractionView, type CityRow, cityView, type CountryRow, countryView } from '../../geo/views.js';
+import { City, Country, flagUrlFor } from '../geo-listings.js';
+import { IdParams, Nullable, Uuid } from '../schemas.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const NameAr = Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Arabic name, shown with Accept-Language: ar' }));
+const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case; unique' });
+const PhoneCode = Type.String({ pattern: '^\\+[0-9]{1,4}$', description: '+ and 1 to 4 digits, e.g. +966' });
+const Point = Type.Object(
+  {
+    type: Type.Literal('Point'),
+    coordinates: Type.Tuple(
+      [
+        Type.Number({ minimum: -180, maximum: 180, description: 'longitude' }),
+        Type.Number({ minimum: -90, maximum: 90, description: 'latitude' }),
+      ],
+      { description: '[longitude, latitude]' },
+    ),
+  },
+  { additionalProperties: false },
+);
+const Capital = Type.Union([Type.Literal(''), Type.Literal('primary'), Type.Literal('admin'), Type.Literal('minor')]);
+const Images = Type.Array(
+  Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'http(s) URL' }),
+  { maxItems: 50 },
+);
+
+const AdminCountry = Type.Composite([Country, Type.Object({ name_ar: Nullable(Type.String()) })]);
+const AdminCity = Type.Composite([City, Type.Object({ name_ar: Nullable(Type.String()), supported: Type.Boolean() })]);
+const Attraction = Type.Object({ id: Uuid, name: Type.String() });
+const CountryIdParams = Type.Object({
+  id: Type.String({ pattern: '^([0-9a-fA-F-]{36}|[A-Za-z]{2})$', description: 'The country\'s id or its two-letter code' }),
+});
+
+export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db } = context;
+  const countryOut = (row: CountryRow, request: Parameters<typeof flagUrlFor>[1]) => ({
+    ...countryView(row, 'en', flagUrlFor(context, request)),
+    name_ar: row.nameAr,
+  });
+  const cityOut = (row: CityRow) => ({ ...cityView(row, 'en'), name_ar: row.nameAr, supported: row.supported });
+
+  app.post(
+    '/countries',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Add a country; a code already present is a 409',
+        body: Type.Object(
+          { code: CountryCode, name: Name, name_ar: Type.Optional(NameAr), phone_code: PhoneCode, supported: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ country: AdminCountry }) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body), request) }),
+  );
+
+  app.get(
+    '/countries/:id',
+    { schema: { tags: ['geo'], params: CountryIdParams, response: { 200: Type.Object({ country: AdminCountry }) } } },
+    async (request) => ({ country: countryOut(await getCountry(db, request.params.id), request) }),
+  );
+
+  app.patch(
+    '/countries/:id',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Change a country (by id or code), e.g. mark it supported',
+        params: CountryIdParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Name),
+            name_ar: Type.Optional(NameAr),
+            phone_code: Type.Optional(PhoneCode),
+            supported: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ country: AdminCountry }) },
+      },
+    },
+    async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body), request) }),
+  );
+
+  app.get(
+    '/cities',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
+        querystring: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          country: Type.Optional(Type.String({ description: 'Country id or two-letter code' })),
+        }),
+        response: {
+          200: Type.Object({
+            cities: Type.Array(
+              Type.Composite([AdminCity, Type.Object({ country_code: Type.String(), population: Type.Integer(), attractions: Type.Integer() })]),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => ({
+      cities: (await findCities(db, request.query)).map((match) => ({
+        ...cityOut(match.city),
+        country_code: match.countryCode,
+        population: match.city.population,
+        attractions: match.attractions,
+      })),
+    }),
+  );
+
+  app.post(
+    '/cities',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Add a city',
+        body: Type.Object(
+          {
+            name: Name,
+            name_ar: Type.Optional(NameAr),
+            country: Uuid,
+            coordinates: Point,
+            capital: Type.Optional(Capital),
+            images: Type.Optional(Images),
+            supported: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ city: AdminCity }) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, request.body)) }),
+  );
+
+  app.get(
+    '/cities/:id',
+    { schema: { tags: ['geo'], params: IdParams, response: { 200: Type.Object({ city: AdminCity }) } } },
+    async (request) => ({ city: cityOut(await getCity(db, request.params.id)) }),
+  );
+
+  app.patch(
+    '/cities/:id',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Change a city, e.g. supported or images',
+        params: IdParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Name),
+            name_ar: Type.Optional(NameAr),
+            country: Type.Optional(Uuid),
+            coordinates: Type.Optional(Point),
+            capital: Type.Optional(Capital),
+            images: Type.Optional(Images),
+            supported: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ city: AdminCity }) },
+      },
+    },
+    async (request) => ({ city: cityOut(await updateCity(db, request.params.id, request.body)) }),
+  );
+
+  app.get(
+    '/cities/:id/attractions',
+    { schema: { tags: ['geo'], params: IdParams, response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) } } },
+    async (request) => ({ attractions: (await listAttractions(db, request.params.id)).map(attractionView) }),
+  );
+
+  app.post(
+    '/cities/:id/attractions',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
+        params: IdParams,
+        body: Type.Object({ name: Name }, { additionalProperties: false }),
+        response: { 201: Type.Object({ attraction: Attraction }) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send({ attraction: attractionView(await addAttraction(db, request.params.id, request.body.name)) }),
+  );
+};

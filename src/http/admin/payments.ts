@@ -1,0 +1,102 @@
+// Admin routes for invoices, their payment events and delivery attempts (DECISIONS §8).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { parse, stringify } from 'lossless-json';
+import type { AppContext } from '../../context.js';
+import { createInvoice, getInvoice, invoiceView, listDeliveries, listPaymentEvents } from '../../payments/invoices.js';
+import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+
+const Invoice = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  trip_id: Nullable(Uuid),
+  amount: Type.String({ description: 'Decimal string with the currency\'s ISO 4217 minor-unit places, e.g. "100.00"' }),
+  currency: Type.String({ description: 'ISO 4217 code' }),
+  status: Type.String({ description: '`pending`, then `failed`, `paid` or `refunded` (forward only)' }),
+  gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
+  paid_at: Nullable(Timestamp),
+  payment_url: Nullable(Type.String({ description: 'From the partner\'s reply to the payment request' })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const PaymentEvent = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  invoice_id: Uuid,
+  transaction_id: Type.String(),
+  status: Type.String({ description: 'As notified' }),
+  gateway: Type.String(),
+  payload: Type.Unknown({ description: 'The notification as received; numbers keep their digits' }),
+  applied: Type.Boolean({ description: 'Whether it moved the invoice (false: behind its status, or an unknown status)' }),
+  status_before: Type.String(),
+  status_after: Type.String(),
+  request_id: Nullable(Type.String()),
+  received_at: Timestamp,
+});
+
+const Delivery = Type.Object({
+  id: Uuid,
+  attempt: Type.Integer({ minimum: 1 }),
+  attempted_at: Timestamp,
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
+});
+
+export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db, paymentQueue } = context;
+
+  app.post(
+    '/invoices',
+    {
+      // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
+      config: { losslessJsonNumbers: true },
+      schema: {
+        tags: ['invoices'],
+        summary: 'Create an invoice; its payment request goes to the tenant\'s payment endpoint',
+        body: Type.Object(
+          {
+            tenant_id: Uuid,
+            amount: Type.String({
+              maxLength: 40,
+              description: 'Decimal string, at most the currency\'s minor-unit places ("100.00" SAR, "12.500" KWD, "1500" JPY)',
+            }),
+            currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' }),
+            trip_id: Type.Optional(Nullable(Uuid)),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ invoice: Invoice }) },
+      },
+    },
+    async (request, reply) => {
+      const invoice = await createInvoice(db, paymentQueue, request.body);
+      return reply.code(201).send({ invoice: invoiceView(invoice) });
+    },
+  );
+
+  app.get(
+    '/invoices/:id',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'An invoice with its stored payment events and its delivery attempts',
+        params: IdParams,
+        response: {
+          200: Type.Object({ invoice: Invoice, events: Type.Array(PaymentEvent), deliveries: Type.Array(Delivery) }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const invoice = invoiceView(await getInvoice(db, request.params.id));
+      const events = (await listPaymentEvents(db, invoice.id)).map(({ payload_json, ...event }) => ({
+        ...event,
+        payload: parse(payload_json),
+      }));
+      const deliveries = await listDeliveries(db, invoice.id);
+      // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
+      return reply.serializer((payload) => stringify(payload) ?? 'null').send({ invoice, events, deliveries });
+    },
+  );
+};

@@ -1,0 +1,51 @@
+// Admin routes for the default suggested prompt sets, one per language (DECISIONS §8).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { listDefaultPrompts, replaceDefaultPrompts, SORT_ORDER_MAX, SORT_ORDER_MIN, TEXT_MAX_CHARACTERS } from '../../prompts/prompts.js';
+import { Language, PromptObject } from '../integrations/prompts.js';
+import { validateBodiesStrictly } from '../strict-body.js';
+
+const LanguageParams = Type.Object({ language: Language });
+const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });
+
+export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db } = context;
+  validateBodiesStrictly(app);
+  const tags = ['default prompts'];
+
+  app.get(
+    '/default-prompts/:language',
+    { schema: { tags, summary: 'A language\'s default prompt set', params: LanguageParams, response: { 200: DefaultPrompts } } },
+    async (request) => ({ prompts: await listDefaultPrompts(db, request.params.language) }),
+  );
+
+  app.put(
+    '/default-prompts/:language',
+    {
+      schema: {
+        tags,
+        summary: 'Replace a language\'s default prompt set, at once',
+        description: 'A prompt without sort_order takes its position in the list.',
+        params: LanguageParams,
+        body: Type.Object(
+          {
+            prompts: Type.Array(
+              Type.Object(
+                {
+                  text: Type.String({ description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming` }),
+                  sort_order: Type.Optional(Type.Integer({ minimum: SORT_ORDER_MIN, maximum: SORT_ORDER_MAX })),
+                },
+                { additionalProperties: false },
+              ),
+              { minItems: 1, maxItems: 50 },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: DefaultPrompts },
+      },
+    },
+    async (request) => ({ prompts: await replaceDefaultPrompts(db, request.params.language, request.body.prompts) }),
+  );
+};

@@ -1,0 +1,92 @@
+// Admin routes for trips (DECISIONS §8): operators create a tenant's trip; partners then read it.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { getTenant } from '../../tenants/tenants.js';
+import { createTrip, getTrip } from '../../trips/trips.js';
+import { Destination, IsoDate, TripObject } from '../integrations/trips.js';
+import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { validateBodiesStrictly } from '../strict-body.js';
+
+/** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
+const Text = (maxLength: number) =>
+  Type.String({ maxLength, pattern: '^[^\\u0000\\p{Cs}]*$', description: `At most ${maxLength} characters` });
+
+const TripBody = Type.Object(
+  {
+    tenant_id: Uuid,
+    title: Type.String({ ...Text(200), minLength: 1 }),
+    start_date: Type.Optional(Nullable(IsoDate)),
+    end_date: Type.Optional(Nullable(IsoDate)),
+    travelers: Type.Optional(
+      Type.Object(
+        {
+          adults: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Default 1' })),
+          children: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Default 0' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    destinations: Type.Optional(
+      Type.Array(Type.Object(Destination.properties, { additionalProperties: false }), {
+        maxItems: 50,
+        description: 'Known cities, each with its own country',
+      }),
+    ),
+    itinerary: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            day: Type.Integer({ minimum: 1, maximum: 366 }),
+            date: IsoDate,
+            city: Uuid,
+            items: Type.Array(
+              Type.Object(
+                {
+                  time: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 24-hour' }),
+                  title: Type.String({ ...Text(200), minLength: 1 }),
+                  description: Text(2000),
+                },
+                { additionalProperties: false },
+              ),
+              { maxItems: 50 },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 366, description: 'Dates within start_date and end_date; cities must be known' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const TripResponse = Type.Object({ trip: TripObject });
+
+export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db } = context;
+  validateBodiesStrictly(app);
+
+  app.post(
+    '/trips',
+    {
+      schema: {
+        tags: ['trips'],
+        summary: 'Create a tenant\'s trip (status draft)',
+        body: TripBody,
+        response: { 201: TripResponse },
+      },
+    },
+    async (request, reply) => {
+      const { tenant_id: tenantId, ...input } = request.body;
+      await getTenant(db, tenantId);
+      return reply.code(201).send({ trip: await createTrip(db, tenantId, input) });
+    },
+  );
+
+  app.get(
+    '/trips/:id',
+    { schema: { tags: ['trips'], params: IdParams, response: { 200: TripResponse } } },
+    async (request) => ({ trip: await getTrip(db, request.params.id) }),
+  );
+};

@@ -1,0 +1,126 @@
+// `/v1/countries/` and `/v1/cities/` for backend partner keys (spec 4.5, 5.3), and the flag images
+// the country objects of both hosts point at.
+import { readFile } from 'node:fs/promises';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { AppError, ErrorCode } from '../../errors.js';
+import { flagSvgPath } from '../../geo/reference-data.js';
+import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/credentials.js';
+import { apiKeyFromAuthorization } from '../api-key.js';
+import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { PagedList } from '../paging.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a backend partner key needs for this route. */
+    scope?: BackendScope;
+  }
+}
+
+const Detail = Type.Object({ detail: Type.String() });
+const ValidationDetail = Type.Object({
+  detail: Type.Array(
+    Type.Object({
+      loc: Type.Array(Type.String(), { description: '["query", "<parameter>"]' }),
+      msg: Type.String(),
+      type: Type.String({ description: 'e.g. int_parsing, greater_than_equal, uuid_parsing, enum' }),
+    }),
+  ),
+});
+const ERROR_RESPONSES = {
+  401: { ...Detail, description: 'Missing, invalid or revoked Api-Key (or its tenant is inactive)' },
+  403: { ...Detail, description: 'The key lacks the scope of this list' },
+  422: { ...ValidationDetail, description: 'Invalid query parameters, one entry each' },
+  500: { ...Detail, description: 'Unexpected server error' },
+};
+const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
+
+/** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
+function requirePartnerKey(context: AppContext) {
+  return async (request: FastifyRequest) => {
+    const secret = apiKeyFromAuthorization(request.headers.authorization);
+    const partner = await resolveBackendPartnerKey(context.db, secret);
+    if (!partner) {
+      throw new AppError(
+        ErrorCode.UNAUTHORIZED,
+        request.headers.authorization ? 'Invalid API key.' : 'Authentication credentials were not provided.',
+      );
+    }
+    const scope = request.routeOptions.config.scope;
+    if (scope && !partner.scopes.includes(scope)) {
+      throw new AppError(ErrorCode.FORBIDDEN, `This API key lacks the ${scope} permission.`);
+    }
+  };
+}
+
+export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  app.addHook('onRequest', requirePartnerKey(context));
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
+  });
+
+  app.get(
+    '/countries/',
+    {
+      config: { scope: 'countries:read' },
+      schema: {
+        tags: ['geo'],
+        summary: 'Countries, by name',
+        security: [{ ApiKey: [] }],
+        querystring: CountryQuery,
+        response: { 200: PagedList(Country), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+      },
+    },
+    (request, reply) => serveCountries(context, request, request.query, reply, 'backend', (list) => list),
+  );
+
+  app.get(
+    '/cities/',
+    {
+      config: { scope: 'cities:read' },
+      schema: {
+        tags: ['geo'],
+        summary: 'Cities, by name then id',
+        security: [{ ApiKey: [] }],
+        querystring: CityQuery,
+        response: { 200: PagedList(City), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+      },
+    },
+    (request, reply) => serveCities(context, request, request.query, reply, 'backend', (list) => list),
+  );
+};
+
+/** Flags change only with the flag-icons package: cache them for a month. */
+const FLAG_CACHE_CONTROL = 'public, max-age=2592000';
+
+export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const svgs = new Map<string, Buffer>();
+  app.get(
+    '/static/flags/:file',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'A country flag (SVG, 4:3), without auth',
+        params: Type.Object({ file: Type.String({ description: '<lower-case country code>.svg, e.g. sa.svg' }) }),
+        response: {
+          200: { description: 'The flag', content: { 'image/svg+xml': { schema: Type.String() } } },
+          404: Detail,
+        },
+      },
+    },
+    async (request, reply) => {
+      const code = /^([A-Za-z]{2})\.svg$/.exec(request.params.file)?.[1].toLowerCase();
+      const path = code ? flagSvgPath(code) : null;
+      if (!code || !path) return reply.code(404).send({ detail: 'Not found.' });
+      let svg = svgs.get(code);
+      if (!svg) svgs.set(code, (svg = await readFile(path)));
+      return reply
+        .type('image/svg+xml')
+        .header('cache-control', FLAG_CACHE_CONTROL)
+        .header('x-content-type-options', 'nosniff')
+        .send(svg as never);
+    },
+  );
+};

@@ -1,0 +1,197 @@
+// The countries and cities listings as both hosts serve them (spec 4.1, 4.2, 4.5; DECISIONS §3,
+// §5): one query schema, one language negotiation, one ETag, one flag URL rule. A host only adds
+// its auth and its wrapping (the backend host none, the integrations host the envelope).
+import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { readGeoDataVersion } from '../geo/data-version.js';
+import { type CityFilter, listCities, listCountries, type Page } from '../geo/listings.js';
+import { type CityView, type CountryView, cityView, countryView, type FlagUrl, type Language } from '../geo/views.js';
+import { type PagedListBody, PagingQuery, pageFrom, pagedList } from './paging.js';
+import { Uuid } from './schemas.js';
+
+export const Country = Type.Object({
+  id: Uuid,
+  code: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
+  name: Type.String({ description: 'Arabic with `Accept-Language: ar` (all countries), English otherwise' }),
+  phone_code: Type.String({ description: 'International dialing prefix, e.g. +966' }),
+  supported: Type.Boolean(),
+  flag: Type.String({ format: 'uri', description: 'SVG flag served by the backend host, without auth' }),
+});
+
+export const City = Type.Object({
+  id: Uuid,
+  name: Type.String({ description: 'Arabic with `Accept-Language: ar` where known, English otherwise' }),
+  coordinates: Type.Object({
+    type: Type.Literal('Point'),
+    coordinates: Type.Tuple([Type.Number(), Type.Number()], { description: '[longitude, latitude]' }),
+  }),
+  capital: Type.Unsafe<'' | 'primary' | 'admin' | 'minor'>({
+    type: 'string',
+    enum: ['', 'primary', 'admin', 'minor'],
+    description: 'primary: national capital; admin: seat of a first-order division; minor: of a lower one; empty: none',
+  }),
+  images: Type.Array(Type.String({ format: 'uri' })),
+  country: Uuid,
+});
+
+const BOOLEAN_TEXT = ['true', 'false', '1', '0'] as const;
+
+export const CountryQuery = Type.Object(PagingQuery);
+export const CityQuery = Type.Object({
+  ...PagingQuery,
+  country: Type.Optional(Type.String({ format: 'uuid', description: 'Only cities of this country (its id)' })),
+  has_attractions: Type.Optional(
+    Type.Unsafe<(typeof BOOLEAN_TEXT)[number]>({
+      type: 'string',
+      enum: [...BOOLEAN_TEXT],
+      description: 'true or 1: only supported cities with at least one attraction. false or 0: no filter (all cities)',
+    }),
+  ),
+});
+
+/**
+ * The language of the response from `Accept-Language`: the acceptable (q > 0) range with the highest
+ * q-value among ours, `ar-SA` counting as `ar` and `*` as English; English when none matches.
+ */
+export function negotiateLanguage(header: string | undefined): Language {
+  let best: { language: Language; q: number } | null = null;
+  for (const part of (header ?? '').split(',')) {
+    const [range, ...parameters] = part.trim().split(';');
+    const primary = range.trim().toLowerCase().split('-')[0];
+    const language: Language | null = primary === 'ar' ? 'ar' : primary === 'en' || primary === '*' ? 'en' : null;
+    if (!language) continue;
+    const qParameter = parameters.map((parameter) => parameter.trim().toLowerCase()).find((p) => p.startsWith('q='));
+    const q = qParameter === undefined ? 1 : Number(qParameter.slice(2));
+    if (!Number.isFinite(q) || q <= 0 || q > 1) continue;
+    if (!best || q > best.q) best = { language, q };
+  }
+  return best?.language ?? 'en';
+}
+
+// The backend host's port once it listens (BACKEND_PORT may be 0, "any free port").
+const backendPorts = new WeakMap<AppContext, number>();
+export function rememberBackendPort(context: AppContext, port: number): void {
+  backendPorts.set(context, port);
+}
+
+/**
+ * Flags live on the backend host: `BACKEND_PUBLIC_URL`, or else the request's host name with the
+ * backend port, so both hosts hand out the same absolute URL for the same request host name.
+ */
+export function flagUrlFor(context: AppContext, request: FastifyRequest): FlagUrl {
+  const { backendPublicUrl, listeners } = context.config;
+  const base = backendPublicUrl ?? `http://${request.hostname}:${backendPorts.get(context) ?? listeners.backend?.port ?? 8081}`;
+  return (code) => `${base}/static/flags/${code.toLowerCase()}.svg`;
+}
+
+interface ListingSource<T> {
+  /** What the list is, plus the host's wrapping: part of the ETag. */
+  variant: string;
+  /** The applied filters in canonical form, carried by the links. */
+  filters: Record<string, string>;
+  fetch(version: number, page: Page, language: Language): Promise<{ count: number; results: T[] }>;
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
+}
+
+/**
+ * Answers a listing: 304 when `If-None-Match` names the current ETag (no list query is run), else
+ * the wrapped paged list. The ETag covers the geo data version and everything else the body depends
+ * on (list, filters, page, language, the request's origin for links and flags).
+ */
+async function serveListing<T, Wrapped>(
+  context: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  source: ListingSource<T>,
+  page: Page,
+  wrap: (list: PagedListBody<T>) => Wrapped,
+): Promise<Wrapped | undefined> {
+  const language = negotiateLanguage(request.headers['accept-language']);
+  const version = await readGeoDataVersion(context.db);
+  const fingerprint = [source.variant, language, request.protocol, request.host, request.url.split('?')[0], JSON.stringify(source.filters), page.limit, page.offset, context.config.backendPublicUrl, backendPorts.get(context)].join('|');
+  const etag = `"g${version}-${createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22)}"`;
+  reply
+    .header('content-language', language)
+    .header('vary', 'Accept-Language')
+    .header('etag', etag)
+    .header('cache-control', 'private, no-cache');
+  if (etagMatches(request.headers['if-none-match'], etag)) {
+    reply.code(304).send();
+    return undefined;
+  }
+  const { count, results } = await source.fetch(version, page, language);
+  return wrap(pagedList(request, source.filters, page, count, results));
+}
+
+export type CountryQueryType = { limit?: number; offset?: number };
+export type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
+
+export function serveCountries<Wrapped>(
+  context: AppContext,
+  request: FastifyRequest,
+  query: CountryQueryType,
+  reply: FastifyReply,
+  host: string,
+  wrap: (list: PagedListBody<CountryView>) => Wrapped,
+) {
+  const flagUrl = flagUrlFor(context, request);
+  return serveListing(
+    context,
+    request,
+    reply,
+    {
+      variant: `${host}:countries`,
+      filters: {},
+      async fetch(version, page, language) {
+        const { count, rows } = await listCountries(context.db, version, page);
+        return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
+      },
+    },
+    pageFrom(query),
+    wrap,
+  );
+}
+
+export function serveCities<Wrapped>(
+  context: AppContext,
+  request: FastifyRequest,
+  query: CityQueryType,
+  reply: FastifyReply,
+  host: string,
+  wrap: (list: PagedListBody<CityView>) => Wrapped,
+) {
+  const { country, has_attractions: hasAttractions } = query;
+  const filter: CityFilter = {
+    // Ajv's uuid format also admits a `urn:uuid:` prefix; the database does not.
+    ...(country !== undefined && { country: country.replace(/^urn:uuid:/i, '').toLowerCase() }),
+    ...(hasAttractions !== undefined && { withAttractions: hasAttractions === 'true' || hasAttractions === '1' }),
+  };
+  const filters: Record<string, string> = {
+    ...(filter.country !== undefined && { country: filter.country }),
+    ...(filter.withAttractions !== undefined && { has_attractions: String(filter.withAttractions) }),
+  };
+  return serveListing(
+    context,
+    request,
+    reply,
+    {
+      variant: `${host}:cities`,
+      filters,
+      async fetch(version, page, language) {
+        const { count, rows } = await listCities(context.db, version, filter, page);
+        return { count, results: rows.map((row) => cityView(row, language)) };
+      },
+    },
+    pageFrom(query),
+    wrap,
+  );
+}

@@ -1,0 +1,76 @@
+// The envelope of spec 2.1, around every `/api/v1/` response: `{success, message, data, error}`.
+// Route schemas are built with `Envelope(dataSchema)` and the shared error responses here, so the
+// OpenAPI document and the wire agree.
+import { type TSchema, Type } from '@sinclair/typebox';
+import { type AppError, ErrorCode, notFound } from '../../errors.js';
+
+/** A success envelope around `data`. */
+export function ok<T>(message: string, data: T) {
+  return { success: true as const, message, data, error: null };
+}
+
+export function renderEnvelopeError(error: AppError) {
+  return {
+    success: false as const,
+    message: error.message,
+    data: null,
+    error: { code: error.code, ...(error.details && { details: error.details }) },
+  };
+}
+
+/** The response schema of a success envelope carrying `dataSchema`. */
+export const Envelope = <T extends TSchema>(dataSchema: T) =>
+  Type.Object({
+    success: Type.Literal(true),
+    message: Type.String(),
+    data: dataSchema,
+    error: Type.Null(),
+  });
+
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    message: Type.String({ description: 'Human-readable; names the field on a validation error' }),
+    data: Type.Null(),
+    error: Type.Object({
+      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) }),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            field: Type.String({ description: 'Dotted for nested fields, e.g. travelers.adults' }),
+            message: Type.String(),
+            location: Type.Optional(Type.String({ description: 'body, query, path or header' })),
+          }),
+          { description: 'On VALIDATION_ERROR: one entry per invalid field' },
+        ),
+      ),
+    }),
+  },
+  { $id: 'ErrorEnvelope', title: 'Error envelope' },
+);
+
+const errorResponse = (description: string) => ({ ...Type.Ref(ErrorEnvelope), description });
+
+/**
+ * The error responses every `/api/v1/` route may give, to spread into its `response` schema.
+ * (Fastify does not run these through the serializer for thrown errors; they document the wire.)
+ */
+export const ERROR_RESPONSES = {
+  400: errorResponse('VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON'),
+  401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant'),
+  404: errorResponse('NOT_FOUND: no such resource for this tenant'),
+  405: errorResponse('METHOD_NOT_ALLOWED'),
+  413: errorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB'),
+  500: errorResponse('INTERNAL_ERROR'),
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */
+export const ResourceIdParams = Type.Object({ id: Type.String({ description: 'UUID; anything else is a 404' }) });
+
+/** The id itself when it is a UUID; otherwise the 404 of `what`, as for an unknown id. */
+export function resourceId(id: string, what: string): string {
+  if (!UUID.test(id)) throw notFound(what);
+  return id;
+}

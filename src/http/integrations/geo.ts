@@ -1,0 +1,38 @@
+// `/api/v1/countries/` and `/api/v1/cities/` (spec 4.1, 4.2; DECISIONS §3): the backend host's
+// paged lists, with the same filters and paging, inside the envelope; links point at this host.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { PagedList } from '../paging.js';
+import { ERROR_RESPONSES, Envelope, ok } from './envelope.js';
+
+const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
+
+export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  app.get(
+    '/countries/',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Countries, by name; `data` is the paged list',
+        querystring: CountryQuery,
+        response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+      },
+    },
+    (request, reply) => serveCountries(context, request, request.query, reply, 'integrations', (list) => ok('Countries.', list)),
+  );
+
+  app.get(
+    '/cities/',
+    {
+      schema: {
+        tags: ['geo'],
+        summary: 'Cities, by name then id; `data` is the paged list',
+        querystring: CityQuery,
+        response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+      },
+    },
+    (request, reply) => serveCities(context, request, request.query, reply, 'integrations', (list) => ok('Cities.', list)),
+  );
+};

@@ -1,0 +1,54 @@
+// The integrations host's OpenAPI 3.1 document, generated from the route schemas and served at
+// `/api/v1/openapi.json` without auth. Register before the routes, so @fastify/swagger sees them.
+import swagger from '@fastify/swagger';
+import type { AppContext } from '../../context.js';
+import type { HostApp } from '../host.js';
+import { ErrorEnvelope } from './envelope.js';
+import { Prompt } from './prompts.js';
+import { Trip } from './trips.js';
+
+/** Schemas shared by several routes: components in the document, `$ref`s in the routes. */
+const SHARED_SCHEMAS = [ErrorEnvelope, Prompt, Trip];
+
+export async function registerOpenApi(app: HostApp, context: AppContext, prefix: string): Promise<void> {
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  const { integrationsPublicUrl } = context.config;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Partner Integrations: integrations host',
+        version: '1',
+        description:
+          'Server-to-server API for partners. Every `/api/v1/` response is an envelope ' +
+          '`{success, message, data, error}`; on error `data` is null and `error.code` is stable. ' +
+          'The tenant comes from the credential: never send `tenant`, `tenant_id` or `tenant_slug`. ' +
+          'No CORS: browsers cannot call this host.',
+      },
+      ...(integrationsPublicUrl && { servers: [{ url: integrationsPublicUrl }] }),
+      components: {
+        securitySchemes: {
+          ApiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description:
+              'The tenant\'s SSO HMAC secret in the form `Api-Key <secret>` (e.g. ' +
+              '`Authorization: Api-Key sso_...`). A missing, revoked or wrong-scheme credential, or an ' +
+              'inactive tenant, is a 401 `UNAUTHORIZED`.',
+          },
+          PartnerApiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-KEY',
+            description: 'The tenant\'s partner API key; only the payment callback uses it.',
+          },
+        },
+      },
+      security: [{ ApiKey: [] }],
+    },
+    // Components keep the names of their `$id`s (`ErrorEnvelope`, ...), not `def-0`.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
+  });
+  app.get(`${prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,142 @@
+// `POST /api/v1/payments/notify/`: the partner's payment backend reports an outcome (spec 4.6).
+// Outside the `/api/v1` SSO scope: its own key (`X-API-KEY`), its own bodies (`{status}` /
+// `{error}`, never the envelope), its own error handler. The checks live in payments/callback.ts.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyRequest } from 'fastify';
+import { stringify } from 'lossless-json';
+import type { AppContext } from '../../context.js';
+import { authenticatePartner, type CallbackOutcome, processNotification } from '../../payments/callback.js';
+import type { TenantRow } from '../../tenants/tenants.js';
+import { toAppError } from '../errors.js';
+
+export const PAYMENT_CALLBACK_PATH = '/api/v1/payments/notify/';
+
+const NotificationBody = Type.Object(
+  {
+    invoice_id: Type.String({ format: 'uuid', description: 'The invoice this payment is for' }),
+    transaction_id: Type.String({ description: 'Partner transaction reference or gateway transaction id; stable across retries' }),
+    status: Type.String({ description: '`paid`, `failed`, `cancelled` or `refunded`; other values are stored without a transition' }),
+    amount: Type.Union([Type.String(), Type.Number()], {
+      description: 'Must equal the invoice amount as an exact decimal (`"100.1"`, `100.10` and `"100.10"` are equal)',
+    }),
+    currency: Type.String({ description: 'Must equal the invoice currency exactly' }),
+    gateway: Type.String({ description: 'Must equal the tenant\'s configured gateway' }),
+  },
+  {
+    additionalProperties: true,
+    description: 'Extra fields (e.g. a nested object of gateway data) are stored with the event and otherwise ignored.',
+  },
+);
+
+const Accepted = Type.Object({
+  status: Type.Union([Type.Literal('success'), Type.Literal('duplicate')], {
+    description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
+  }),
+});
+const ErrorBody = (description: string) => Type.Object({ error: Type.String() }, { description });
+
+type CallbackError = 400 | 401 | 403 | 404 | 413;
+
+/** The body of a request Fastify refused before our handler ran (bad JSON, too large, ...). */
+function parserFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
+  const appError = toAppError(error);
+  if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: 'Payload too large' };
+  if (['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_ERROR'].includes(appError.code)) {
+    return { httpStatus: 400, error: 'Invalid JSON body' };
+  }
+  return null;
+}
+
+/** Only these, and only as short strings, reach the log: never the key, never card data. */
+function loggableFields(body: unknown) {
+  const source = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const fields: Record<string, string> = {};
+  for (const field of ['invoice_id', 'transaction_id', 'status', 'gateway']) {
+    const value = source[field];
+    if (typeof value === 'string') fields[field] = value.slice(0, 100);
+  }
+  return fields;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant of the payment callback's `X-API-KEY`. */
+    partnerTenant: TenantRow;
+  }
+}
+
+export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db } = context;
+  const answer = (request: FastifyRequest, outcome: CallbackOutcome, reason?: string) => {
+    if (outcome.httpStatus !== 200) {
+      request.log.warn({ ...loggableFields(request.body), reason: reason ?? outcome.body.error }, 'payment notification rejected');
+    }
+    return outcome;
+  };
+
+  app.decorateRequest('partnerTenant', null as never);
+
+  // Errors of this scope (body parser included) in the callback's own body, never the envelope.
+  app.setErrorHandler((error, request, reply) => {
+    const failure = parserFailure(error as FastifyError);
+    if (failure) {
+      request.log.warn({ reason: failure.error }, 'payment notification rejected');
+      return reply.code(failure.httpStatus).send({ error: failure.error });
+    }
+    request.log.error({ err: error }, 'unexpected error in the payment callback');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
+  app.addHook('onRequest', async (request, reply) => {
+    const header = request.headers['x-api-key'];
+    const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
+    if ('outcome' in result) {
+      const outcome = answer(request, result.outcome);
+      return reply.code(outcome.httpStatus).send(outcome.body);
+    }
+    request.partnerTenant = result.tenant;
+  });
+
+  app.post(
+    PAYMENT_CALLBACK_PATH,
+    {
+      config: { losslessJsonNumbers: true },
+      // parseNotification validates the body, in the documented order with the documented
+      // messages; the schema below only documents it, so Ajv neither rejects nor coerces anything.
+      validatorCompiler: () => () => true,
+      schema: {
+        tags: ['payments'],
+        summary: 'Payment callback: the partner reports a payment outcome',
+        description:
+          'Authenticated with `X-API-KEY: <partner API key>` (not `Authorization`). Answers `{"status": ...}` ' +
+          'or `{"error": "<message>"}`, without the envelope. Checks run in this order and the first failure ' +
+          'answers: key, JSON body, required fields (`Missing <field>` / `Invalid <field>`), invoice, tenant, ' +
+          'gateway, amount, currency.',
+        security: [{ PartnerApiKey: [] }],
+        body: NotificationBody,
+        response: {
+          200: Accepted,
+          400: ErrorBody('`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`'),
+          401: ErrorBody('`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
+          403: ErrorBody('`Forbidden`: the invoice belongs to another tenant'),
+          404: ErrorBody('`Invoice not found`'),
+          413: ErrorBody('`Payload too large`: body over 64 KiB'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body: unknown = request.body;
+      const { outcome } = await processNotification(db, {
+        tenant: request.partnerTenant,
+        body,
+        // The lossless parse re-stringified: each number keeps the digits it was sent with.
+        payloadJson: body === undefined ? 'null' : stringify(body) ?? 'null',
+        requestId: request.id,
+      });
+      answer(request, outcome);
+      return reply.code(outcome.httpStatus).send(outcome.body);
+    },
+  );
+};

@@ -1,0 +1,161 @@
+// `/api/v1/suggested-prompts/`: a tenant's own prompts, and the effective set its widget shows.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import {
+  createPrompt,
+  deletePrompt,
+  effectivePrompts,
+  LANGUAGES,
+  listPrompts,
+  SORT_ORDER_MAX,
+  SORT_ORDER_MIN,
+  TEXT_MAX_CHARACTERS,
+  updatePrompt,
+} from '../../prompts/prompts.js';
+import { Timestamp, Uuid } from '../schemas.js';
+import { ERROR_RESPONSES, Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
+
+export const Language = Type.Unsafe<(typeof LANGUAGES)[number]>({
+  type: 'string',
+  enum: [...LANGUAGES],
+  description: 'Prompt language',
+});
+
+/** A suggested prompt (spec 2.2); the admin host embeds it as is. */
+export const PromptObject = Type.Object({
+    id: Uuid,
+    language: Language,
+    text: Type.String(),
+    name: Type.String({ description: 'The same value as `text`' }),
+    sort_order: Type.Integer({ description: 'Lower numbers appear first' }),
+    is_active: Type.Boolean(),
+    source: Type.Unsafe<'tenant' | 'default'>({
+      type: 'string',
+      enum: ['tenant', 'default'],
+      description: '`tenant` for a tenant\'s own prompt, `default` for one of the default set',
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+});
+/** The same, as a shared schema of the integrations host (see openapi.ts). */
+export const Prompt = Type.Object(PromptObject.properties, { $id: 'SuggestedPrompt', title: 'Suggested prompt' });
+const PromptRef = Type.Ref(Prompt);
+
+const PromptFields = {
+  language: Language,
+  text: Type.String({ description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming` }),
+  sort_order: Type.Integer({
+    minimum: SORT_ORDER_MIN,
+    maximum: SORT_ORDER_MAX,
+    description: 'Lower numbers appear first; default 0',
+  }),
+  is_active: Type.Boolean({ description: 'Whether the widget may show it; default true' }),
+};
+
+const CreateBody = Type.Object(
+  {
+    language: PromptFields.language,
+    text: PromptFields.text,
+    sort_order: Type.Optional(PromptFields.sort_order),
+    is_active: Type.Optional(PromptFields.is_active),
+  },
+  { additionalProperties: false },
+);
+const UpdateBody = Type.Partial(Type.Object(PromptFields), {
+  additionalProperties: false,
+  description: 'Any of the fields, at least one',
+});
+
+const PromptData = Envelope(Type.Object({ prompt: PromptRef }));
+const tags = ['suggested prompts'];
+
+export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  const { db } = context;
+  const promptId = (id: string) => resourceId(id, 'Suggested prompt');
+
+  app.get(
+    '/suggested-prompts/',
+    {
+      schema: {
+        tags,
+        summary: 'List the tenant\'s own prompts, active and inactive',
+        description: 'Ordered by language, sort_order, created_at.',
+        querystring: Type.Object({ language: Type.Optional(Language) }),
+        response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) =>
+      ok('Suggested prompts.', { prompts: await listPrompts(db, request.tenant.id, request.query.language) }),
+  );
+
+  app.get(
+    '/suggested-prompts/effective/',
+    {
+      schema: {
+        tags,
+        summary: 'The prompts the widget shows for a language',
+        description:
+          'The tenant\'s active prompts for the language when it has at least one; otherwise the default ' +
+          'set of the same language. Never another language\'s prompts.',
+        querystring: Type.Object({ language: Language }),
+        response: {
+          200: Envelope(
+            Type.Object({
+              language: Language,
+              source: Type.Unsafe<'tenant' | 'default'>({ type: 'string', enum: ['tenant', 'default'] }),
+              prompts: Type.Array(PromptRef),
+            }),
+          ),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) =>
+      ok('Effective suggested prompts.', await effectivePrompts(db, request.tenant.id, request.query.language)),
+  );
+
+  app.post(
+    '/suggested-prompts/',
+    {
+      schema: {
+        tags,
+        summary: 'Create a prompt',
+        body: CreateBody,
+        response: { 201: PromptData, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
+  );
+
+  app.patch(
+    '/suggested-prompts/:id/',
+    {
+      schema: {
+        tags,
+        summary: 'Change a prompt (partial); `name` follows `text`',
+        params: ResourceIdParams,
+        body: UpdateBody,
+        response: { 200: PromptData, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) =>
+      ok('Suggested prompt updated.', {
+        prompt: await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body),
+      }),
+  );
+
+  app.delete(
+    '/suggested-prompts/:id/',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a prompt',
+        params: ResourceIdParams,
+        response: { 200: Envelope(Type.Object({ id: Uuid })), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ok('Suggested prompt deleted.', await deletePrompt(db, request.tenant.id, promptId(request.params.id))),
+  );
+};

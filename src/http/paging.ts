@@ -1,0 +1,62 @@
+// Limit/offset paging shared by every paged list (DECISIONS §5): the query schema, the clamping,
+// the list schema `{count, next, previous, results}` and its absolute `next`/`previous` links.
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Page } from '../geo/listings.js';
+import { Nullable } from './schemas.js';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export const PagingQuery = {
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: `Items to return; default ${DEFAULT_LIMIT}, larger values are clamped to ${MAX_LIMIT}` }),
+  ),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Items to skip; default 0' })),
+};
+
+export function pageFrom(query: { limit?: number; offset?: number }): Page {
+  return { limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset: query.offset ?? 0 };
+}
+
+export const PagedList = <T extends TSchema>(item: T) =>
+  Type.Object({
+    count: Type.Integer({ description: 'Number of all matching items' }),
+    next: Nullable(Type.String({ format: 'uri', description: 'The next page, with the same filters; null on the last' })),
+    previous: Nullable(Type.String({ format: 'uri', description: 'The previous page; null on the first' })),
+    results: Type.Array(item),
+  });
+
+export interface PagedListBody<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+/** `scheme://host[:port]` of the host that received the request. */
+export const requestOrigin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+/**
+ * The paged list with absolute links on the host that answered: the request's path, the applied
+ * `filters` (already in canonical form), then `limit` and `offset`.
+ */
+export function pagedList<T>(
+  request: FastifyRequest,
+  filters: Record<string, string>,
+  page: Page,
+  count: number,
+  results: T[],
+): PagedListBody<T> {
+  const base = `${requestOrigin(request)}${request.url.split('?')[0]}`;
+  const link = (offset: number) => {
+    const query = new URLSearchParams({ ...filters, limit: String(page.limit), offset: String(offset) });
+    return `${base}?${query}`;
+  };
+  return {
+    count,
+    next: page.offset + page.limit < count ? link(page.offset + page.limit) : null,
+    previous: page.offset > 0 ? link(Math.max(0, Math.min(page.offset, count) - page.limit)) : null,
+    results,
+  };
+}

@@ -1,0 +1,170 @@
+// Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
+// status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
+import { asc, eq, sql } from 'drizzle-orm';
+import type { Database, Executor } from '../db/client.js';
+import { invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
+import { conflict, invalidField, notFound } from '../errors.js';
+import { setTripStatus } from '../trips/status.js';
+import { minorUnits, validateInvoiceAmount } from './money.js';
+import type { PaymentQueue } from './queue.js';
+
+export type InvoiceRow = typeof invoices.$inferSelect;
+
+export interface InvoiceView {
+  id: string;
+  tenant_id: string;
+  trip_id: string | null;
+  amount: string;
+  currency: string;
+  status: string;
+  gateway_reference: string | null;
+  paid_at: string | null;
+  payment_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function invoiceView(row: InvoiceRow): InvoiceView {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    trip_id: row.tripId,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    gateway_reference: row.gatewayReference,
+    paid_at: row.paidAt?.toISOString() ?? null,
+    payment_url: row.paymentUrl,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export interface NewInvoice {
+  tenant_id: string;
+  amount: string;
+  currency: string;
+  trip_id?: string | null;
+}
+
+/** The amount as stored: the currency's minor-unit places exactly ("100" SAR is "100.00"). */
+function checkedAmount(amount: string, currency: string): string {
+  const result = validateInvoiceAmount(amount, currency);
+  if (result.ok) return result.amount;
+  switch (result.reason) {
+    case 'unknown_currency':
+      throw invalidField('currency', 'must be an ISO 4217 currency code, such as SAR');
+    case 'not_a_decimal':
+      throw invalidField('amount', 'must be a decimal string such as "100.00"');
+    case 'not_positive':
+      throw invalidField('amount', 'must be greater than zero');
+    case 'too_many_places':
+      throw invalidField('amount', `has more decimal places than ${currency} has (${minorUnits(currency)})`);
+  }
+}
+
+/**
+ * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
+ * either enqueues the payment request or, for a tenant without a payment endpoint, records that
+ * as a failed delivery attempt (there is nothing to retry).
+ */
+export async function createInvoice(db: Database, queue: PaymentQueue, input: NewInvoice): Promise<InvoiceRow> {
+  const amount = checkedAmount(input.amount, input.currency);
+  return db.transaction(async (tx) => {
+    const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
+    if (!tenant) throw notFound('Tenant');
+    if (!tenant.isActive) throw conflict('The tenant is inactive: it cannot be invoiced.');
+    const tripId = input.trip_id ?? null;
+    if (tripId) {
+      const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
+      if (!trip) throw notFound('Trip');
+      if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
+    }
+    const [invoice] = await tx
+      .insert(invoices)
+      .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
+      .returning();
+    if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
+    if (tenant.paymentEndpointUrl) {
+      await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
+    } else {
+      await tx.insert(paymentDeliveries).values({
+        invoiceId: invoice.id,
+        attempt: 1,
+        error: 'tenant has no payment endpoint configured (final: not retried)',
+      });
+    }
+    return invoice;
+  });
+}
+
+export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> {
+  const [invoice] = await db.select().from(invoices).where(eq(invoices.id, id));
+  if (!invoice) throw notFound('Invoice');
+  return invoice;
+}
+
+export interface PaymentEventView {
+  id: string;
+  tenant_id: string;
+  invoice_id: string;
+  transaction_id: string;
+  status: string;
+  gateway: string;
+  /** The payload as received, as JSON text: numbers keep their digits (`100.10` stays so). */
+  payload_json: string;
+  applied: boolean;
+  status_before: string;
+  status_after: string;
+  request_id: string | null;
+  received_at: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  attempt: number;
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+/** The invoice's stored notifications, oldest first. */
+export async function listPaymentEvents(db: Executor, invoiceId: string): Promise<PaymentEventView[]> {
+  const rows = await db
+    .select({ event: paymentEvents, payloadJson: sql<string>`${paymentEvents.payload}::text` })
+    .from(paymentEvents)
+    .where(eq(paymentEvents.invoiceId, invoiceId))
+    .orderBy(asc(paymentEvents.receivedAt), asc(paymentEvents.id));
+  return rows.map(({ event, payloadJson }) => ({
+    id: event.id,
+    tenant_id: event.tenantId,
+    invoice_id: event.invoiceId,
+    transaction_id: event.transactionId,
+    status: event.status,
+    gateway: event.gateway,
+    payload_json: payloadJson,
+    applied: event.applied,
+    status_before: event.statusBefore,
+    status_after: event.statusAfter,
+    request_id: event.requestId,
+    received_at: event.receivedAt.toISOString(),
+  }));
+}
+
+/** Every attempt to deliver the invoice's payment request, in order. */
+export async function listDeliveries(db: Executor, invoiceId: string): Promise<DeliveryView[]> {
+  const rows = await db
+    .select()
+    .from(paymentDeliveries)
+    .where(eq(paymentDeliveries.invoiceId, invoiceId))
+    .orderBy(asc(paymentDeliveries.attempt), asc(paymentDeliveries.attemptedAt));
+  return rows.map((row) => ({
+    id: row.id,
+    attempt: row.attempt,
+    attempted_at: row.attemptedAt.toISOString(),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
+  }));
+}

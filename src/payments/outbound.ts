@@ -1,0 +1,271 @@
+// The outbound payment request (DECISIONS §7): for each new invoice, POST the payment context to
+// the tenant's payment endpoint, signed the Standard Webhooks way, retrying with backoff, and
+// record every attempt. Jobs come from the queue (queue.ts), enqueued with the invoice.
+import { createHmac } from 'node:crypto';
+import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { and, eq, gte, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { ConfigError } from '../config.js';
+import type { Database } from '../db/client.js';
+import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
+import { paymentEndpointSecrets } from '../tenants/credentials.js';
+import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
+import type { PaymentQueue, PaymentRequestJob } from './queue.js';
+
+/**
+ * When to try again. Attempt n (n >= 1) failed retryably: wait `base × 2^(n-1)` seconds capped at
+ * `maxDelaySeconds`, with "equal jitter" (a random point in the upper half, so waits still grow
+ * and many instances do not retry in step), but never less than the endpoint's `Retry-After`.
+ * Give up when the next attempt would start later than `giveUpAfterSeconds` after the invoice was
+ * created. Defaults: 30 s, 1 h, 24 h: attempts at about 0, 30 s, 1.5 min, 3.5 min, 7.5 min,
+ * 15 min, 30 min, 1 h, 2 h, then every 30 to 60 min: 30 to 55 attempts over a day.
+ */
+export interface RetryPolicy {
+  baseSeconds: number;
+  maxDelaySeconds: number;
+  giveUpAfterSeconds: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseSeconds: 30, maxDelaySeconds: 3600, giveUpAfterSeconds: 86_400 };
+
+/** `PAYMENT_RETRY_BASE_SECONDS` (default 30): the first retry's delay; tests make it small. */
+export function retryPolicyFromEnv(env: Record<string, string | undefined>): RetryPolicy {
+  const raw = env.PAYMENT_RETRY_BASE_SECONDS;
+  if (raw === undefined || raw === '') return DEFAULT_RETRY_POLICY;
+  const base = Number(raw);
+  if (!Number.isFinite(base) || base < 0.5 || base > 3600) {
+    throw new ConfigError(`PAYMENT_RETRY_BASE_SECONDS must be a number of seconds from 0.5 to 3600, got "${raw}"`);
+  }
+  return { ...DEFAULT_RETRY_POLICY, baseSeconds: base };
+}
+
+export function backoffSeconds(policy: RetryPolicy, failedAttempt: number, random = Math.random): number {
+  const nominal = Math.min(policy.maxDelaySeconds, policy.baseSeconds * 2 ** Math.min(failedAttempt - 1, 30));
+  return nominal / 2 + (random() * nominal) / 2;
+}
+
+/** `Retry-After` as seconds from now: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterSeconds(header: string | undefined, now = Date.now()): number | null {
+  if (!header) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, (date - now) / 1000);
+}
+
+/** Per-attempt limit on the whole exchange: connect, send, answer. */
+export const REQUEST_TIMEOUT_MS = 15_000;
+/** More of the endpoint's reply than this is not read (we only want `payment_url`). */
+const MAX_REPLY_BYTES = 64 * 1024;
+
+export interface EndpointReply {
+  status: number;
+  retryAfter: string | undefined;
+  body: string;
+}
+
+class TimeoutError extends Error {}
+
+/** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
+export function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+  return new Promise<EndpointReply>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      lookup: pinnedLookup(addresses),
+      agent: false,
+    });
+    const timer = setTimeout(
+      () => request.destroy(new TimeoutError(`no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      REQUEST_TIMEOUT_MS,
+    );
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    request.on('error', fail);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= MAX_REPLY_BYTES) chunks.push(chunk);
+      });
+      response.on('error', fail);
+      response.on('end', () => {
+        clearTimeout(timer);
+        const retryAfter = response.headers['retry-after'];
+        resolve({ status: response.statusCode ?? 0, retryAfter, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    request.end(body);
+  });
+}
+
+/** The Standard Webhooks signature header: one `v1,<base64 HMAC-SHA256>` per secret, space-separated. */
+export function signatureHeader(secrets: string[], id: string, timestamp: number, body: string): string {
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+      return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+    })
+    .join(' ');
+}
+
+const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+
+/** `payment_url` of a JSON reply, when it is an http(s) URL of sane length. */
+function paymentUrlOf(replyBody: string): string | null {
+  let reply: unknown;
+  try {
+    reply = JSON.parse(replyBody);
+  } catch {
+    return null;
+  }
+  const candidate = (reply as { payment_url?: unknown } | null)?.payment_url;
+  if (typeof candidate !== 'string' || candidate.length > 2000) return null;
+  try {
+    return ['http:', 'https:'].includes(new URL(candidate).protocol) ? candidate : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What one attempt came to. `retryAfter` set means "try again" (subject to the give-up limit). */
+interface AttemptOutcome {
+  httpStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  paymentUrl?: string | null;
+  retry?: { retryAfterSeconds: number | null };
+}
+
+export interface OutboundDependencies {
+  db: Database;
+  queue: PaymentQueue;
+  openSecret: (sealed: string) => string;
+  /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
+  notifyUrl: string;
+  allowPrivateEndpoints: boolean;
+  retryPolicy: RetryPolicy;
+  log: FastifyBaseLogger;
+}
+
+async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
+  const [found] = await db
+    .select({ invoice: invoices, tenant: tenants })
+    .from(invoices)
+    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+    .where(eq(invoices.id, invoiceId));
+  return found;
+}
+
+export function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
+  return {
+    type: 'payment.requested',
+    invoice_id: invoice.id,
+    amount: invoice.amount,
+    currency: invoice.currency,
+    gateway,
+    trip_id: invoice.tripId,
+    notify_url: notifyUrl,
+    created_at: invoice.createdAt.toISOString(),
+  };
+}
+
+/** One attempt at the call: never throws for anything the endpoint or the network does. */
+async function attempt(
+  deps: OutboundDependencies,
+  invoice: typeof invoices.$inferSelect,
+  tenant: typeof tenants.$inferSelect,
+): Promise<AttemptOutcome> {
+  const endpoint = tenant.paymentEndpointUrl;
+  if (!endpoint) return { httpStatus: null, latencyMs: null, error: 'tenant has no payment endpoint configured' };
+  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, deps.openSecret);
+  if (secrets.length === 0) return { httpStatus: null, latencyMs: null, error: 'tenant has no active payment endpoint secret' };
+
+  const url = new URL(endpoint);
+  const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
+  // The same message id on every attempt, so the partner can deduplicate retries.
+  const messageId = `msg_${invoice.id}`;
+  const timestamp = Math.floor(Date.now() / 1000);
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  try {
+    const addresses = await resolveEndpoint(url, deps.allowPrivateEndpoints);
+    const reply = await postJson(
+      url,
+      addresses,
+      {
+        'user-agent': 'partner-integrations (payment request)',
+        'webhook-id': messageId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(secrets, messageId, timestamp, body),
+      },
+      body,
+    );
+    const outcome = { httpStatus: reply.status, latencyMs: latency() };
+    if (reply.status >= 200 && reply.status < 300) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+    const error = `endpoint answered HTTP ${reply.status}`;
+    if (!isRetryableStatus(reply.status)) return { ...outcome, error };
+    return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
+  } catch (error) {
+    if (error instanceof EndpointRefusedError) return { httpStatus: null, latencyMs: null, error: error.message };
+    const reason = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error);
+    return { httpStatus: null, latencyMs: latency(), error: reason, retry: { retryAfterSeconds: null } };
+  }
+}
+
+/**
+ * Handles one queued attempt: calls the endpoint, then, in one transaction, records the attempt,
+ * stores `payment_url`, schedules the next attempt if there is one, and completes the job.
+ */
+export async function deliverPaymentRequest(
+  deps: OutboundDependencies,
+  job: { id: string; data: PaymentRequestJob },
+): Promise<void> {
+  const { invoice_id: invoiceId, attempt: attemptNumber } = job.data;
+  const found = await loadInvoiceWithTenant(deps.db, invoiceId);
+  const [alreadyRecorded] = found
+    ? await deps.db
+        .select({ id: paymentDeliveries.id })
+        .from(paymentDeliveries)
+        .where(and(eq(paymentDeliveries.invoiceId, invoiceId), gte(paymentDeliveries.attempt, attemptNumber)))
+        .limit(1)
+    : [];
+  if (!found || alreadyRecorded) {
+    // The invoice is gone, or this job ran before and only its completion was lost.
+    await deps.db.transaction((tx) => deps.queue.complete(tx, job.id, 'skipped'));
+    return;
+  }
+  const outcome = await attempt(deps, found.invoice, found.tenant);
+  let nextDelay: number | null = null;
+  let error = outcome.error;
+  if (outcome.retry) {
+    const wait = Math.max(backoffSeconds(deps.retryPolicy, attemptNumber), outcome.retry.retryAfterSeconds ?? 0);
+    const giveUpAt = found.invoice.createdAt.getTime() + deps.retryPolicy.giveUpAfterSeconds * 1000;
+    if (Date.now() + wait * 1000 <= giveUpAt) nextDelay = wait;
+  }
+  if (error !== null && nextDelay === null) error = `${error} (final: not retried)`;
+
+  await deps.db.transaction(async (tx) => {
+    await tx.insert(paymentDeliveries).values({
+      invoiceId,
+      attempt: attemptNumber,
+      httpStatus: outcome.httpStatus,
+      latencyMs: outcome.latencyMs,
+      error,
+    });
+    if (outcome.paymentUrl) {
+      await tx.update(invoices).set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` }).where(eq(invoices.id, invoiceId));
+    }
+    if (nextDelay !== null) await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+    await deps.queue.complete(tx, job.id, error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying');
+  });
+  deps.log.info(
+    { invoice_id: invoiceId, attempt: attemptNumber, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
+    error === null ? 'payment request delivered' : 'payment request attempt failed',
+  );
+}

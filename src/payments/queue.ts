@@ -1,0 +1,165 @@
+// The durable job queue behind outbound payment requests: pg-boss, in its own `pgboss` schema of
+// our database, on our own connections (PostgreSQL pool or PGlite), so a job can be enqueued in
+// the very transaction that creates its invoice.
+import PgBoss from 'pg-boss';
+import type { DatabaseHandle, Executor } from '../db/client.js';
+
+/** What pg-boss calls to run SQL (its `db` option and the `db` option of `send`/`complete`). */
+export interface SqlRunner {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+interface PostgresClient {
+  unsafe(text: string, values?: unknown[]): Promise<Iterable<any>>;
+  reserve?(): Promise<PostgresClient & { release(): void }>;
+}
+
+interface PgliteClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  exec(text: string): Promise<{ rows: any[] }[]>;
+}
+
+/**
+ * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; neither
+ * driver takes those as parameters (node-postgres would stringify and null them), so we do.
+ */
+function toParameters(values: unknown[]): unknown[] {
+  return values.map((value) => {
+    if (value === undefined) return null;
+    if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      return JSON.stringify(value);
+    }
+    return value;
+  });
+}
+
+/**
+ * A runner on a driver client: the pool (`db.$client`) or an open transaction. Without parameters,
+ * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): PGlite runs those with
+ * `exec`, postgres.js on one reserved connection (it refuses BEGIN on a shared pool).
+ */
+function driverRunner(kind: DatabaseHandle['kind'], client: unknown): SqlRunner {
+  if (kind === 'pglite') {
+    const pglite = client as PgliteClient;
+    return {
+      async executeSql(text, values = []) {
+        if (values.length > 0) return { rows: (await pglite.query(text, toParameters(values))).rows };
+        const results = await pglite.exec(text);
+        return { rows: results.at(-1)?.rows ?? [] };
+      },
+    };
+  }
+  const postgres = client as PostgresClient;
+  return {
+    async executeSql(text, values = []) {
+      if (values.length === 0 && postgres.reserve && /^\s*BEGIN\b/i.test(text)) {
+        const connection = await postgres.reserve();
+        try {
+          return { rows: [...(await connection.unsafe(text))] };
+        } finally {
+          connection.release();
+        }
+      }
+      return { rows: [...(await postgres.unsafe(text, toParameters(values)))] };
+    },
+  };
+}
+
+/**
+ * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`
+ * for both drivers; its own `execute` cannot be used, because it numbers every `$n` occurrence as
+ * a new parameter and pg-boss reuses parameters with different types in one statement.
+ */
+function driverClientOf(executor: Executor): unknown {
+  return (executor as unknown as { session: { client: unknown } }).session.client;
+}
+
+export const PAYMENT_REQUEST_QUEUE = 'payment-request';
+
+export interface PaymentRequestJob {
+  invoice_id: string;
+  /** 1 for the first delivery attempt. */
+  attempt: number;
+}
+
+export interface QueueOptions {
+  /** Whether this process also runs maintenance (expiring stuck jobs); worker processes do. */
+  supervise: boolean;
+}
+
+/**
+ * Crash recovery only: retries are scheduled by the worker itself (outbound.ts), as new jobs,
+ * because pg-boss's own backoff cannot honour a `Retry-After`. A job whose process died mid-call
+ * expires after EXPIRE_SECONDS and pg-boss runs it again, up to CRASH_RETRIES times.
+ */
+const EXPIRE_SECONDS = 120;
+const CRASH_RETRIES = 3;
+
+export class PaymentQueue {
+  private readonly boss: PgBoss;
+  private started = false;
+
+  constructor(
+    private readonly database: DatabaseHandle,
+    options: QueueOptions,
+  ) {
+    this.boss = new PgBoss({
+      db: driverRunner(database.kind, driverClientOf(database.db)),
+      schema: 'pgboss',
+      supervise: options.supervise,
+      schedule: false,
+      migrate: true,
+    });
+  }
+
+  /** Creates or upgrades the `pgboss` schema and the queue; call under the schema lock. */
+  async start(onError: (error: Error) => void): Promise<void> {
+    this.boss.on('error', onError);
+    await this.boss.start();
+    await this.boss.createQueue(PAYMENT_REQUEST_QUEUE, {
+      name: PAYMENT_REQUEST_QUEUE,
+      retryLimit: CRASH_RETRIES,
+      retryDelay: 30,
+      expireInSeconds: EXPIRE_SECONDS,
+    });
+    this.started = true;
+  }
+
+  /** Enqueues a delivery attempt inside `tx`: it exists exactly when the transaction commits. */
+  async enqueue(tx: Executor, job: PaymentRequestJob, delaySeconds = 0): Promise<void> {
+    await this.boss.send(PAYMENT_REQUEST_QUEUE, job, {
+      db: this.runnerFor(tx),
+      ...(delaySeconds > 0 && { startAfter: Math.round(delaySeconds * 1000) / 1000 }),
+    });
+  }
+
+  /** Marks a job done inside `tx`, together with whatever the attempt recorded. */
+  async complete(tx: Executor, jobId: string, outcome: string): Promise<void> {
+    await this.boss.complete(PAYMENT_REQUEST_QUEUE, jobId, { outcome }, { db: this.runnerFor(tx) });
+  }
+
+  /** Runs `handle` for each job, up to `concurrency` at a time. */
+  async work(concurrency: number, handle: (job: { id: string; data: PaymentRequestJob }) => Promise<void>) {
+    await this.boss.work<PaymentRequestJob>(
+      PAYMENT_REQUEST_QUEUE,
+      { batchSize: concurrency, pollingIntervalSeconds: 0.5 },
+      async (jobs) => {
+        const results = await Promise.allSettled(jobs.map((job) => handle(job)));
+        // Jobs that failed unexpectedly (database down, a bug) go back to pg-boss's crash retries.
+        const failure = results.find((result) => result.status === 'rejected');
+        if (failure) throw failure.reason;
+      },
+    );
+  }
+
+  /** Stops polling, lets running attempts finish (up to `timeoutMs`); the database stays open. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.boss.stop({ graceful: true, close: false, wait: true, timeout: timeoutMs });
+  }
+
+  private runnerFor(executor: Executor): SqlRunner {
+    return driverRunner(this.database.kind, driverClientOf(executor));
+  }
+}

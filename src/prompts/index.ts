@@ -1,0 +1,2 @@
+export * from './defaults.js';
+export * from './prompts.js';

@@ -1,0 +1,180 @@
+// Suggested prompts (spec 2.2, 3.2, 4.4; DECISIONS §3): each tenant's own prompts per language,
+// and the effective set the widget shows: the tenant's active prompts for a language, or else that
+// language's default set, never another language's prompts (spec §1 rule 3).
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
+import { type FieldError, invalid, notFound } from '../errors.js';
+
+export const LANGUAGES = ['en', 'ar'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const TEXT_MAX_CHARACTERS = 500;
+/** Bounds of `sort_order`: room for any ordering scheme, well inside a PostgreSQL integer. */
+export const SORT_ORDER_MIN = -1_000_000;
+export const SORT_ORDER_MAX = 1_000_000;
+
+export type PromptSource = 'tenant' | 'default';
+
+export interface PromptView {
+  id: string;
+  language: Language;
+  text: string;
+  /** Carries the same value as `text` (spec 2.2). */
+  name: string;
+  sort_order: number;
+  is_active: boolean;
+  source: PromptSource;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PromptInput {
+  language: Language;
+  text: string;
+  sort_order?: number;
+  is_active?: boolean;
+}
+
+export type PromptChanges = Partial<PromptInput>;
+
+export interface EffectivePrompts {
+  language: Language;
+  source: PromptSource;
+  prompts: PromptView[];
+}
+
+type PromptRow = typeof suggestedPrompts.$inferSelect;
+type DefaultPromptRow = typeof defaultPrompts.$inferSelect;
+
+function promptView(row: PromptRow | DefaultPromptRow): PromptView {
+  const isDefault = !('tenantId' in row);
+  return {
+    id: row.id,
+    language: row.language as Language,
+    text: row.text,
+    name: row.text,
+    sort_order: row.sortOrder,
+    is_active: isDefault ? true : row.isActive,
+    source: isDefault ? 'default' : 'tenant',
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+// NUL cannot be stored in PostgreSQL text, and a lone surrogate is not text at all.
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
+
+/** What is wrong with a prompt text once trimmed, or null: 1 to 500 characters (code points), storable. */
+function textProblem(trimmed: string): string | null {
+  const length = [...trimmed].length;
+  if (length < 1 || length > TEXT_MAX_CHARACTERS) return `must be 1 to ${TEXT_MAX_CHARACTERS} characters after trimming`;
+  if (UNSTORABLE.test(trimmed)) return 'must not contain NUL characters or unpaired surrogates';
+  return null;
+}
+
+/** The text as stored (trimmed), or the validation error naming `field`. */
+function promptText(text: string, field = 'text'): string {
+  const trimmed = text.trim();
+  const problem = textProblem(trimmed);
+  if (problem) throw invalid([{ field, message: problem, location: 'body' }]);
+  return trimmed;
+}
+
+const tenantPrompt = (tenantId: string, id: string) =>
+  and(eq(suggestedPrompts.tenantId, tenantId), eq(suggestedPrompts.id, id));
+
+const tenantOrder = [asc(suggestedPrompts.sortOrder), asc(suggestedPrompts.createdAt), asc(suggestedPrompts.id)];
+const defaultOrder = [asc(defaultPrompts.sortOrder), asc(defaultPrompts.createdAt), asc(defaultPrompts.id)];
+
+export async function listPrompts(db: Executor, tenantId: string, language?: Language): Promise<PromptView[]> {
+  const rows = await db
+    .select()
+    .from(suggestedPrompts)
+    .where(and(eq(suggestedPrompts.tenantId, tenantId), language && eq(suggestedPrompts.language, language)))
+    .orderBy(asc(suggestedPrompts.language), ...tenantOrder);
+  return rows.map(promptView);
+}
+
+export async function createPrompt(db: Executor, tenantId: string, input: PromptInput): Promise<PromptView> {
+  const [row] = await db
+    .insert(suggestedPrompts)
+    .values({
+      tenantId,
+      language: input.language,
+      text: promptText(input.text),
+      sortOrder: input.sort_order ?? 0,
+      isActive: input.is_active ?? true,
+    })
+    .returning();
+  return promptView(row);
+}
+
+/** A partial update; at least one field must be given. */
+export async function updatePrompt(db: Executor, tenantId: string, id: string, changes: PromptChanges): Promise<PromptView> {
+  if (Object.values(changes).every((value) => value === undefined)) {
+    throw invalid([
+      { field: '(root)', message: 'must have at least one of language, text, sort_order, is_active', location: 'body' },
+    ]);
+  }
+  const [row] = await db
+    .update(suggestedPrompts)
+    .set({
+      language: changes.language,
+      text: changes.text === undefined ? undefined : promptText(changes.text),
+      sortOrder: changes.sort_order,
+      isActive: changes.is_active,
+      updatedAt: sql`now()`,
+    })
+    .where(tenantPrompt(tenantId, id))
+    .returning();
+  if (!row) throw notFound('Suggested prompt');
+  return promptView(row);
+}
+
+export async function deletePrompt(db: Executor, tenantId: string, id: string): Promise<{ id: string }> {
+  const [row] = await db.delete(suggestedPrompts).where(tenantPrompt(tenantId, id)).returning({ id: suggestedPrompts.id });
+  if (!row) throw notFound('Suggested prompt');
+  return row;
+}
+
+export async function listDefaultPrompts(db: Executor, language: Language): Promise<PromptView[]> {
+  const rows = await db.select().from(defaultPrompts).where(eq(defaultPrompts.language, language)).orderBy(...defaultOrder);
+  return rows.map(promptView);
+}
+
+/** What the widget shows for `language`: the tenant's active prompts if any, else the defaults. */
+export async function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
+  const active: SQL | undefined = and(
+    eq(suggestedPrompts.tenantId, tenantId),
+    eq(suggestedPrompts.language, language),
+    eq(suggestedPrompts.isActive, true),
+  );
+  const own = await db.select().from(suggestedPrompts).where(active).orderBy(...tenantOrder);
+  if (own.length > 0) return { language, source: 'tenant', prompts: own.map(promptView) };
+  return { language, source: 'default', prompts: await listDefaultPrompts(db, language) };
+}
+
+export interface DefaultPromptInput {
+  text: string;
+  sort_order?: number;
+}
+
+/** Replaces a language's default set at once; a prompt without `sort_order` keeps its position. */
+export async function replaceDefaultPrompts(
+  db: Executor,
+  language: Language,
+  prompts: DefaultPromptInput[],
+): Promise<PromptView[]> {
+  const values = prompts.map((prompt, index) => ({ language, text: prompt.text.trim(), sortOrder: prompt.sort_order ?? index }));
+  const problems: FieldError[] = values.flatMap((value, index) => {
+    const problem = textProblem(value.text);
+    return problem ? [{ field: `prompts.${index}.text`, message: problem, location: 'body' as const }] : [];
+  });
+  if (problems.length) throw invalid(problems);
+  return db.transaction(async (tx) => {
+    await tx.delete(defaultPrompts).where(eq(defaultPrompts.language, language));
+    if (values.length) await tx.insert(defaultPrompts).values(values);
+    return listDefaultPrompts(tx, language);
+  });
+}

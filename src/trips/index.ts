@@ -1,0 +1,2 @@
+export * from './status.js';
+export * from './trips.js';

@@ -1,0 +1,145 @@
+// Trips (DECISIONS §6): one tenant's trip, with its latest invoice. Operators create them; partners
+// read them. Every read is scoped by the tenant the caller's credential resolved to.
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { cities, invoices, trips } from '../db/schema.js';
+import { type FieldError, invalid, notFound } from '../errors.js';
+import type { TripStatus } from './status.js';
+
+export interface Travelers {
+  adults: number;
+  children: number;
+}
+
+export interface Destination {
+  country: string;
+  city: string;
+}
+
+export interface ItineraryItem {
+  time: string;
+  title: string;
+  description: string;
+}
+
+export interface ItineraryDay {
+  day: number;
+  date: string;
+  city: string;
+  items: ItineraryItem[];
+}
+
+export interface TripInput {
+  title: string;
+  start_date?: string | null;
+  end_date?: string | null;
+  travelers?: Partial<Travelers>;
+  destinations?: Destination[];
+  itinerary?: ItineraryDay[];
+}
+
+export interface TripView {
+  id: string;
+  title: string;
+  status: TripStatus;
+  start_date: string | null;
+  end_date: string | null;
+  travelers: Travelers;
+  destinations: Destination[];
+  itinerary: ItineraryDay[];
+  invoice: { id: string; status: string; amount: string; currency: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
+
+type TripRow = typeof trips.$inferSelect;
+
+/** The trip's latest invoice, or null. Invoices are written by the payment flow. */
+async function latestInvoice(db: Executor, trip: TripRow): Promise<TripView['invoice']> {
+  const [invoice] = await db
+    .select({ id: invoices.id, status: invoices.status, amount: invoices.amount, currency: invoices.currency })
+    .from(invoices)
+    .where(and(eq(invoices.tripId, trip.id), eq(invoices.tenantId, trip.tenantId)))
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(1);
+  return invoice ?? null;
+}
+
+async function tripView(db: Executor, trip: TripRow): Promise<TripView> {
+  return {
+    id: trip.id,
+    title: trip.title,
+    status: trip.status as TripStatus,
+    start_date: trip.startDate,
+    end_date: trip.endDate,
+    travelers: trip.travelers as Travelers,
+    destinations: trip.destinations as Destination[],
+    itinerary: trip.itinerary as ItineraryDay[],
+    invoice: await latestInvoice(db, trip),
+    created_at: trip.createdAt.toISOString(),
+    updated_at: trip.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Rules the schema cannot state: dates in order, every city known and in its destination's
+ * country, itinerary days within the trip's dates. Each broken rule names its field.
+ */
+async function checkTrip(db: Executor, input: TripInput): Promise<void> {
+  const problems: FieldError[] = [];
+  if (!input.title.trim()) problems.push({ field: 'title', message: 'must not be blank' });
+  const { start_date: start, end_date: end } = input;
+  if (start && end && end < start) problems.push({ field: 'end_date', message: 'must not be before start_date' });
+
+  const destinations = input.destinations ?? [];
+  const itinerary = input.itinerary ?? [];
+  const cityIds = [...new Set([...destinations.map((d) => d.city), ...itinerary.map((d) => d.city)])];
+  const known = cityIds.length
+    ? await db.select({ id: cities.id, countryId: cities.countryId }).from(cities).where(inArray(cities.id, cityIds))
+    : [];
+  const countryOf = new Map(known.map((city) => [city.id, city.countryId]));
+
+  destinations.forEach((destination, index) => {
+    const country = countryOf.get(destination.city);
+    if (country === undefined) problems.push({ field: `destinations.${index}.city`, message: 'is not a known city' });
+    else if (country !== destination.country) {
+      problems.push({ field: `destinations.${index}.country`, message: 'is not the country of that city' });
+    }
+  });
+  itinerary.forEach((day, index) => {
+    if (!countryOf.has(day.city)) problems.push({ field: `itinerary.${index}.city`, message: 'is not a known city' });
+    if ((start && day.date < start) || (end && day.date > end)) {
+      problems.push({ field: `itinerary.${index}.date`, message: 'must be within start_date and end_date' });
+    }
+  });
+  if (problems.length) throw invalid(problems.map((problem) => ({ ...problem, location: 'body' })));
+}
+
+export async function createTrip(db: Executor, tenantId: string, input: TripInput): Promise<TripView> {
+  await checkTrip(db, input);
+  const [trip] = await db
+    .insert(trips)
+    .values({
+      tenantId,
+      title: input.title.trim(),
+      startDate: input.start_date ?? null,
+      endDate: input.end_date ?? null,
+      travelers: { ...DEFAULT_TRAVELERS, ...input.travelers },
+      destinations: input.destinations ?? [],
+      itinerary: input.itinerary ?? [],
+    })
+    .returning();
+  return tripView(db, trip);
+}
+
+/** A trip by id; with `tenantId`, only that tenant's (another tenant's trip is not found). */
+export async function getTrip(db: Executor, id: string, tenantId?: string): Promise<TripView> {
+  const [trip] = await db
+    .select()
+    .from(trips)
+    .where(and(eq(trips.id, id), tenantId === undefined ? undefined : eq(trips.tenantId, tenantId)));
+  if (!trip) throw notFound('Trip');
+  return tripView(db, trip);
+}

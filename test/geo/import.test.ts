@@ -1,0 +1,82 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { rowsOf } from '../../src/geo/import.js';
+import { openContext } from '../../src/server.js';
+import { testEnv } from '../support/env.js';
+import { partnerctl } from '../support/process.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+let service: TestService;
+
+interface Snapshot {
+  countries: number;
+  cities: number;
+  attractions: number;
+  supportedCountries: string[];
+  supportedCities: string[];
+  withImages: number;
+  updatedAtMax: string;
+}
+
+async function snapshot(): Promise<Snapshot> {
+  const context = await openContext(loadConfig(testEnv(service.database.target)));
+  try {
+    const [row] = rowsOf<Record<string, unknown>>(
+      await context.db.execute(sql`
+        select (select count(*) from countries)::int as countries,
+               (select count(*) from cities)::int as cities,
+               (select count(*) from attractions)::int as attractions,
+               (select coalesce(array_agg(code order by code), '{}') from countries where supported) as supported_countries,
+               (select coalesce(array_agg(id::text order by id), '{}') from cities where supported) as supported_cities,
+               (select count(*) from cities where cardinality(images) > 0)::int as with_images,
+               (select greatest(max(updated_at), (select max(updated_at) from countries))::text from cities) as updated_at_max`),
+    );
+    return {
+      countries: row.countries as number,
+      cities: row.cities as number,
+      attractions: row.attractions as number,
+      supportedCountries: row.supported_countries as string[],
+      supportedCities: row.supported_cities as string[],
+      withImages: row.with_images as number,
+      updatedAtMax: row.updated_at_max as string,
+    };
+  } finally {
+    await context.database.close();
+  }
+}
+
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.database.drop());
+
+describe('reference data import', () => {
+  it('imported all countries and cities on first start; a re-run of partnerctl data import changes nothing', async () => {
+    const riyadh = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json().cities[0];
+    expect(riyadh).toMatchObject({ name: 'Riyadh', name_ar: 'الرياض', capital: 'primary', supported: false, images: [] });
+    await service.admin('PATCH', '/countries/SA', { supported: true });
+    await service.admin('PATCH', `/cities/${riyadh.id}`, { supported: true, images: ['https://example.com/riyadh.jpg'] });
+    await service.admin('POST', `/cities/${riyadh.id}/attractions`, { name: 'Masmak Fortress' });
+    await service.close();
+
+    const before = await snapshot();
+    expect(before).toMatchObject({
+      countries: 250,
+      cities: 125_109,
+      attractions: 1,
+      supportedCountries: ['SA'],
+      supportedCities: [riyadh.id],
+      withImages: 1,
+    });
+
+    const result = await partnerctl(['data', 'import', '--json'], testEnv(service.database.target));
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      countries: { inserted: 0, updated: 0, unchanged: 250 },
+      cities: { inserted: 0, updated: 0, unchanged: 125_109 },
+      skippedCities: 0,
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+});

@@ -1,0 +1,83 @@
+// The integrations host's OpenAPI document, and the docs UI on the admin listener only.
+import { validate, compileErrors } from '@readme/openapi-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../../support/service.js';
+
+const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '500'];
+
+describe('OpenAPI', () => {
+  let service: TestService;
+  let document: any;
+  beforeAll(async () => {
+    service = await startTestService();
+    const response = await fetch(`${service.urls.integrations}/api/v1/openapi.json`);
+    expect(response.status).toBe(200);
+    document = await response.json();
+  });
+  afterAll(() => service.stop());
+
+  it('is a valid OpenAPI 3.1 document, served without auth', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(document));
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect((await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json/' })).statusCode).toBe(200);
+  });
+
+  it('documents the Api-Key scheme in the Authorization header, required by default', () => {
+    expect(document.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(document.components.securitySchemes.ApiKey.description).toContain('Api-Key <secret>');
+    expect(document.security).toEqual([{ ApiKey: [] }]);
+  });
+
+  it('documents every prompt and trip route with its envelope and every error response', () => {
+    const operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+    );
+    const ours = operations.filter(({ path }) => /^\/api\/v1\/(suggested-prompts|trips)\//.test(path));
+    expect(ours.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
+      'DELETE /api/v1/suggested-prompts/{id}/',
+      'GET /api/v1/suggested-prompts/',
+      'GET /api/v1/suggested-prompts/effective/',
+      'GET /api/v1/trips/{id}/',
+      'PATCH /api/v1/suggested-prompts/{id}/',
+      'POST /api/v1/suggested-prompts/',
+    ]);
+    for (const { method, path, operation } of ours) {
+      const where = `${method} ${path}`;
+      const success = method === 'post' ? '201' : '200';
+      const schema = operation.responses[success].content['application/json'].schema;
+      expect(schema.required, where).toEqual(['success', 'message', 'data', 'error']);
+      expect(Object.keys(operation.responses).sort(), where).toEqual([success, ...DOCUMENTED_ERRORS].sort());
+      for (const status of DOCUMENTED_ERRORS) {
+        const response = operation.responses[status];
+        expect(response.description, `${where} ${status}`).toBeTruthy();
+        expect(response.content['application/json'].schema.$ref, `${where} ${status}`).toBe('#/components/schemas/ErrorEnvelope');
+      }
+    }
+    expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toContain('TENANT_NOT_ALLOWED');
+  });
+
+  it('serves no docs UI on the integrations host', async () => {
+    for (const url of ['/docs', '/documentation', '/api/v1/docs', '/admin/docs']) {
+      const response = await fetch(`${service.urls.integrations}${url}`);
+      expect(response.status, url).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('content-type'), url).not.toMatch(/html/);
+    }
+  });
+
+  it('serves the UI on the admin listener, with the integrations document and the admin one', async () => {
+    const page = await fetch(`${service.urls.admin}/admin/docs/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    const initializer = await (await fetch(`${service.urls.admin}/admin/docs/static/swagger-initializer.js`)).text();
+    expect(initializer).toContain('/admin/v1/openapi.json');
+    const shown = await (await fetch(`${service.urls.admin}/admin/docs/json`)).json();
+    expect(shown).toEqual(document);
+    const admin = await (await fetch(`${service.urls.admin}/admin/v1/openapi.json`)).json();
+    const result = await validate(admin);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(Object.keys(admin.paths)).toEqual(
+      expect.arrayContaining(['/admin/v1/default-prompts/{language}', '/admin/v1/trips', '/admin/v1/trips/{id}']),
+    );
+  });
+});

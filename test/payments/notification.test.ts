@@ -1,0 +1,225 @@
+import { LosslessNumber, parse } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
+import {
+  amountMatches,
+  isUuid,
+  parseNotification,
+  planTransition,
+  REQUIRED_FIELDS,
+  type InvoiceStatus,
+  type TransitionPlan,
+} from '../../src/payments/notification.js';
+
+const INVOICE_ID = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
+
+/** A valid callback body; numbers in one are LosslessNumbers, as the route's parser makes them. */
+function body(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    invoice_id: INVOICE_ID,
+    transaction_id: 'tx_1001',
+    status: 'paid',
+    amount: '100.00',
+    currency: 'SAR',
+    gateway: 'tap',
+    ...fields,
+  };
+}
+
+function without(field: string): Record<string, unknown> {
+  const { [field]: _removed, ...rest } = body();
+  return rest;
+}
+
+describe('parseNotification', () => {
+  it('reads a valid notification', () => {
+    expect(parseNotification(body({ gateway_data: { card: 'visa' } }))).toStrictEqual({
+      ok: true,
+      notification: {
+        invoiceId: INVOICE_ID,
+        transactionId: 'tx_1001',
+        status: 'paid',
+        amountText: '100.00',
+        currency: 'SAR',
+        gateway: 'tap',
+      },
+    });
+  });
+
+  it('reads a body straight from the lossless parser', () => {
+    const parsed = parse(JSON.stringify(body()).replace('"100.00"', '100.10'));
+    expect(parseNotification(parsed)).toMatchObject({ ok: true, notification: { amountText: '100.10' } });
+  });
+
+  it.each([
+    ['100.10', '100.10'],
+    ['100', '100'],
+    ['1e2', '100'],
+    ['1.50E+1', '15.0'],
+    ['1.5e-3', '0.0015'],
+    ['12345678901234567890.123456789', '12345678901234567890.123456789'],
+    ['1e999999', '1e999999'],
+  ])('a JSON number amount %s has amountText %s', (number, amountText) => {
+    expect(parseNotification(body({ amount: new LosslessNumber(number) }))).toMatchObject({
+      ok: true,
+      notification: { amountText },
+    });
+  });
+
+  it.each(['100.10', ' 100 ', '1e2', 'abc'])('a string amount %j is kept as given', (amount) => {
+    expect(parseNotification(body({ amount }))).toMatchObject({ ok: true, notification: { amountText: amount } });
+  });
+
+  it.each([
+    ['an array', [body()]],
+    ['a string', '{"invoice_id":"x"}'],
+    ['a number', new LosslessNumber('1')],
+    ['true', true],
+    ['null', null],
+    ['no body', undefined],
+  ])('answers Invalid JSON body for %s', (_name, value) => {
+    expect(parseNotification(value)).toStrictEqual({ ok: false, httpStatus: 400, message: 'Invalid JSON body' });
+  });
+
+  describe.each(REQUIRED_FIELDS)('%s', (field) => {
+    it.each([
+      ['absent', without(field)],
+      ['null', body({ [field]: null })],
+      ['empty', body({ [field]: '' })],
+    ])('%s: Missing', (_name, value) => {
+      expect(parseNotification(value)).toStrictEqual({ ok: false, httpStatus: 400, message: `Missing ${field}` });
+    });
+
+    const wrongTypes: unknown[] = [true, false, {}, [], ['x'], { value: '1' }];
+    if (field !== 'amount') wrongTypes.push(new LosslessNumber('5'));
+    it.each(wrongTypes)('%j: Invalid', (value) => {
+      expect(parseNotification(body({ [field]: value }))).toStrictEqual({
+        ok: false,
+        httpStatus: 400,
+        message: `Invalid ${field}`,
+      });
+    });
+
+    it('whitespace is present, not missing', () => {
+      expect(parseNotification(body({ [field]: ' ' })).ok).toBe(true);
+    });
+  });
+
+  it('answers the first failing field in order, whatever the later ones hold', () => {
+    expect(parseNotification({ invoice_id: new LosslessNumber('5') })).toMatchObject({ message: 'Invalid invoice_id' });
+    expect(parseNotification({ invoice_id: INVOICE_ID })).toMatchObject({ message: 'Missing transaction_id' });
+    expect(parseNotification(body({ status: null, amount: true, gateway: '' }))).toMatchObject({
+      message: 'Missing status',
+    });
+    expect(parseNotification(body({ amount: [], currency: null }))).toMatchObject({ message: 'Invalid amount' });
+  });
+
+  it('throws when the amount is a JS number: the route forgot losslessJsonNumbers', () => {
+    expect(() => parseNotification(body({ amount: 100.1 }))).toThrow(TypeError);
+  });
+});
+
+describe('isUuid', () => {
+  it.each([INVOICE_ID, INVOICE_ID.toUpperCase(), '00000000-0000-0000-0000-000000000000'])('%s is a UUID', (text) => {
+    expect(isUuid(text)).toBe(true);
+  });
+
+  it.each([
+    '',
+    'not-a-uuid',
+    INVOICE_ID.replaceAll('-', ''),
+    `{${INVOICE_ID}}`,
+    ` ${INVOICE_ID}`,
+    `${INVOICE_ID}\n`,
+    `${INVOICE_ID}0`,
+    INVOICE_ID.replace('3f2b8c1e', '3f2b8c1g'),
+    '3f2b8c1e9-a4d-4e6f-8b7a-1c2d3e4f5a6b',
+  ])('%j is not a UUID', (text) => {
+    expect(isUuid(text)).toBe(false);
+  });
+});
+
+describe('amountMatches against invoice amount 100.00', () => {
+  it.each([
+    ['100.00', true],
+    ['100.0', true],
+    ['100', true],
+    ['100.000000', true],
+    ['100.001', false],
+    ['100.01', false],
+    ['99.99', false],
+    ['-100.00', false],
+    ['1e2', false],
+    [' 100', false],
+    ['abc', false],
+    ['', false],
+    ['1e999999', false],
+    ['100.' + '0'.repeat(200), false],
+  ])('%j is %s', (amountText, matches) => {
+    expect(amountMatches(amountText, '100.00')).toBe(matches);
+  });
+
+  it('compares a JSON number through its amountText', () => {
+    const parsed = parseNotification(body({ amount: new LosslessNumber('1e2') }));
+    expect(parsed.ok && amountMatches(parsed.notification.amountText, '100.00')).toBe(true);
+  });
+
+  it('compares three-place and zero-place invoices exactly', () => {
+    expect(amountMatches('12.5', '12.500')).toBe(true);
+    expect(amountMatches('12.501', '12.500')).toBe(false);
+    expect(amountMatches('1500', '1500')).toBe(true);
+    expect(amountMatches('1500.5', '1500')).toBe(false);
+  });
+});
+
+describe('planTransition', () => {
+  const unchanged = (current: InvoiceStatus, mappedStatus: InvoiceStatus | null): TransitionPlan => ({
+    mappedStatus,
+    next: current,
+    applied: false,
+    setPaidAt: false,
+    setGatewayReference: false,
+  });
+  const moved = (next: InvoiceStatus, setPaidAt = false): TransitionPlan => ({
+    mappedStatus: next,
+    next,
+    applied: true,
+    setPaidAt,
+    setGatewayReference: true,
+  });
+
+  it.each<[InvoiceStatus, string, TransitionPlan]>([
+    ['pending', 'paid', moved('paid', true)],
+    ['pending', 'failed', moved('failed')],
+    ['pending', 'cancelled', moved('failed')],
+    ['pending', 'refunded', moved('refunded')],
+    ['pending', 'chargeback', unchanged('pending', null)],
+    ['pending', 'PAID', unchanged('pending', null)],
+
+    ['failed', 'paid', moved('paid', true)],
+    ['failed', 'failed', moved('failed')],
+    ['failed', 'cancelled', moved('failed')],
+    ['failed', 'refunded', moved('refunded')],
+    ['failed', 'chargeback', unchanged('failed', null)],
+    ['failed', 'PAID', unchanged('failed', null)],
+
+    ['paid', 'paid', moved('paid')],
+    ['paid', 'failed', unchanged('paid', 'failed')],
+    ['paid', 'cancelled', unchanged('paid', 'failed')],
+    ['paid', 'refunded', moved('refunded')],
+    ['paid', 'chargeback', unchanged('paid', null)],
+    ['paid', 'PAID', unchanged('paid', null)],
+
+    ['refunded', 'paid', unchanged('refunded', 'paid')],
+    ['refunded', 'failed', unchanged('refunded', 'failed')],
+    ['refunded', 'cancelled', unchanged('refunded', 'failed')],
+    ['refunded', 'refunded', moved('refunded')],
+    ['refunded', 'chargeback', unchanged('refunded', null)],
+    ['refunded', 'PAID', unchanged('refunded', null)],
+  ])('%s + %s', (current, notified, plan) => {
+    expect(planTransition(current, notified)).toStrictEqual(plan);
+  });
+
+  it.each(['', ' paid', 'Paid', '__proto__', 'constructor', 'toString'])('%j is an unknown status', (notified) => {
+    expect(planTransition('pending', notified)).toStrictEqual(unchanged('pending', null));
+  });
+});

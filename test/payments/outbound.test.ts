@@ -1,0 +1,281 @@
+// The outbound payment request (DECISIONS §7) end to end: a partner's endpoint on loopback that
+// verifies the Standard Webhooks signature as a partner would, failing first and then answering.
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/server.js';
+import { testEnv } from '../support/env.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { createInvoice, createTrip, showInvoice } from './support.js';
+
+/** What the partner's endpoint received, and whether each signing secret verified it. */
+interface Received {
+  body: Record<string, unknown>;
+  headers: http.IncomingHttpHeaders;
+  verifiedWith: boolean[];
+}
+
+type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+
+/** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
+class PartnerEndpoint {
+  readonly received = new Map<string, Received[]>();
+  readonly scripts = new Map<string, Reply[]>();
+  readonly secrets = new Map<string, string[]>();
+  private server = http.createServer((request, response) => this.handle(request, response));
+  url = '';
+
+  async start() {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  stop() {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(resolve));
+  }
+
+  /** A path answering `replies` in turn, whose requests are verified against `secrets`. */
+  route(path: string, secrets: string[], replies: Reply[]): string {
+    this.scripts.set(path, replies);
+    this.secrets.set(path, secrets);
+    this.received.set(path, []);
+    return `${this.url}${path}`;
+  }
+
+  private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const path = request.url ?? '';
+    const log = this.received.get(path) ?? [];
+    const verifiedWith = (this.secrets.get(path) ?? []).map((secret) => {
+      try {
+        new Webhook(secret).verify(raw, request.headers as Record<string, string>);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    log.push({ body: JSON.parse(raw), headers: request.headers, verifiedWith });
+    const script = this.scripts.get(path) ?? [{ status: 404 }];
+    const reply = script[Math.min(log.length - 1, script.length - 1)];
+    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+    response.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+  }
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2500));
+
+describe('outbound payment request', () => {
+  let service: TestService;
+  /** After the restart test, the instance that replaced `service` on the same database. */
+  let replacement: RunningService | undefined;
+  const partner = new PartnerEndpoint();
+
+  beforeAll(async () => {
+    // Retries after about 0.5 s, 1 s, 2 s... instead of 30 s, 1 min, 2 min.
+    process.env.PAYMENT_RETRY_BASE_SECONDS = '0.5';
+    await partner.start();
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await replacement?.close();
+    if (replacement) await service.database.drop();
+    else await service.stop();
+    await partner.stop();
+  });
+
+  async function tenantWithEndpoint(path: string, replies: Reply[]) {
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const url = partner.route(path, [tenant.credentials.payment_endpoint_secret], replies);
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
+    return tenant;
+  }
+
+  it('retries 503s with backoff, then keeps the payment_url; every attempt signed and recorded', async () => {
+    const tenant = await tenantWithEndpoint('/retry', [
+      { status: 503 },
+      { status: 503, headers: { 'retry-after': '1' } },
+      { status: 200, body: { payment_url: 'https://pay.example.com/session/abc' } },
+    ]);
+    const trip = await createTrip(service, tenant);
+    const invoice = await createInvoice(service, tenant, { amount: '250.5', trip_id: trip.id });
+    expect(invoice.amount).toBe('250.50');
+
+    const shown = await waitFor('the third attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.invoice.payment_url ? current : undefined;
+    });
+    expect(shown.invoice.payment_url).toBe('https://pay.example.com/session/abc');
+    expect(shown.deliveries.map(({ attempt, http_status, error }) => ({ attempt, http_status, error }))).toEqual([
+      { attempt: 1, http_status: 503, error: 'endpoint answered HTTP 503' },
+      { attempt: 2, http_status: 503, error: 'endpoint answered HTTP 503' },
+      { attempt: 3, http_status: 200, error: null },
+    ]);
+    for (const delivery of shown.deliveries) expect(delivery.latency_ms).toBeGreaterThanOrEqual(0);
+
+    const received = partner.received.get('/retry')!;
+    expect(received).toHaveLength(3);
+    for (const request of received) {
+      expect(request.verifiedWith).toEqual([true]);
+      expect(request.headers['webhook-id']).toBe(received[0].headers['webhook-id']);
+      expect(request.body).toEqual({
+        type: 'payment.requested',
+        invoice_id: invoice.id,
+        amount: '250.50',
+        currency: 'SAR',
+        gateway: 'tap',
+        trip_id: trip.id,
+        notify_url: `${service.urls.integrations}/api/v1/payments/notify/`,
+        created_at: shown.invoice.created_at,
+      });
+    }
+    await settle();
+    expect(partner.received.get('/retry')).toHaveLength(3);
+  });
+
+  it('signs with every active endpoint secret, so a partner rotating secrets verifies with either', async () => {
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'payment_endpoint_secret' });
+    const secrets = [tenant.credentials.payment_endpoint_secret, issued.json().secret];
+    const url = partner.route('/rotation', secrets, [{ status: 204 }]);
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
+    const invoice = await createInvoice(service, tenant);
+    await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+    const [request] = partner.received.get('/rotation')!;
+    expect(request.verifiedWith).toEqual([true, true]);
+    expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect((await showInvoice(service, invoice.id)).invoice.payment_url).toBeNull();
+  });
+
+  it('gives up at once on a 4xx other than 408 and 429', async () => {
+    const tenant = await tenantWithEndpoint('/refused', [{ status: 422, body: { error: 'unknown merchant' } }]);
+    const invoice = await createInvoice(service, tenant);
+    await waitFor('the attempt', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+    await settle();
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.deliveries).toHaveLength(1);
+    expect(shown.deliveries[0]).toMatchObject({ http_status: 422, error: 'endpoint answered HTTP 422 (final: not retried)' });
+  });
+
+  it('retries 408 and 429, honouring Retry-After as an HTTP date', async () => {
+    const tenant = await tenantWithEndpoint('/throttled', [
+      { status: 408 },
+      { status: 429, headers: { 'retry-after': new Date(Date.now() + 1000).toUTCString() } },
+      { status: 200, body: { payment_url: 'not a url' } },
+    ]);
+    const invoice = await createInvoice(service, tenant);
+    const shown = await waitFor('the third attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length === 3 && current;
+    });
+    expect(shown.deliveries.map((delivery) => delivery.http_status)).toEqual([408, 429, 200]);
+    // A reply without a usable payment_url still counts as delivered.
+    expect(shown.invoice.payment_url).toBeNull();
+  });
+
+  it('retries network errors', async () => {
+    const closed = http.createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const tenant = await service.createTenant({ gateway: 'tap', payment_endpoint_url: `http://127.0.0.1:${port}/gone` });
+    const invoice = await createInvoice(service, tenant);
+    const shown = await waitFor('two attempts', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length >= 2 && current;
+    });
+    for (const delivery of shown.deliveries.slice(0, 2)) {
+      expect(delivery.http_status).toBeNull();
+      expect(delivery.error).toMatch(/^ECONNREFUSED/);
+      expect(delivery.error).not.toMatch(/final/);
+    }
+  });
+
+  it('records a tenant without a payment endpoint as one failed attempt, never retried', async () => {
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const invoice = await createInvoice(service, tenant);
+    await settle();
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.invoice.status).toBe('pending');
+    expect(shown.deliveries).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        http_status: null,
+        latency_ms: null,
+        error: 'tenant has no payment endpoint configured (final: not retried)',
+      }),
+    ]);
+  });
+
+  // Last: it replaces the service.
+  it('loses no delivery when the service restarts between attempts', async () => {
+    const tenant = await tenantWithEndpoint('/restart', [
+      // The retry is due after the old instance is gone.
+      { status: 500, headers: { 'retry-after': '3' } },
+      { status: 200, body: { payment_url: 'https://pay.example.com/after-restart' } },
+    ]);
+    const invoice = await createInvoice(service, tenant);
+    await waitFor('the first attempt', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+    await service.close();
+    replacement = await startService(loadConfig(testEnv(service.database.target)), createLogger('silent'));
+    const restartedAt = Date.now();
+    const admin = (path: string) =>
+      replacement!.apps.admin!.inject({ method: 'GET', url: `/admin/v1${path}`, headers: { authorization: 'Bearer test-admin-token' } });
+    const shown = await waitFor('the retry on the new instance', async () => {
+      const current = (await admin(`/invoices/${invoice.id}`)).json();
+      return current.invoice.payment_url ? current : undefined;
+    });
+    expect(shown.invoice.payment_url).toBe('https://pay.example.com/after-restart');
+    expect(shown.deliveries.map((delivery: { http_status: number }) => delivery.http_status)).toEqual([500, 200]);
+    expect(Date.parse(shown.deliveries[1].attempted_at)).toBeGreaterThanOrEqual(restartedAt);
+    expect(partner.received.get('/restart')).toHaveLength(2);
+  });
+});
+
+describe('SSRF guard', () => {
+  let service: TestService;
+  const partner = new PartnerEndpoint();
+
+  beforeAll(async () => {
+    await partner.start();
+    service = await startTestService({ ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'false' });
+  });
+  afterAll(async () => {
+    await service.stop();
+    await partner.stop();
+  });
+
+  it('refuses an endpoint on a loopback address, records why, and never calls it', async () => {
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const url = partner.route('/private', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
+    for (const endpoint of [url, url.replace('127.0.0.1', 'localhost')]) {
+      await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: endpoint });
+      const invoice = await createInvoice(service, tenant);
+      const shown = await waitFor('the refused attempt', async () => {
+        const current = await showInvoice(service, invoice.id);
+        return current.deliveries.length === 1 && current;
+      });
+      expect(shown.deliveries[0].http_status).toBeNull();
+      expect(shown.deliveries[0].error).toMatch(/resolves to non-public address (127\.0\.0\.1|::1) \(final: not retried\)$/);
+    }
+    expect(partner.received.get('/private')).toEqual([]);
+  });
+});

@@ -1,0 +1,84 @@
+// Helpers shared by the payment tests: invoices, trips and notifications through the real routes.
+import type { LightMyRequestResponse } from 'fastify';
+import type { TestService, TestTenant } from '../support/service.js';
+
+export const CALLBACK_PATH = '/api/v1/payments/notify/';
+
+export interface InvoiceJson {
+  id: string;
+  tenant_id: string;
+  trip_id: string | null;
+  amount: string;
+  currency: string;
+  status: string;
+  gateway_reference: string | null;
+  paid_at: string | null;
+  payment_url: string | null;
+  created_at: string;
+}
+
+export async function createInvoice(
+  service: TestService,
+  tenant: TestTenant,
+  fields: { amount?: string; currency?: string; trip_id?: string } = {},
+): Promise<InvoiceJson> {
+  const response = await service.admin('POST', '/invoices', {
+    tenant_id: tenant.tenant.id,
+    amount: '100.00',
+    currency: 'SAR',
+    ...fields,
+  });
+  if (response.statusCode !== 201) throw new Error(`invoice not created: ${response.statusCode} ${response.body}`);
+  return response.json().invoice;
+}
+
+export async function createTrip(service: TestService, tenant: TestTenant): Promise<{ id: string; status: string }> {
+  const response = await service.admin('POST', '/trips', { tenant_id: tenant.tenant.id, title: 'Umrah and AlUla' });
+  if (response.statusCode !== 201) throw new Error(`trip not created: ${response.statusCode} ${response.body}`);
+  return response.json().trip;
+}
+
+export async function tripStatus(service: TestService, tripId: string): Promise<string> {
+  return (await service.admin('GET', `/trips/${tripId}`)).json().trip.status;
+}
+
+export async function showInvoice(service: TestService, invoiceId: string) {
+  const response = await service.admin('GET', `/invoices/${invoiceId}`);
+  if (response.statusCode !== 200) throw new Error(`invoice not shown: ${response.statusCode} ${response.body}`);
+  return { ...response.json(), raw: response.body } as {
+    invoice: InvoiceJson;
+    events: Record<string, any>[];
+    deliveries: { attempt: number; http_status: number | null; latency_ms: number | null; error: string | null; attempted_at: string }[];
+    raw: string;
+  };
+}
+
+/** A valid notification for `invoice`; override or drop (undefined) fields as a test needs. */
+export function notificationFor(invoice: InvoiceJson, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    invoice_id: invoice.id,
+    transaction_id: `txn_${Math.random().toString(36).slice(2)}`,
+    status: 'paid',
+    amount: invoice.amount,
+    currency: invoice.currency,
+    gateway: 'tap',
+    ...fields,
+  };
+}
+
+/** POSTs to the callback in-process; a string body is sent as is, anything else as JSON. */
+export function notify(
+  service: TestService,
+  body: unknown,
+  headers: Record<string, string>,
+  path = CALLBACK_PATH,
+): Promise<LightMyRequestResponse> {
+  return service.apps.integrations!.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body !== undefined && { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+}
+
+export const keyOf = (tenant: TestTenant) => ({ 'x-api-key': tenant.credentials.partner_api_key });
