@@ -122,6 +122,8 @@ async function main() {
     console.log('\npayment callback, PostgreSQL, %d connections, %d s per scenario, %d invoices', connections, seconds, invoiceCount);
     console.table([unique, duplicates]);
   } finally {
+    // autocannon drops its connections mid-request at the end of a run; let those handlers finish.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     await service.close();
     await withMaintenance((sql) => sql.unsafe(`drop database if exists ${name} with (force)`));
   }

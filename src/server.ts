@@ -10,7 +10,7 @@ import { buildBackendApp } from './http/backend/app.js';
 import type { HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
-import { deliverPaymentRequest, REQUEST_TIMEOUT_MS, retryPolicyFromEnv } from './payments/outbound.js';
+import { deliverPaymentRequest, REQUEST_TIMEOUT_MS, type RetryPolicy, retryPolicyFromEnv } from './payments/outbound.js';
 import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
 import { secretBoxFor } from './tenants/secret-box.js';
@@ -48,9 +48,14 @@ const PAYMENT_WORKER_CONCURRENCY = 10;
  * Runs the payment request worker. `notify_url` is INTEGRATIONS_PUBLIC_URL's callback, else this
  * process's integrations listener, else the default integrations port on loopback (local use).
  */
-async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger, integrationsUrl: string | undefined) {
+async function startPaymentWorker(
+  context: AppContext,
+  logger: FastifyBaseLogger,
+  retryPolicy: RetryPolicy,
+  integrationsUrl: string | undefined,
+) {
   const { config } = context;
-  const base = config.integrationsPublicUrl ?? integrationsUrl ?? `http://127.0.0.1:${config.listeners.integrations?.port ?? 8080}`;
+  const base = config.integrationsPublicUrl ?? integrationsUrl ?? 'http://127.0.0.1:8080';
   if (!config.integrationsPublicUrl) {
     logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
   }
@@ -60,7 +65,7 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
     openSecret: (sealed: string) => context.secretBox.open(sealed),
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     allowPrivateEndpoints: config.allowPrivatePaymentEndpoints,
-    retryPolicy: retryPolicyFromEnv(process.env),
+    retryPolicy,
     log: logger.child({ worker: 'payment-request' }),
   };
   await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
@@ -68,6 +73,7 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
 }
 
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
+  const retryPolicy = retryPolicyFromEnv(process.env);
   const context = await openContext(config);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
@@ -93,7 +99,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
       logger.info({ listener: name, host: listener.host, port }, `${name} listener on ${urls[name]}`);
     }
-    if (config.paymentWorker) await startPaymentWorker(context, logger, urls.integrations);
+    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy, urls.integrations);
   } catch (error) {
     await close().catch(() => {});
     throw error;

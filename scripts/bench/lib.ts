@@ -160,27 +160,30 @@ export function assertClean(label: string, result: LoadResult): void {
   }
 }
 
+const statusKb = (pid: number, field: string) =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+
+/** The peak resident set of `pid` since it started (or since the last reset), in MB. */
+export const peakRssSoFarMb = (pid: number) => statusKb(pid, 'VmHWM') / 1024;
+
 /**
  * The peak resident set of `pid` while `task` runs: VmHWM after resetting it (clear_refs 5),
  * and VmRSS sampled every 50 ms in case the reset is not permitted.
  */
 export async function peakRss<T>(pid: number, task: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
-  const status = () => readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (text: string, field: string) => Number(text.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
   let hwmReset = true;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
   } catch {
     hwmReset = false;
   }
-  let sampled = kb(status(), 'VmRSS');
+  let sampled = statusKb(pid, 'VmRSS');
   const timer = setInterval(() => {
-    sampled = Math.max(sampled, kb(status(), 'VmRSS'));
+    sampled = Math.max(sampled, statusKb(pid, 'VmRSS'));
   }, 50);
   try {
     const result = await task();
-    const final = status();
-    const peakKb = Math.max(sampled, kb(final, 'VmRSS'), hwmReset ? kb(final, 'VmHWM') : 0);
+    const peakKb = Math.max(sampled, statusKb(pid, 'VmRSS'), hwmReset ? statusKb(pid, 'VmHWM') : 0);
     return { result, peakMb: peakKb / 1024 };
   } finally {
     clearInterval(timer);

@@ -1,6 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
+import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -25,6 +26,23 @@ export type HostApp = FastifyInstance<
 
 /** Request bodies larger than this are refused with 413. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Query strings and path parameters are text, so they are coerced to the schema's types; JSON
+ * bodies are not: a body's `null` or `123` where a boolean or a string belongs is a 400, never a
+ * silent `false` or `"123"`. Unknown body fields are refused (schemas say additionalProperties:
+ * false), never dropped.
+ */
+const BODY_AJV_OPTIONS = { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: true } as const;
+const TEXT_AJV_OPTIONS = { ...BODY_AJV_OPTIONS, coerceTypes: 'array' } as const;
+
+function useStrictBodyValidation(app: HostApp): void {
+  const buildFromPool = AjvCompiler();
+  app.setValidatorCompiler((route) => {
+    const customOptions = route.httpPart === 'body' ? BODY_AJV_OPTIONS : TEXT_AJV_OPTIONS;
+    return buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], { customOptions: { ...customOptions } })(route);
+  });
+}
 
 const REQUEST_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 
@@ -68,12 +86,9 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
-    ajv: {
-      // Unknown body fields are refused (schemas say additionalProperties: false), never dropped.
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  useStrictBodyValidation(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

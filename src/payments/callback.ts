@@ -1,7 +1,7 @@
 // The payment callback (spec 4.6, 7.3; DECISIONS §4), without HTTP: who is calling (step 1), then
 // the notification's checks in order (steps 2-8), then the one transaction that stores the event
 // and moves the invoice and its trip (steps 9-10). Outcomes carry the HTTP status and exact body.
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { invoices, paymentEvents } from '../db/schema.js';
@@ -74,6 +74,22 @@ export async function processNotification(db: Database, received: ReceivedNotifi
   if (!amountMatches(notification.amountText, invoice.amount)) return { outcome: rejected(400, 'Amount mismatch') };
   if (notification.currency !== invoice.currency) return { outcome: rejected(400, 'Currency mismatch') };
 
+  const duplicate: ProcessedNotification = { outcome: { httpStatus: 200, body: { status: 'duplicate' } } };
+  // The common repeat (a partner retrying) is answered without a transaction or a row lock.
+  const [known] = await db
+    .select({ id: paymentEvents.id })
+    .from(paymentEvents)
+    .where(
+      and(
+        eq(paymentEvents.tenantId, received.tenant.id),
+        eq(paymentEvents.transactionId, notification.transactionId),
+        eq(paymentEvents.status, notification.status),
+        eq(paymentEvents.gateway, notification.gateway),
+      ),
+    )
+    .limit(1);
+  if (known) return duplicate;
+
   try {
     return await db.transaction(async (tx) => {
       // The row lock serialises notifications for one invoice: each plans from the status the
@@ -102,7 +118,7 @@ export async function processNotification(db: Database, received: ReceivedNotifi
         })
         .onConflictDoNothing()
         .returning({ id: paymentEvents.id });
-      if (!stored) return { outcome: { httpStatus: 200, body: { status: 'duplicate' } } };
+      if (!stored) return duplicate;
       if (plan.applied) {
         await tx
           .update(invoices)

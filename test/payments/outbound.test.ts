@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
+import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, showInvoice } from './support.js';
@@ -277,5 +278,38 @@ describe('SSRF guard', () => {
       expect(shown.deliveries[0].error).toMatch(/resolves to non-public address (127\.0\.0\.1|::1) \(final: not retried\)$/);
     }
     expect(partner.received.get('/private')).toEqual([]);
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('PAYMENT_WORKER=false (PostgreSQL: two instances on one database)', () => {
+  let service: TestService;
+  let worker: RunningService | undefined;
+  const partner = new PartnerEndpoint();
+
+  beforeAll(async () => {
+    await partner.start();
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await service.stop();
+    await partner.stop();
+  });
+
+  it('enqueues without delivering; a worker-only instance delivers', async () => {
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const url = partner.route('/separate', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
+    const invoice = await createInvoice(service, tenant);
+    await settle();
+    expect((await showInvoice(service, invoice.id)).deliveries).toEqual([]);
+    expect(partner.received.get('/separate')).toEqual([]);
+
+    worker = await startService(loadConfig(testEnv(service.database.target, { LISTENERS: '' })), createLogger('silent'));
+    expect(worker.urls).toEqual({});
+    await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+    expect(partner.received.get('/separate')).toHaveLength(1);
+    // Without INTEGRATIONS_PUBLIC_URL or a listener of its own, the worker falls back to the default port.
+    expect(partner.received.get('/separate')![0].body.notify_url).toBe('http://127.0.0.1:8080/api/v1/payments/notify/');
   });
 });

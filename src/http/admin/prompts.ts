@@ -4,14 +4,12 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { listDefaultPrompts, replaceDefaultPrompts, SORT_ORDER_MAX, SORT_ORDER_MIN, TEXT_MAX_CHARACTERS } from '../../prompts/prompts.js';
 import { Language, PromptObject } from '../integrations/prompts.js';
-import { validateBodiesStrictly } from '../strict-body.js';
 
 const LanguageParams = Type.Object({ language: Language });
 const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });
 
 export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
-  validateBodiesStrictly(app);
   const tags = ['default prompts'];
 
   app.get(

@@ -6,7 +6,6 @@ import { getTenant } from '../../tenants/tenants.js';
 import { createTrip, getTrip } from '../../trips/trips.js';
 import { Destination, IsoDate, TripObject } from '../integrations/trips.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
-import { validateBodiesStrictly } from '../strict-body.js';
 
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
 const Text = (maxLength: number) =>
@@ -65,7 +64,6 @@ const TripResponse = Type.Object({ trip: TripObject });
 
 export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
-  validateBodiesStrictly(app);
 
   app.post(
     '/trips',

@@ -6,11 +6,10 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
-import { validateBodiesStrictly } from '../strict-body.js';
 import { renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
-import { paymentCallbackRoutes } from './payment-callback.js';
+import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
@@ -41,13 +40,12 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
   });
 
-  await app.register(paymentCallbackRoutes, { context });
+  await app.register(paymentCallbackRoutes, { context, prefix: PAYMENT_CALLBACK_PREFIX });
   await app.register(
     async (api) => {
       api.decorateRequest('tenant', null as never);
       api.addHook('onRequest', authenticateTenant(context.db));
       api.addHook('preValidation', refuseTenantInRequest);
-      validateBodiesStrictly(api);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');
       // Resource routes, each a plugin of its domain, are registered here.

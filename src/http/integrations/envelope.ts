@@ -51,10 +51,7 @@ export const ErrorEnvelope = Type.Object(
 
 const errorResponse = (description: string) => ({ ...Type.Ref(ErrorEnvelope), description });
 
-/**
- * The error responses every `/api/v1/` route may give, to spread into its `response` schema.
- * (Fastify does not run these through the serializer for thrown errors; they document the wire.)
- */
+/** The error responses every `/api/v1/` route may give, to spread into its `response` schema. */
 export const ERROR_RESPONSES = {
   400: errorResponse('VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON'),
   401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant'),

@@ -10,7 +10,8 @@ import { authenticatePartner, type CallbackOutcome, processNotification } from '
 import type { TenantRow } from '../../tenants/tenants.js';
 import { toAppError } from '../errors.js';
 
-export const PAYMENT_CALLBACK_PATH = '/api/v1/payments/notify/';
+export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
+export const PAYMENT_CALLBACK_PATH = `${PAYMENT_CALLBACK_PREFIX}/`;
 
 const NotificationBody = Type.Object(
   {
@@ -66,6 +67,7 @@ declare module 'fastify' {
   }
 }
 
+/** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
 export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
   const answer = (request: FastifyRequest, outcome: CallbackOutcome, reason?: string) => {
@@ -88,6 +90,13 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
+  // Other methods on the callback's path answer in its body too (the plugin owns the prefix).
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0].replace(/\/+$/, '');
+    if (path !== PAYMENT_CALLBACK_PREFIX) return reply.code(404).send({ error: 'Not found' });
+    return reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
+  });
+
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
@@ -100,8 +109,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   });
 
   app.post(
-    PAYMENT_CALLBACK_PATH,
+    '/',
     {
+      // Documented as the spec writes it, with the slash; the router takes it without one too.
+      prefixTrailingSlash: 'slash',
       config: { losslessJsonNumbers: true },
       // parseNotification validates the body, in the documented order with the documented
       // messages; the schema below only documents it, so Ajv neither rejects nor coerces anything.

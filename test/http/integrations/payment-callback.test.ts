@@ -274,11 +274,37 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     expect(shown.raw).toContain('"big":12345678901234567890');
   });
 
+  it('answers 400 Invalid JSON body for a valid notification carrying a number PostgreSQL cannot store', async () => {
+    const its = await createInvoice(service, tenant);
+    const body = JSON.stringify(notificationFor(its, { extra: '§' })).replace('"§"', '1e999999');
+    expectAnswer(await notify(service, body, keyOf(tenant)), 400, { error: 'Invalid JSON body' });
+    expect((await showInvoice(service, its.id)).events).toEqual([]);
+  });
+
   it('answers on the path without the trailing slash too, in the callback\'s own body', async () => {
     const its = await createInvoice(service, tenant);
     const response = await notify(service, notificationFor(its), keyOf(tenant), '/api/v1/payments/notify');
     expectAnswer(response, 200, { status: 'success' });
     expect(response.json()).not.toHaveProperty('success');
+  });
+
+  it('answers other methods 405 in the callback\'s own body, after the key check', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE'] as const) {
+      const keyed = await service.apps.integrations!.inject({ method, url: CALLBACK_PATH, headers: keyOf(tenant) });
+      expectAnswer(keyed, 405, { error: 'Method not allowed' });
+      expect(keyed.headers.allow).toBe('POST');
+      expectAnswer(await service.apps.integrations!.inject({ method, url: CALLBACK_PATH }), 401, { error: 'Missing API key' });
+    }
+  });
+
+  it('is documented in the OpenAPI document with its own key and bodies', async () => {
+    const document = (await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const operation = document.paths['/api/v1/payments/notify/'].post;
+    expect(operation.security).toEqual([{ PartnerApiKey: [] }]);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413']);
+    const body = operation.requestBody.content['application/json'].schema;
+    expect(body.additionalProperties).toBe(true);
+    expect(Object.keys(body.properties)).toEqual(['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway']);
   });
 
   it('works over real HTTP', async () => {

@@ -1,0 +1,323 @@
+// `npm run bench`: the hot paths of the service built for production, on PostgreSQL, over real
+// HTTP from a separate client process, each beside a ceiling measured in the same run on the same
+// machine (pgbench for the callback's SQL, a bare Fastify route for the read paths). Prints one
+// markdown table and writes it to BENCHMARKS.md. Not a test: never part of `npm test`.
+//
+//   npm run bench -- [--duration 10] [--connections 10] [--warmup 2] [--profile] [--no-write]
+//
+// --profile runs the measured service under `node --cpu-prof` and keeps the .cpuprofile (its
+// figures are skewed by the profiler, so BENCHMARKS.md is then left alone).
+// BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is used only to create
+// and drop this run's database.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../../src/paths.js';
+import {
+  AdminClient,
+  BENCH_DIR,
+  assertClean,
+  freePort,
+  type LoadResult,
+  type LoadSpec,
+  loadFromChild,
+  machine,
+  peakRss,
+  peakRssSoFarMb,
+  pgbench,
+  run,
+  startChild,
+  stopChild,
+  ThrowawayDatabase,
+  waitFor200,
+} from './lib.js';
+import {
+  CALLBACK_UNIQUE,
+  callbackScenarios,
+  createFixtures,
+  createPgbenchFixtures,
+  primeDuplicates,
+  readScenarios,
+  type Scenario,
+  uniqueCallbackAtRate,
+  type Urls,
+} from './scenarios.js';
+
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    profile: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+const DURATION_S = Number(options.duration);
+const CONNECTIONS = Number(options.connections);
+const WARMUP_S = Number(options.warmup);
+/** The service's PostgreSQL pool (src/db/client.ts default): pgbench gets as many clients. */
+const SERVICE_POOL_SIZE = 10;
+const LOG_LEVEL = 'warn';
+const TARGETS = { coldStartMs: 1500, peakRssMb: 200, halfRateP99Ms: 20 };
+
+const log = (line: string) => console.error(line);
+const workDir = mkdtempSync(path.join(os.tmpdir(), 'partner-bench-'));
+const profileDir = options.profile ? mkdtempSync(path.join(os.tmpdir(), 'partner-bench-profile-')) : null;
+const database = new ThrowawayDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const cleanups: (() => Promise<void>)[] = [];
+
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => log(`cleanup: ${error}`));
+  rmSync(workDir, { recursive: true, force: true });
+}
+process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+
+async function build(): Promise<void> {
+  log('building (npm run build)');
+  const result = await run('npm', ['run', 'build', '--silent'], { allowFailure: true });
+  if (result.code !== 0) {
+    // tsc emits despite type errors; a service that does not start fails the run below anyway.
+    log(`WARNING: npm run build reported errors; dist/ was emitted and is benchmarked as is:\n${result.stdout}${result.stderr}`);
+  }
+  if (!existsSync(path.join(projectRoot, 'dist/src/cli/partnerctl.js'))) throw new Error('the build produced no dist/src/cli/partnerctl.js');
+}
+
+interface Service {
+  pid: number;
+  urls: Urls;
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+async function startService(env: NodeJS.ProcessEnv, urls: Urls, nodeFlags: string[]): Promise<Service> {
+  const started = performance.now();
+  const child = startChild(process.execPath, [...nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'], env);
+  const stop = () => stopChild(child);
+  cleanups.push(stop);
+  try {
+    // The admin listener starts last: when it is ready, all three are.
+    const readyMs = await waitFor200(`${urls.admin}/readyz`, child, started);
+    return { pid: child.pid!, urls, readyMs, stop };
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${child.tail()}`);
+  }
+}
+
+async function startBareServer(scenarios: Scenario[]): Promise<string> {
+  const routes = scenarios.flatMap(({ ceiling }) =>
+    ceiling.kind === 'bare' ? [{ path: ceiling.path.split('?')[0], contentType: ceiling.contentType, bodyBase64: ceiling.body.toString('base64') }] : [],
+  );
+  const routesFile = path.join(workDir, 'bare-routes.json');
+  writeFileSync(routesFile, JSON.stringify(routes));
+  const port = await freePort();
+  const child = startChild(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'bare.ts'), routesFile, String(port)], process.env);
+  cleanups.push(() => stopChild(child));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor200(`${url}${routes[0].path}`, child, performance.now(), 30_000);
+  return url;
+}
+
+const load = (spec: Omit<LoadSpec, 'connections' | 'durationS'>, durationS = DURATION_S) =>
+  loadFromChild({ ...spec, connections: CONNECTIONS, durationS }, workDir);
+
+async function measuredLoad(label: string, spec: Omit<LoadSpec, 'connections' | 'durationS'>): Promise<LoadResult> {
+  const result = await load(spec);
+  assertClean(label, result);
+  return result;
+}
+
+interface Row {
+  scenario: Scenario;
+  service: LoadResult;
+  peakRssMb: number;
+  ceilingLabel: string;
+  ceilingRps: number;
+}
+
+async function measure(scenario: Scenario, service: Service, bareUrl: string): Promise<Row> {
+  log(`- ${scenario.label}`);
+  if (WARMUP_S > 0) assertClean(`${scenario.label} (warm-up)`, await load(scenario.warmUp ?? scenario.load, WARMUP_S));
+  const { result, peakMb } = await peakRss(service.pid, () => measuredLoad(scenario.label, scenario.load));
+  let ceilingLabel: string;
+  let ceilingRps: number;
+  if (scenario.ceiling.kind === 'pgbench') {
+    const ceiling = await pgbench(database.url, scenario.ceiling.script, {
+      clients: SERVICE_POOL_SIZE,
+      durationS: DURATION_S,
+      defines: scenario.ceiling.defines,
+    });
+    ceilingLabel = `pgbench, same SQL, ${SERVICE_POOL_SIZE} clients`;
+    ceilingRps = ceiling.tps;
+  } else {
+    const bare = { url: `${bareUrl}${scenario.ceiling.path}`, expectBody: scenario.load.expectBody };
+    if (WARMUP_S > 0) assertClean(`${scenario.label} (bare warm-up)`, await load(bare, WARMUP_S));
+    ceilingLabel = 'bare Fastify route, same bytes';
+    ceilingRps = (await measuredLoad(`${scenario.label} (bare route)`, bare)).requestsPerSecond;
+  }
+  log(`  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingRps.toFixed(0)}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB`);
+  return { scenario, service: result, peakRssMb: peakMb, ceilingLabel, ceilingRps };
+}
+
+const verdict = (met: boolean) => (met ? '**met**' : '**MISSED**');
+
+function targetCell(row: Row): string {
+  const { targetRatio, targetP50Ms } = row.scenario;
+  if (targetRatio === undefined) return '(none)';
+  const parts = [`≥ ${targetRatio * 100}% of ceiling`];
+  let met = row.service.requestsPerSecond / row.ceilingRps >= targetRatio;
+  if (targetP50Ms !== undefined) {
+    parts.push(`p50 < ${targetP50Ms} ms`);
+    met &&= row.service.p50 < targetP50Ms;
+  }
+  return `${parts.join(', ')}: ${verdict(met)}`;
+}
+
+interface Report {
+  rows: Row[];
+  firstStart: { readyMs: number; peakRssMb: number };
+  coldStart: { readyMs: number; peakRssMb: number };
+  halfRate: { rate: number; result: LoadResult };
+  postgresVersion: string;
+}
+
+async function describeRun(): Promise<string> {
+  const { stdout: commit } = await run('git', ['rev-parse', '--short', 'HEAD']);
+  const { stdout: changes } = await run('git', ['status', '--porcelain']);
+  return `${commit.trim()}${changes.trim() ? ' (with uncommitted changes in the working tree)' : ''}`;
+}
+
+async function render(report: Report): Promise<string> {
+  const { cores, cpu } = machine();
+  const figure = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+  const peakRssMb = Math.max(report.coldStart.peakRssMb, ...report.rows.map((row) => row.peakRssMb));
+  const { rate, result: half } = report.halfRate;
+  const lines = [
+    '# Benchmarks',
+    '',
+    `${new Date().toISOString().slice(0, 10)}, commit ${await describeRun()}, ${cores} cores (${cpu}), Node ${process.version},`,
+    `${report.postgresVersion.split(',')[0]}. Produced by \`npm run bench\` (scripts/bench/): the service built for production`,
+    `(\`node dist/src/cli/partnerctl.js serve\`, LOG_LEVEL=${LOG_LEVEL}, PostgreSQL pool of ${SERVICE_POOL_SIZE}), loaded over HTTP by autocannon in a`,
+    `separate process, ${CONNECTIONS} connections, ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up; every request answered 2xx with the expected body.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | ceiling (same run) | ceiling req/s | ratio | peak RSS MB | target |',
+    '|---|---:|---:|---:|---|---:|---:|---:|---|',
+    ...report.rows.map((row) =>
+      [
+        row.scenario.label,
+        row.service.requestsPerSecond.toFixed(0),
+        figure(row.service.p50),
+        figure(row.service.p99),
+        row.ceilingLabel,
+        row.ceilingRps.toFixed(0),
+        `${((row.service.requestsPerSecond / row.ceilingRps) * 100).toFixed(0)}%`,
+        row.peakRssMb.toFixed(0),
+        targetCell(row),
+      ].join(' | ').replace(/^/, '| ').replace(/$/, ' |'),
+    ),
+    '',
+    `- Unique callbacks at half the maximum rate (${rate} req/s, autocannon \`overallRate\`): p50 ${figure(half.p50)} ms,`,
+    `  p99 ${figure(half.p99)} ms. Target p99 < ${TARGETS.halfRateP99Ms} ms: ${verdict(half.p99 < TARGETS.halfRateP99Ms)}.`,
+    `- Cold start on the populated database, spawn to \`/readyz\` 200: ${report.coldStart.readyMs.toFixed(0)} ms. Target < ${TARGETS.coldStartMs} ms:`,
+    `  ${verdict(report.coldStart.readyMs < TARGETS.coldStartMs)}. (First start on the empty database, migrations and reference-data import`,
+    `  included: ${report.firstStart.readyMs.toFixed(0)} ms, peak RSS ${report.firstStart.peakRssMb.toFixed(0)} MB; not a target.)`,
+    `- Peak RSS of the service from its cold start through every scenario: ${peakRssMb.toFixed(0)} MB. Target < ${TARGETS.peakRssMb} MB:`,
+    `  ${verdict(peakRssMb < TARGETS.peakRssMb)}.`,
+    '',
+    '## How to read it',
+    '',
+    '- Read the ratios, not the absolute figures: the machine is shared and noisy, so a figure means something only next to',
+    '  its ceiling, measured minutes apart on the same machine. Client and server share the cores: autocannon (Node) costs',
+    '  more CPU per request than pgbench (C), which flatters the pgbench ceiling a little.',
+    '- Callback ceilings: pgbench runs the SQL statements of one callback (scripts/bench/callback-*.sql, as PostgreSQL logs',
+    `  them for the service) with -M prepared and as many clients as the service has pool connections. The gap is what the`,
+    '  service adds: HTTP, JSON, validation, the driver and its round trips.',
+    '- Read ceilings: a bare Fastify route answering the same bytes from memory, no auth, no database. The gap is auth,',
+    '  the query, serialisation and logging.',
+    '- p50/p99 at full load are mostly queueing (the client pushes as hard as it can); the half-rate line is the latency at',
+    '  a sustainable load.',
+    '',
+  ];
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  await build();
+  await database.create();
+  cleanups.push(() => database.drop());
+
+  const [integrationsPort, backendPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const urls: Urls = {
+    integrations: `http://127.0.0.1:${integrationsPort}`,
+    backend: `http://127.0.0.1:${backendPort}`,
+    admin: `http://127.0.0.1:${adminPort}`,
+  };
+  const adminToken = randomBytes(24).toString('hex');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    DATABASE_URL: database.url,
+    DATA_DIR: workDir,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    HOST: '127.0.0.1',
+    ADMIN_HOST: '127.0.0.1',
+    INTEGRATIONS_PORT: String(integrationsPort),
+    BACKEND_PORT: String(backendPort),
+    ADMIN_PORT: String(adminPort),
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL,
+    ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
+    PAYMENT_WORKER: 'false',
+  };
+
+  log('first start, on the empty database (migrations, reference-data import)');
+  const first = await startService(env, urls, []);
+  const firstPeak = peakRssSoFarMb(first.pid);
+  await first.stop();
+  log(`  ready in ${first.readyMs.toFixed(0)} ms`);
+  log('cold start, on the populated database');
+  const service = await startService(env, urls, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+  const coldPeak = peakRssSoFarMb(service.pid);
+  log(`  ready in ${service.readyMs.toFixed(0)} ms`);
+
+  log('fixtures through the admin API');
+  const admin = new AdminClient(urls.admin, adminToken);
+  const fixtures = await createFixtures(admin);
+  await primeDuplicates(urls, fixtures);
+  await createPgbenchFixtures(database, fixtures);
+  const scenarios = [...callbackScenarios(urls, fixtures), ...(await readScenarios(urls, fixtures))];
+  const bareUrl = await startBareServer(scenarios);
+
+  log(`scenarios: ${CONNECTIONS} connections, ${DURATION_S} s each`);
+  const rows: Row[] = [];
+  for (const scenario of scenarios) rows.push(await measure(scenario, service, bareUrl));
+
+  const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE)!;
+  const rate = Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
+  log(`- ${CALLBACK_UNIQUE} at ${rate} req/s`);
+  const halfRate = { rate, result: await measuredLoad(`${CALLBACK_UNIQUE} at half rate`, uniqueCallbackAtRate(urls, fixtures, rate)) };
+
+  const [{ version }] = await database.sql<{ version: string }>('select version()');
+  await service.stop();
+  if (profileDir) log(`CPU profile of the measured service: ${profileDir}`);
+
+  const markdown = await render({
+    rows,
+    firstStart: { readyMs: first.readyMs, peakRssMb: firstPeak },
+    coldStart: { readyMs: service.readyMs, peakRssMb: coldPeak },
+    halfRate,
+    postgresVersion: version,
+  });
+  console.log(markdown);
+  if (!options['no-write'] && !profileDir) writeFileSync(path.join(projectRoot, 'BENCHMARKS.md'), markdown);
+}
+
+try {
+  await main();
+} catch (error) {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}

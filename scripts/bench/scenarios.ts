@@ -1,0 +1,209 @@
+// What the benchmark measures: the fixtures (through the admin API, as an operator would make
+// them), the scenarios on the real service, and each one's ceiling measured in the same run.
+import path from 'node:path';
+import { digestSecret } from '../../src/tenants/secrets.js';
+import { type AdminClient, BENCH_DIR, inParallel, type LoadSpec, notificationBody, type ThrowawayDatabase } from './lib.js';
+
+/** Invoices for unique notifications: the load cycles through them (see `uniqueCallbacks`). */
+const UNIQUE_INVOICES = 5000;
+/** Invoices whose notification is stored once, then repeated by the duplicates scenario. */
+const DUPLICATE_INVOICES = 1000;
+/** The pgbench ceiling's own invoices (ids 00000000-0000-4000-8000-<n>, see callback-unique.sql). */
+const PGBENCH_INVOICES = 10_000;
+
+const AMOUNT = '100.00';
+const CURRENCY = 'SAR';
+const GATEWAY = 'tap';
+const NOTIFICATION = { status: 'paid', amount: AMOUNT, currency: CURRENCY, gateway: GATEWAY };
+
+export interface Urls {
+  integrations: string;
+  backend: string;
+  admin: string;
+}
+
+export interface Fixtures {
+  tenantId: string;
+  ssoSecret: string;
+  partnerApiKey: string;
+  backendKey: string;
+  saudiArabiaId: string;
+  uniqueInvoiceIds: string[];
+  duplicateInvoiceIds: string[];
+}
+
+export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
+  // No payment endpoint: creating an invoice makes no outbound call.
+  const { tenant, credentials } = await admin.request('POST', '/tenants', { name: 'Bench', slug: 'bench', gateway: GATEWAY });
+  const { key: backendKey } = await admin.request('POST', '/partner-keys', { name: 'bench', scopes: ['countries:read', 'cities:read'] });
+  const saudiArabiaId: string = (await admin.request('GET', '/countries/SA')).country.id;
+  // Supported cities with attractions, so listings carry some has_attractions data.
+  const { cities } = await admin.request('GET', '/cities?name=a&country=SA');
+  for (const city of cities.slice(0, 10)) {
+    await admin.request('PATCH', `/cities/${city.id}`, { supported: true });
+    await admin.request('POST', `/cities/${city.id}/attractions`, { name: `Old town of ${city.name}` });
+  }
+  const invoiceIds = await inParallel(UNIQUE_INVOICES + DUPLICATE_INVOICES, 8, async () => {
+    const { invoice } = await admin.request('POST', '/invoices', { tenant_id: tenant.id, amount: AMOUNT, currency: CURRENCY });
+    return invoice.id as string;
+  });
+  return {
+    tenantId: tenant.id,
+    ssoSecret: credentials.sso_hmac_secret,
+    partnerApiKey: credentials.partner_api_key,
+    backendKey,
+    saudiArabiaId,
+    uniqueInvoiceIds: invoiceIds.slice(0, UNIQUE_INVOICES),
+    duplicateInvoiceIds: invoiceIds.slice(UNIQUE_INVOICES),
+  };
+}
+
+const callbackHeaders = (fixtures: Fixtures) => ({ 'x-api-key': fixtures.partnerApiKey, 'content-type': 'application/json' });
+
+/**
+ * Unique notifications: each request a new transaction id for the next invoice in turn. Most
+ * invoices get one `paid` (as in production, one payment per invoice); after the first pass an
+ * invoice gets another `paid` with a new transaction id, which is still a new event that updates
+ * the invoice (gateway_reference), so every request runs the whole write path.
+ */
+function uniqueCallbacks(fixtures: Fixtures, prefix: string): LoadSpec['callbacks'] {
+  return { invoiceIds: fixtures.uniqueInvoiceIds, template: NOTIFICATION, transactionIds: 'per-request', prefix };
+}
+
+/** Retries of stored notifications, spread over many invoices (a retry storm, not one hot row). */
+function duplicateCallbacks(fixtures: Fixtures): LoadSpec['callbacks'] {
+  return { invoiceIds: fixtures.duplicateInvoiceIds, template: NOTIFICATION, transactionIds: 'per-invoice', prefix: 'dup-' };
+}
+
+/** Stores the notification of each duplicates invoice once, so that the scenario only repeats them. */
+export async function primeDuplicates(urls: Urls, fixtures: Fixtures): Promise<void> {
+  await inParallel(fixtures.duplicateInvoiceIds.length, 8, async (index) => {
+    const invoiceId = fixtures.duplicateInvoiceIds[index];
+    const response = await fetch(`${urls.integrations}/api/v1/payments/notify/`, {
+      method: 'POST',
+      headers: callbackHeaders(fixtures),
+      body: notificationBody(NOTIFICATION, invoiceId, `dup-${invoiceId}`),
+    });
+    const body = await response.text();
+    if (body !== '{"status":"success"}') throw new Error(`priming duplicates: ${response.status} ${body}`);
+  });
+}
+
+/** The pgbench ceiling's invoices, and for the duplicates script one stored event each. */
+export async function createPgbenchFixtures(database: ThrowawayDatabase, fixtures: Fixtures): Promise<void> {
+  const invoiceId = `('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid`;
+  await database.sql(
+    `insert into invoices (id, tenant_id, amount, currency)
+     select ${invoiceId}, '${fixtures.tenantId}', ${AMOUNT}, '${CURRENCY}' from generate_series(1, ${PGBENCH_INVOICES}) n`,
+  );
+  await database.sql(
+    `insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied, status_before, status_after)
+     select '${fixtures.tenantId}', ${invoiceId}, n::text, 'paid', '${GATEWAY}', '{}', true, 'pending', 'paid' from generate_series(1, ${PGBENCH_INVOICES}) n`,
+  );
+  await database.sql('vacuum analyze invoices, payment_events');
+}
+
+function pgbenchDefines(fixtures: Fixtures): Record<string, string> {
+  return {
+    digest: digestSecret(fixtures.partnerApiKey),
+    kind: 'partner_api_key',
+    active: 't',
+    tenant: fixtures.tenantId,
+    status: 'paid',
+    status_before: 'pending',
+    gateway: GATEWAY,
+    // A payload of the size the service stores (its invoice and transaction ids are as long).
+    payload: notificationBody(NOTIFICATION, '00000000-0000-4000-8000-000000000001', 'unique-0000001'),
+    request_id: '00000000-0000-4000-8000-000000000000',
+    invoices: String(PGBENCH_INVOICES),
+  };
+}
+
+export type Ceiling =
+  | { kind: 'pgbench'; script: string; defines: Record<string, string> }
+  | { kind: 'bare'; path: string; contentType: string; body: Buffer };
+
+export interface Scenario {
+  label: string;
+  /** The load on the service, minus connections and duration (set by the runner). */
+  load: Omit<LoadSpec, 'connections' | 'durationS'>;
+  /** A fresh load for the warm-up run, when the measured one must not be replayed (unique events). */
+  warmUp?: Omit<LoadSpec, 'connections' | 'durationS'>;
+  ceiling: Ceiling;
+  /** The least ratio to the ceiling the targets ask for; none for scenarios without a target. */
+  targetRatio?: number;
+  /** The largest p50 in ms the targets ask for. */
+  targetP50Ms?: number;
+}
+
+export const CALLBACK_UNIQUE = 'payment callback, unique notifications';
+
+export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
+  const notify = { url: `${urls.integrations}/api/v1/payments/notify/`, method: 'POST' as const, headers: callbackHeaders(fixtures) };
+  const defines = pgbenchDefines(fixtures);
+  return [
+    {
+      label: CALLBACK_UNIQUE,
+      load: { ...notify, callbacks: uniqueCallbacks(fixtures, 'unique-'), expectBody: '{"status":"success"}' },
+      warmUp: { ...notify, callbacks: uniqueCallbacks(fixtures, 'warm-'), expectBody: '{"status":"success"}' },
+      ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-unique.sql'), defines },
+      targetRatio: 0.6,
+    },
+    {
+      label: 'payment callback, duplicates',
+      load: { ...notify, callbacks: duplicateCallbacks(fixtures), expectBody: '{"status":"duplicate"}' },
+      ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-duplicate.sql'), defines },
+    },
+  ];
+}
+
+/** The half-rate run of the unique callback: fresh transaction ids again. */
+export function uniqueCallbackAtRate(urls: Urls, fixtures: Fixtures, overallRate: number): Omit<LoadSpec, 'connections' | 'durationS'> {
+  return {
+    url: `${urls.integrations}/api/v1/payments/notify/`,
+    method: 'POST',
+    headers: callbackHeaders(fixtures),
+    callbacks: uniqueCallbacks(fixtures, 'rate-'),
+    expectBody: '{"status":"success"}',
+    overallRate,
+  };
+}
+
+/** The response of the real service, which its bare twin answers byte for byte. */
+async function capture(url: string, headers: Record<string, string>): Promise<{ contentType: string; body: Buffer }> {
+  const response = await fetch(url, { headers });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status} ${body}`);
+  return { contentType: response.headers.get('content-type') ?? 'application/octet-stream', body };
+}
+
+/** Read scenarios, each with the bare route answering what the service answered. */
+export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Scenario[]> {
+  const backend = { authorization: `Api-Key ${fixtures.backendKey}` };
+  const read = async (label: string, url: string, headers: Record<string, string>, barePath: string): Promise<Scenario> => {
+    const { contentType, body } = await capture(url, headers);
+    return {
+      label,
+      load: { url, headers, expectBody: body.toString('utf8') },
+      ceiling: { kind: 'bare', path: barePath, contentType, body },
+      targetRatio: 0.7,
+      targetP50Ms: 10,
+    };
+  };
+  return [
+    await read('`/v1/cities/` first page', `${urls.backend}/v1/cities/`, backend, '/cities-first/'),
+    await read('`/v1/cities/` deep page (offset 100000)', `${urls.backend}/v1/cities/?offset=100000`, backend, '/cities-deep/?offset=100000'),
+    await read(
+      '`/v1/cities/` country filter',
+      `${urls.backend}/v1/cities/?country=${fixtures.saudiArabiaId}`,
+      backend,
+      `/cities-country/?country=${fixtures.saudiArabiaId}`,
+    ),
+    await read(
+      '`/api/v1/suggested-prompts/effective/`',
+      `${urls.integrations}/api/v1/suggested-prompts/effective/?language=en`,
+      { authorization: `Api-Key ${fixtures.ssoSecret}` },
+      '/prompts-effective/?language=en',
+    ),
+  ];
+}
