@@ -34,7 +34,7 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
             name: 'Authorization',
             description:
               'The tenant\'s SSO HMAC secret in the form `Api-Key <secret>` (e.g. ' +
-              '`Authorization: Api-Key sso_...`). A missing, revoked or wrong-scheme credential, or an ' +
+              '`Authorization: Api-Key pis_sso_...`). A missing, revoked or wrong-scheme credential, or an ' +
               'inactive tenant, is a 401 `UNAUTHORIZED`.',
           },
           PartnerApiKey: {
