@@ -23,6 +23,8 @@ export interface Config {
   logLevel: string;
   allowPrivatePaymentEndpoints: boolean;
   paymentWorker: boolean;
+  /** Delay before the first retry of a payment request; later ones double (see payments/outbound.ts). */
+  paymentRetryBaseSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
@@ -50,6 +52,16 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
   if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function seconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a number of seconds from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | null {
@@ -121,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
+    paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
     secretEncryptionKey: encryptionKey(env),
   };
 }

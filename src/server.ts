@@ -10,7 +10,7 @@ import { buildBackendApp } from './http/backend/app.js';
 import type { HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
-import { deliverPaymentRequest, REQUEST_TIMEOUT_MS, type RetryPolicy, retryPolicyFromEnv } from './payments/outbound.js';
+import { DEFAULT_RETRY_POLICY, deliverPaymentRequest, REQUEST_TIMEOUT_MS, type RetryPolicy } from './payments/outbound.js';
 import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
 import { secretBoxFor } from './tenants/secret-box.js';
@@ -73,7 +73,7 @@ async function startPaymentWorker(
 }
 
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
-  const retryPolicy = retryPolicyFromEnv(process.env);
+  const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};

@@ -7,7 +7,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError } from '../config.js';
 import type { Database } from '../db/client.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
 import { paymentEndpointSecrets } from '../tenants/credentials.js';
@@ -30,16 +29,6 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseSeconds: 30, maxDelaySeconds: 3600, giveUpAfterSeconds: 86_400 };
 
-/** `PAYMENT_RETRY_BASE_SECONDS` (default 30): the first retry's delay; tests make it small. */
-export function retryPolicyFromEnv(env: Record<string, string | undefined>): RetryPolicy {
-  const raw = env.PAYMENT_RETRY_BASE_SECONDS;
-  if (raw === undefined || raw === '') return DEFAULT_RETRY_POLICY;
-  const base = Number(raw);
-  if (!Number.isFinite(base) || base < 0.5 || base > 3600) {
-    throw new ConfigError(`PAYMENT_RETRY_BASE_SECONDS must be a number of seconds from 0.5 to 3600, got "${raw}"`);
-  }
-  return { ...DEFAULT_RETRY_POLICY, baseSeconds: base };
-}
 
 export function backoffSeconds(policy: RetryPolicy, failedAttempt: number, random = Math.random): number {
   const nominal = Math.min(policy.maxDelaySeconds, policy.baseSeconds * 2 ** Math.min(failedAttempt - 1, 30));
@@ -235,9 +224,14 @@ export async function deliverPaymentRequest(
         .where(and(eq(paymentDeliveries.invoiceId, invoiceId), gte(paymentDeliveries.attempt, attemptNumber)))
         .limit(1)
     : [];
-  if (!found || alreadyRecorded) {
-    // The invoice is gone, or this job ran before and only its completion was lost.
+  // Nothing to do when the invoice is gone, when this job ran before and only its completion was
+  // lost, or when the partner has already reported an outcome (retrying would ask it to collect
+  // a payment it has settled).
+  if (!found || alreadyRecorded || found.invoice.status !== 'pending') {
     await deps.db.transaction((tx) => deps.queue.complete(tx, job.id, 'skipped'));
+    if (found && !alreadyRecorded) {
+      deps.log.info({ invoice_id: invoiceId, attempt: attemptNumber, status: found.invoice.status }, 'payment request not retried: invoice settled');
+    }
     return;
   }
   const outcome = await attempt(deps, found.invoice, found.tenant);

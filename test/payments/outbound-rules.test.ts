@@ -1,12 +1,12 @@
 // The pure rules of the outbound payment request: retry schedule, Retry-After, signatures, SSRF guard.
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { isPublicAddress, pinnedLookup, resolveEndpoint } from '../../src/payments/endpoint-address.js';
 import {
   backoffSeconds,
   DEFAULT_RETRY_POLICY,
   retryAfterSeconds,
-  retryPolicyFromEnv,
   signatureHeader,
 } from '../../src/payments/outbound.js';
 
@@ -37,10 +37,10 @@ describe('retry schedule', () => {
   });
 
   it('takes PAYMENT_RETRY_BASE_SECONDS and refuses nonsense', () => {
-    expect(retryPolicyFromEnv({}).baseSeconds).toBe(30);
-    expect(retryPolicyFromEnv({ PAYMENT_RETRY_BASE_SECONDS: '0.5' }).baseSeconds).toBe(0.5);
-    for (const bad of ['0', '-1', 'soon', '100000']) {
-      expect(() => retryPolicyFromEnv({ PAYMENT_RETRY_BASE_SECONDS: bad })).toThrow(/PAYMENT_RETRY_BASE_SECONDS/);
+    expect(loadConfig({}).paymentRetryBaseSeconds).toBe(30);
+    expect(loadConfig({ PAYMENT_RETRY_BASE_SECONDS: '0.5' }).paymentRetryBaseSeconds).toBe(0.5);
+    for (const bad of ['0', '-1', 'soon', '100000', '1e3']) {
+      expect(() => loadConfig({ PAYMENT_RETRY_BASE_SECONDS: bad })).toThrow(/PAYMENT_RETRY_BASE_SECONDS/);
     }
   });
 

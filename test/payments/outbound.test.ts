@@ -11,7 +11,7 @@ import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createInvoice, createTrip, showInvoice } from './support.js';
+import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
 /** What the partner's endpoint received, and whether each signing secret verified it. */
 interface Received {
@@ -81,6 +81,8 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
   }
 }
 
+const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
+
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2500));
 
 describe('outbound payment request', () => {
@@ -90,10 +92,9 @@ describe('outbound payment request', () => {
   const partner = new PartnerEndpoint();
 
   beforeAll(async () => {
-    // Retries after about 0.5 s, 1 s, 2 s... instead of 30 s, 1 min, 2 min.
-    process.env.PAYMENT_RETRY_BASE_SECONDS = '0.5';
     await partner.start();
-    service = await startTestService();
+    // Retries after about 0.5 s, 1 s, 2 s... instead of 30 s, 1 min, 2 min.
+    service = await startTestService(FAST_RETRIES);
   });
   afterAll(async () => {
     await replacement?.close();
@@ -175,6 +176,18 @@ describe('outbound payment request', () => {
     expect(shown.deliveries[0]).toMatchObject({ http_status: 422, error: 'endpoint answered HTTP 422 (final: not retried)' });
   });
 
+  it('stops retrying once the partner has reported an outcome for the invoice', async () => {
+    const tenant = await tenantWithEndpoint('/settled', [{ status: 503, headers: { 'retry-after': '2' } }]);
+    const invoice = await createInvoice(service, tenant);
+    await waitFor('the first attempt', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+    const paid = await notify(service, notificationFor(invoice), keyOf(tenant));
+    expect(paid.json()).toEqual({ status: 'success' });
+    await settle();
+    await settle();
+    expect((await showInvoice(service, invoice.id)).deliveries).toHaveLength(1);
+    expect(partner.received.get('/settled')).toHaveLength(1);
+  });
+
   it('retries 408 and 429, honouring Retry-After as an HTTP date', async () => {
     const tenant = await tenantWithEndpoint('/throttled', [
       { status: 408 },
@@ -236,7 +249,7 @@ describe('outbound payment request', () => {
     const invoice = await createInvoice(service, tenant);
     await waitFor('the first attempt', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
     await service.close();
-    replacement = await startService(loadConfig(testEnv(service.database.target)), createLogger('silent'));
+    replacement = await startService(loadConfig(testEnv(service.database.target, FAST_RETRIES)), createLogger('silent'));
     const restartedAt = Date.now();
     const admin = (path: string) =>
       replacement!.apps.admin!.inject({ method: 'GET', url: `/admin/v1${path}`, headers: { authorization: 'Bearer test-admin-token' } });
@@ -305,7 +318,7 @@ describe.skipIf(!TEST_DATABASE_URL)('PAYMENT_WORKER=false (PostgreSQL: two insta
     expect((await showInvoice(service, invoice.id)).deliveries).toEqual([]);
     expect(partner.received.get('/separate')).toEqual([]);
 
-    worker = await startService(loadConfig(testEnv(service.database.target, { LISTENERS: '' })), createLogger('silent'));
+    worker = await startService(loadConfig(testEnv(service.database.target, { ...FAST_RETRIES, LISTENERS: '' })), createLogger('silent'));
     expect(worker.urls).toEqual({});
     await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
     expect(partner.received.get('/separate')).toHaveLength(1);
