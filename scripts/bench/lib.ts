@@ -126,6 +126,9 @@ export interface LoadSpec {
   overallRate?: number;
 }
 
+/** A load as a scenario states it; the runner adds connections and duration. */
+export type ScenarioLoad = Omit<LoadSpec, 'connections' | 'durationS'>;
+
 export interface LoadResult {
   requestsPerSecond: number;
   p50: number;

@@ -2,7 +2,7 @@
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
 import path from 'node:path';
 import { digestSecret } from '../../src/tenants/secrets.js';
-import { type AdminClient, BENCH_DIR, inParallel, type LoadSpec, notificationBody, type ThrowawayDatabase } from './lib.js';
+import { type AdminClient, BENCH_DIR, inParallel, type LoadSpec, notificationBody, type ScenarioLoad, type ThrowawayDatabase } from './lib.js';
 
 /** Invoices for unique notifications: the load cycles through them (see `uniqueCallbacks`). */
 const UNIQUE_INVOICES = 5000;
@@ -126,9 +126,9 @@ export type Ceiling =
 export interface Scenario {
   label: string;
   /** The load on the service, minus connections and duration (set by the runner). */
-  load: Omit<LoadSpec, 'connections' | 'durationS'>;
+  load: ScenarioLoad;
   /** A fresh load for the warm-up run, when the measured one must not be replayed (unique events). */
-  warmUp?: Omit<LoadSpec, 'connections' | 'durationS'>;
+  warmUp?: ScenarioLoad;
   ceiling: Ceiling;
   /** The least ratio to the ceiling the targets ask for; none for scenarios without a target. */
   targetRatio?: number;
@@ -158,7 +158,7 @@ export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
 }
 
 /** The half-rate run of the unique callback: fresh transaction ids again. */
-export function uniqueCallbackAtRate(urls: Urls, fixtures: Fixtures, overallRate: number): Omit<LoadSpec, 'connections' | 'durationS'> {
+export function uniqueCallbackAtRate(urls: Urls, fixtures: Fixtures, overallRate: number): ScenarioLoad {
   return {
     url: `${urls.integrations}/api/v1/payments/notify/`,
     method: 'POST',
