@@ -61,7 +61,7 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     const reason = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot reach DATABASE_URL ${describeDatabaseUrl(databaseUrl)}: ${reason}`);
   }
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  const db = drizzlePostgres(preparingStatements(client), { schema }) as unknown as Database;
   return {
     db,
     kind: 'postgres',
@@ -90,6 +90,30 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
       await client.end({ timeout: 5 });
     },
   };
+}
+
+/**
+ * The client as Drizzle should see it: every statement named and kept prepared on its connection.
+ * Drizzle sends unnamed statements unless a query is built with `.prepare(name)`, and an unnamed
+ * statement with parameters costs postgres.js a describe round trip before each execution: the
+ * hot paths would wait on PostgreSQL twice per query. Transactions get the same treatment.
+ */
+function preparingStatements<T extends postgres.Sql | postgres.TransactionSql>(sql: T): T {
+  return new Proxy(sql, {
+    get(target, property) {
+      if (property === 'unsafe') {
+        return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(query, parameters, { ...options, prepare: true });
+      }
+      if (property === 'begin') {
+        return (...args: unknown[]) => {
+          const transaction = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          return (target as postgres.Sql).begin(...(args as []), (tx) => transaction(preparingStatements(tx)));
+        };
+      }
+      return Reflect.get(target, property);
+    },
+  });
 }
 
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {

@@ -1,8 +1,10 @@
 // The geo data version: one counter, raised in the same transaction as every change to countries,
 // cities or attractions (admin API, `partnerctl data import`). Listings key their cached counts and
-// their ETags on it, so a change made by any process is seen by every process on its next request,
-// and a cached value can never outlive the data it was computed from.
+// their ETags on it, so a cached value can never outlive the data it was computed from. The
+// version itself is cached for a second: a change is seen at once by the process that made it and
+// within a second by every other.
 import { eq, sql } from 'drizzle-orm';
+import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { geoDataVersion } from '../db/schema.js';
 
@@ -17,10 +19,17 @@ export async function bumpGeoDataVersion(tx: Executor): Promise<void> {
       target: geoDataVersion.id,
       set: { version: sql`${geoDataVersion.version} + 1`, updatedAt: sql`now()` },
     });
+  invalidateCaches();
 }
 
+/** Read on every listing request: another process's change is seen within this time. */
+const VERSION_TTL_MS = 1000;
+const versions = perDatabase(() => new ShortLivedCache<number>(VERSION_TTL_MS, 1));
+
 /** The current version (0 before any geo data was written). One primary-key lookup. */
-export async function readGeoDataVersion(db: Executor): Promise<number> {
-  const [row] = await db.select({ version: geoDataVersion.version }).from(geoDataVersion).where(eq(geoDataVersion.id, ROW_ID));
-  return row?.version ?? 0;
+export function readGeoDataVersion(db: Executor): Promise<number> {
+  return versions(db).get('version', async () => {
+    const [row] = await db.select({ version: geoDataVersion.version }).from(geoDataVersion).where(eq(geoDataVersion.id, ROW_ID));
+    return row?.version ?? 0;
+  });
 }

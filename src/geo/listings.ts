@@ -3,8 +3,9 @@
 // geo data version (one index-only scan, kept as a single string of fixed-width ids: ~4.6 MB for
 // all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows. A change
 // through the admin API or an import raises the version (data-version.ts), which every process
-// reads on each request, so the cached order is never stale.
+// reads (at most a second old), so a cached order never outlives its data by more than that.
 import { type SQL, inArray, sql } from 'drizzle-orm';
+import { perDatabase } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { cities, countries } from '../db/schema.js';
 import { rowsOf } from './import.js';
@@ -72,13 +73,7 @@ class OrderCache {
   }
 }
 
-// One cache per database, so two services in one process (tests) never share one.
-const caches = new WeakMap<object, OrderCache>();
-function cacheFor(db: Executor): OrderCache {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new OrderCache()));
-  return cache;
-}
+const cacheFor = perDatabase(() => new OrderCache());
 
 /**
  * The ordered ids of `table` under `where`, with the data version read in the same statement (one

@@ -33,11 +33,20 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
  * silent `false` or `"123"`. Unknown body fields are refused (schemas say additionalProperties:
  * false), never dropped.
  */
-const BODY_AJV_OPTIONS = { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: true } as const;
+// validateSchema: the route schemas are TypeBox's, fixed at build time; checking each against the
+// meta-schema at every start cost about a fifth of the start-up time.
+const BODY_AJV_OPTIONS = {
+  removeAdditional: false,
+  coerceTypes: false,
+  useDefaults: true,
+  allErrors: true,
+  validateSchema: false,
+} as const;
 const TEXT_AJV_OPTIONS = { ...BODY_AJV_OPTIONS, coerceTypes: 'array' } as const;
+/** One pool of Ajv instances for every host of the process. */
+const buildFromPool = AjvCompiler();
 
 function useStrictBodyValidation(app: HostApp): void {
-  const buildFromPool = AjvCompiler();
   app.setValidatorCompiler((route) => {
     const customOptions = route.httpPart === 'body' ? BODY_AJV_OPTIONS : TEXT_AJV_OPTIONS;
     return buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], { customOptions: { ...customOptions } })(route);

@@ -64,19 +64,9 @@ export async function processNotification(db: Database, received: ReceivedNotifi
   const notification = parsed.notification;
 
   if (!isUuid(notification.invoiceId)) return { outcome: rejected(404, 'Invoice not found') };
-  const [invoice] = await db
-    .select({ tenantId: invoices.tenantId, amount: invoices.amount, currency: invoices.currency })
-    .from(invoices)
-    .where(eq(invoices.id, notification.invoiceId));
-  if (!invoice) return { outcome: rejected(404, 'Invoice not found') };
-  if (invoice.tenantId !== received.tenant.id) return { outcome: rejected(403, 'Forbidden') };
-  if (notification.gateway !== received.tenant.gateway) return { outcome: rejected(400, 'Gateway mismatch') };
-  if (!amountMatches(notification.amountText, invoice.amount)) return { outcome: rejected(400, 'Amount mismatch') };
-  if (notification.currency !== invoice.currency) return { outcome: rejected(400, 'Currency mismatch') };
-
-  const duplicate: ProcessedNotification = { outcome: { httpStatus: 200, body: { status: 'duplicate' } } };
-  // The common repeat (a partner retrying) is answered without a transaction or a row lock.
-  const [known] = await db
+  // The invoice, and whether this tuple was received before: a partner retrying (the common
+  // repeat) is answered from this one query, without a transaction or a row lock.
+  const alreadyReceived = db
     .select({ id: paymentEvents.id })
     .from(paymentEvents)
     .where(
@@ -86,9 +76,24 @@ export async function processNotification(db: Database, received: ReceivedNotifi
         eq(paymentEvents.status, notification.status),
         eq(paymentEvents.gateway, notification.gateway),
       ),
-    )
-    .limit(1);
-  if (known) return duplicate;
+    );
+  const [invoice] = await db
+    .select({
+      tenantId: invoices.tenantId,
+      amount: invoices.amount,
+      currency: invoices.currency,
+      known: sql<boolean>`exists (${alreadyReceived})`,
+    })
+    .from(invoices)
+    .where(eq(invoices.id, notification.invoiceId));
+  if (!invoice) return { outcome: rejected(404, 'Invoice not found') };
+  if (invoice.tenantId !== received.tenant.id) return { outcome: rejected(403, 'Forbidden') };
+  if (notification.gateway !== received.tenant.gateway) return { outcome: rejected(400, 'Gateway mismatch') };
+  if (!amountMatches(notification.amountText, invoice.amount)) return { outcome: rejected(400, 'Amount mismatch') };
+  if (notification.currency !== invoice.currency) return { outcome: rejected(400, 'Currency mismatch') };
+
+  const duplicate: ProcessedNotification = { outcome: { httpStatus: 200, body: { status: 'duplicate' } } };
+  if (invoice.known) return duplicate;
 
   try {
     return await db.transaction(async (tx) => {

@@ -1,7 +1,7 @@
 // Suggested prompts (spec 2.2, 3.2, 4.4; DECISIONS §3): each tenant's own prompts per language,
 // and the effective set the widget shows: the tenant's active prompts for a language, or else that
 // language's default set, never another language's prompts (spec §1 rule 3).
-import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
@@ -143,16 +143,41 @@ export async function listDefaultPrompts(db: Executor, language: Language): Prom
   return rows.map(promptView);
 }
 
-/** What the widget shows for `language`: the tenant's active prompts if any, else the defaults. */
+/**
+ * What the widget shows for `language`: the tenant's active prompts if any, else the defaults.
+ * One query (a hot path): the defaults are read only when the tenant has no active prompt.
+ */
 export async function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
   const active: SQL | undefined = and(
     eq(suggestedPrompts.tenantId, tenantId),
     eq(suggestedPrompts.language, language),
     eq(suggestedPrompts.isActive, true),
   );
-  const own = await db.select().from(suggestedPrompts).where(active).orderBy(...tenantOrder);
-  if (own.length > 0) return { language, source: 'tenant', prompts: own.map(promptView) };
-  return { language, source: 'default', prompts: await listDefaultPrompts(db, language) };
+  const own = db
+    .select({ ...getTableColumns(suggestedPrompts), isDefault: sql<boolean>`false`.as('is_default') })
+    .from(suggestedPrompts)
+    .where(active);
+  const defaults = db
+    .select({
+      id: defaultPrompts.id,
+      tenantId: sql<string>`null::uuid`.as('tenant_id'),
+      language: defaultPrompts.language,
+      text: defaultPrompts.text,
+      sortOrder: defaultPrompts.sortOrder,
+      isActive: sql<boolean>`true`.as('is_active'),
+      createdAt: defaultPrompts.createdAt,
+      updatedAt: defaultPrompts.updatedAt,
+      isDefault: sql<boolean>`true`.as('is_default'),
+    })
+    .from(defaultPrompts)
+    .where(and(eq(defaultPrompts.language, language), notExists(db.select({ id: suggestedPrompts.id }).from(suggestedPrompts).where(active))));
+  const rows = await own.unionAll(defaults).orderBy(sql`sort_order`, sql`created_at`, sql`id`);
+  const source: PromptSource = rows.length > 0 && !rows[0].isDefault ? 'tenant' : 'default';
+  return {
+    language,
+    source,
+    prompts: rows.map(({ isDefault, tenantId, ...row }) => promptView(isDefault ? row : { ...row, tenantId })),
+  };
 }
 
 export interface DefaultPromptInput {

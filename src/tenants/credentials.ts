@@ -1,8 +1,10 @@
 // Credentials: issue, rotate (issuing never revokes), revoke, and the one "who is this?" function
 // per kind. Unknown, revoked, wrong-kind and inactive-tenant secrets all answer null ("nobody").
-// No cache: one indexed lookup per request, so revocation and deactivation take effect at once
-// in every process.
+// Answers are cached for at most a second (src/cache.ts): a revocation or deactivation takes
+// effect on the next request in the process that made it and within a second in every other,
+// while the hot paths skip one query per request.
 import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { credentials, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
@@ -21,6 +23,11 @@ export const BACKEND_SCOPES = ['countries:read', 'cities:read'] as const;
 export type BackendScope = (typeof BACKEND_SCOPES)[number];
 
 export type CredentialRow = typeof credentials.$inferSelect;
+
+const RESOLVED_TTL_MS = 1000;
+const RESOLVED_MAX_ENTRIES = 10_000;
+const resolvedTenants = perDatabase(() => new ShortLivedCache<TenantRow | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES));
+const resolvedPartners = perDatabase(() => new ShortLivedCache<BackendPartner | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES));
 
 export interface CredentialView {
   id: string;
@@ -112,6 +119,7 @@ export async function revokeCredential(db: Executor, id: string, kinds: readonly
     .set({ revokedAt: new Date() })
     .where(eq(credentials.id, id))
     .returning();
+  invalidateCaches();
   return revoked;
 }
 
@@ -122,6 +130,10 @@ async function resolveTenantCredential(
 ): Promise<TenantRow | null> {
   if (!secret || !looksLike(kind, secret)) return null;
   const digest = digestSecret(secret);
+  return resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, digest));
+}
+
+async function findTenantByDigest(db: Executor, kind: TenantCredentialKind, digest: string): Promise<TenantRow | null> {
   const [found] = await db
     .select({ tenant: tenants, digest: credentials.digest })
     .from(credentials)
@@ -158,6 +170,10 @@ export async function resolveBackendPartnerKey(
 ): Promise<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
+  return resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
+}
+
+async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {
   const [found] = await db
     .select({ id: credentials.id, tenantId: credentials.tenantId, scopes: credentials.scopes, digest: credentials.digest })
     .from(credentials)

@@ -3,6 +3,7 @@ import { asc, eq } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { tenants } from '../db/schema.js';
+import { invalidateCaches } from '../cache.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { issueCredential } from './credentials.js';
 
@@ -133,5 +134,7 @@ export async function updateTenant(db: Executor, id: string, changes: TenantChan
     .where(eq(tenants.id, id))
     .returning();
   if (!tenant) throw notFound('Tenant');
+  // Cached credential answers carry the tenant (its activity, its gateway): drop them.
+  invalidateCaches();
   return tenant;
 }

@@ -1,0 +1,51 @@
+// Short-lived in-process caches for what hot paths read on every request and operators change
+// rarely (credentials, the geo data version). An entry lives at most `ttlMs`, so a change made by
+// another process is seen within that time; a change made through this process clears every cache
+// at once (`invalidateCaches`), so it is seen on the next request.
+
+let generation = 0;
+
+/** Call after a write that cached reads depend on (a revocation, a tenant change, geo data). */
+export function invalidateCaches(): void {
+  generation++;
+}
+
+interface Entry<V> {
+  value: Promise<V>;
+  expiresAt: number;
+  generation: number;
+}
+
+export class ShortLivedCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  /** The cached value of `key`, or what `load` gives (one load at a time per key). */
+  get(key: string, load: () => Promise<V>): Promise<V> {
+    const now = Date.now();
+    const cached = this.entries.get(key);
+    if (cached && cached.expiresAt > now && cached.generation === generation) return cached.value;
+    const entry: Entry<V> = { value: load(), expiresAt: now + this.ttlMs, generation };
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    // A failed load is not remembered.
+    entry.value.catch(() => this.entries.get(key) === entry && this.entries.delete(key));
+    // Oldest first: the bound keeps a flood of unknown keys from growing the map.
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return entry.value;
+  }
+}
+
+/** One value per database handle, so that two services in one process (tests) never share it. */
+export function perDatabase<V>(make: () => V): (db: object) => V {
+  const values = new WeakMap<object, V>();
+  return (db) => {
+    let value = values.get(db);
+    if (value === undefined) values.set(db, (value = make()));
+    return value;
+  };
+}
