@@ -1,11 +1,12 @@
 // The country and city listings: ordered, filtered, paged. `offset` must be cheap even at 100,000
 // and `count` must not rescan 125k rows per page, so each filter's full order is computed once per
 // geo data version (one index-only scan, kept as a single string of fixed-width ids: ~4.6 MB for
-// all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows. A change
+// all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows, kept with
+// the order so that a page read before costs no query. A change
 // through the admin API or an import raises the version (data-version.ts), which every process
 // reads (at most a second old), so a cached order never outlives its data by more than that.
 import { type SQL, inArray, sql } from 'drizzle-orm';
-import { perDatabase } from '../cache.js';
+import { perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { cities, countries } from '../db/schema.js';
 import { rowsOf } from './import.js';
@@ -31,8 +32,16 @@ export interface Listing<Row> {
 const UUID_LENGTH = 36;
 const STRIDE = UUID_LENGTH + 1; // each id and its comma
 
-/** All ids of one filter, in list order, as `id,id,...` (every id is 36 characters). */
+/** Pages of one order kept at once: the pages partners actually read (first ones, a few deep). */
+const MAX_CACHED_PAGES = 256;
+
+/**
+ * All ids of one filter, in list order, as `id,id,...` (every id is 36 characters), and the pages
+ * already read from it: both belong to one data version, so neither can be stale.
+ */
 class OrderedIds {
+  readonly pages = new ShortLivedCache<unknown[]>(Number.POSITIVE_INFINITY, MAX_CACHED_PAGES);
+
   constructor(
     readonly version: number,
     private readonly joined: string,
@@ -97,11 +106,13 @@ async function pageOf<Row extends { id: string }>(
 ): Promise<Listing<Row>> {
   const ids = order.slice(page);
   if (ids.length === 0) return { count: order.count, rows: [] };
-  const found = (await db.select().from(table).where(inArray(table.id, ids))) as Row[];
-  const byId = new Map(found.map((row) => [row.id, row]));
-  // A row deleted since the order was computed is simply left out of this page.
-  const rows = ids.flatMap((id) => byId.get(id) ?? []);
-  return { count: order.count, rows };
+  const rows = await order.pages.get(`${page.offset}:${page.limit}`, async () => {
+    const found = (await db.select().from(table).where(inArray(table.id, ids))) as Row[];
+    const byId = new Map(found.map((row) => [row.id, row]));
+    // A row deleted since the order was computed is simply left out of this page.
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  });
+  return { count: order.count, rows: rows as Row[] };
 }
 
 /** Countries by name. `version` is the current geo data version (readGeoDataVersion). */
