@@ -10,7 +10,7 @@
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is used only to create
 // and drop this run's database.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -91,9 +91,17 @@ interface Service {
   stop(): Promise<void>;
 }
 
+/** Node flags of the service as `npm start` runs it, plus BENCH_NODE_FLAGS to try others. */
+const SERVICE_NODE_FLAGS = [...startScriptNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+
+function startScriptNodeFlags(): string[] {
+  const start: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.start;
+  return start.match(/\bnode ((?:--\S+ )*)dist\//)?.[1].split(' ').filter(Boolean) ?? [];
+}
+
 async function startService(env: NodeJS.ProcessEnv, urls: Urls, nodeFlags: string[]): Promise<Service> {
   const started = performance.now();
-  const child = startChild(process.execPath, [...nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'], env);
+  const child = startChild(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'], env);
   const stop = () => stopChild(child);
   cleanups.push(stop);
   try {
