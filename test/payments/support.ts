@@ -1,21 +1,12 @@
 // Helpers shared by the payment tests: invoices, trips and notifications through the real routes.
 import type { LightMyRequestResponse } from 'fastify';
+import type { InvoiceView } from '../../src/payments/invoices.js';
 import type { TestService, TestTenant } from '../support/service.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
 
-export interface InvoiceJson {
-  id: string;
-  tenant_id: string;
-  trip_id: string | null;
-  amount: string;
-  currency: string;
-  status: string;
-  gateway_reference: string | null;
-  paid_at: string | null;
-  payment_url: string | null;
-  created_at: string;
-}
+/** An invoice as the admin API shows it. */
+export type InvoiceJson = InvoiceView;
 
 export async function createInvoice(
   service: TestService,

@@ -7,6 +7,7 @@ import { type AppError, ErrorCode } from '../../errors.js';
 import { schemaFieldErrors, toAppError } from '../errors.js';
 import { rememberBackendPort } from '../geo-listings.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { backendGeoRoutes, flagRoutes } from './geo.js';
 
 export const BACKEND_PREFIX = '/v1';
@@ -69,14 +70,10 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
       ...(context.config.backendPublicUrl && { servers: [{ url: context.config.backendPublicUrl }] }),
       components: {
         securitySchemes: {
-          ApiKey: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description:
-              'A backend partner key as `Api-Key <key>`, with scope `countries:read` or `cities:read` for ' +
+          ApiKey: apiKeyAuthorizationScheme(
+            'A backend partner key as `Api-Key <key>`, with scope `countries:read` or `cities:read` for ' +
               'the list it reads. Missing, invalid or revoked: 401; lacking the scope: 403.',
-          },
+          ),
         },
       },
     },

@@ -3,6 +3,7 @@
 import swagger from '@fastify/swagger';
 import type { AppContext } from '../../context.js';
 import type { HostApp } from '../host.js';
+import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { ErrorEnvelope } from './envelope.js';
 import { Prompt } from './prompts.js';
 import { Trip } from './trips.js';
@@ -28,15 +29,11 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
       ...(integrationsPublicUrl && { servers: [{ url: integrationsPublicUrl }] }),
       components: {
         securitySchemes: {
-          ApiKey: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description:
-              'The tenant\'s SSO HMAC secret in the form `Api-Key <secret>` (e.g. ' +
+          ApiKey: apiKeyAuthorizationScheme(
+            'The tenant\'s SSO HMAC secret in the form `Api-Key <secret>` (e.g. ' +
               '`Authorization: Api-Key pis_sso_...`). A missing, revoked or wrong-scheme credential, or an ' +
               'inactive tenant, is a 401 `UNAUTHORIZED`.',
-          },
+          ),
           PartnerApiKey: {
             type: 'apiKey',
             in: 'header',
