@@ -1,11 +1,16 @@
-// Short-lived in-process caches for what hot paths read on every request and operators change
-// rarely (credentials, the geo data version). An entry lives at most `ttlMs`, so a change made by
-// another process is seen within that time; a change made through this process clears every cache
-// at once (`invalidateCaches`), so it is seen on the next request.
+// In-process caches for what hot paths read on every request and is rarely changed (credentials,
+// the geo data version, effective prompts). A change made through this process clears every cache
+// at once (`invalidateCaches`), so it is seen on the next request. A change made by another
+// process reaches this one as a NOTIFY on CACHE_INVALIDATION_CHANNEL, sent by triggers on the
+// tables concerned (migrations/0002_cache_invalidation.sql), within milliseconds; and an entry
+// lives at most `ttlMs` in any case, should a notification be lost.
+
+/** The channel the invalidation triggers notify; every process listens on it (src/server.ts). */
+export const CACHE_INVALIDATION_CHANNEL = 'partner_integrations_changed';
 
 let generation = 0;
 
-/** Call after a write that cached reads depend on (a revocation, a tenant change, geo data). */
+/** Call after a write that cached reads depend on, and on every invalidation notification. */
 export function invalidateCaches(): void {
   generation++;
 }

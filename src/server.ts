@@ -1,6 +1,7 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import type { FastifyBaseLogger } from 'fastify';
+import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
 import type { Config, ListenerName } from './config.js';
 import type { AppContext } from './context.js';
 import { openDatabase } from './db/client.js';
@@ -85,6 +86,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await context.database.close();
   };
   try {
+    await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);
     await migrateDatabase(context.database, async () => {
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));

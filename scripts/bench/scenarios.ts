@@ -205,5 +205,12 @@ export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Sce
       { authorization: `Api-Key ${fixtures.ssoSecret}` },
       '/prompts-effective/?language=en',
     ),
+    // No target: how near a bare route the service comes when a request does no work at all (no
+    // auth, no database). It bounds every read ratio above.
+    {
+      ...(await read('service `/healthz` (no auth, no database: the floor)', `${urls.backend}/healthz`, {}, '/healthz-floor/')),
+      targetRatio: undefined,
+      targetP50Ms: undefined,
+    },
   ];
 }

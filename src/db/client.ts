@@ -21,6 +21,11 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` from any process, and `onListen` each time the
+   * listening (re)starts, when notifications may have been missed.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>;
   /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
   withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -68,6 +73,10 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     async executeSql(text, values = []) {
       const rows = await client.unsafe(text, values as never[]);
       return { rows: [...rows] };
+    },
+    async listen(channel, onNotify, onListen) {
+      // postgres.js listens on a connection of its own and listens again after a reconnect.
+      await client.listen(channel, onNotify, onListen);
     },
     async withAdvisoryLock(key, task) {
       // A session-level lock lives on one connection: reserve it for the duration.
@@ -134,6 +143,10 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     async executeSql(text, values = []) {
       const result = await pglite.query(text, values as any[]);
       return { rows: result.rows as any[] };
+    },
+    async listen(channel, onNotify, onListen) {
+      await pglite.listen(channel, onNotify);
+      onListen();
     },
     async withAdvisoryLock(_key, task) {
       // One process owns the directory (the lock file above) and PGlite has one connection:

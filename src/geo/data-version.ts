@@ -1,8 +1,8 @@
 // The geo data version: one counter, raised in the same transaction as every change to countries,
 // cities or attractions (admin API, `partnerctl data import`). Listings key their cached counts and
 // their ETags on it, so a cached value can never outlive the data it was computed from. The
-// version itself is cached for a second: a change is seen at once by the process that made it and
-// within a second by every other.
+// version itself is cached for a second: a change is seen at once by the process that made it, by
+// every other when the invalidation notice arrives, and within a second at worst.
 import { eq, sql } from 'drizzle-orm';
 import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';

@@ -2,6 +2,7 @@
 // and the effective set the widget shows: the tenant's active prompts for a language, or else that
 // language's default set, never another language's prompts (spec §1 rule 3).
 import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
+import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
@@ -107,6 +108,7 @@ export async function createPrompt(db: Executor, tenantId: string, input: Prompt
       isActive: input.is_active ?? true,
     })
     .returning();
+  invalidateCaches();
   return promptView(row);
 }
 
@@ -129,12 +131,14 @@ export async function updatePrompt(db: Executor, tenantId: string, id: string, c
     .where(tenantPrompt(tenantId, id))
     .returning();
   if (!row) throw notFound('Suggested prompt');
+  invalidateCaches();
   return promptView(row);
 }
 
 export async function deletePrompt(db: Executor, tenantId: string, id: string): Promise<{ id: string }> {
   const [row] = await db.delete(suggestedPrompts).where(tenantPrompt(tenantId, id)).returning({ id: suggestedPrompts.id });
   if (!row) throw notFound('Suggested prompt');
+  invalidateCaches();
   return row;
 }
 
@@ -143,11 +147,17 @@ export async function listDefaultPrompts(db: Executor, language: Language): Prom
   return rows.map(promptView);
 }
 
-/**
- * What the widget shows for `language`: the tenant's active prompts if any, else the defaults.
- * One query (a hot path): the defaults are read only when the tenant has no active prompt.
- */
-export async function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
+/** A hot path read far more often than prompts change: cached until any prompt changes (src/cache.ts). */
+const EFFECTIVE_TTL_MS = 60_000;
+const effectiveSets = perDatabase(() => new ShortLivedCache<EffectivePrompts>(EFFECTIVE_TTL_MS, 10_000));
+
+/** What the widget shows for `language`: the tenant's active prompts if any, else the defaults. */
+export function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
+  return effectiveSets(db).get(`${tenantId}:${language}`, () => readEffectivePrompts(db, tenantId, language));
+}
+
+/** One query: the defaults are read only when the tenant has no active prompt. */
+async function readEffectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
   const active: SQL | undefined = and(
     eq(suggestedPrompts.tenantId, tenantId),
     eq(suggestedPrompts.language, language),
@@ -197,9 +207,11 @@ export async function replaceDefaultPrompts(
     return problem ? [{ field: `prompts.${index}.text`, message: problem, location: 'body' as const }] : [];
   });
   if (problems.length) throw invalid(problems);
-  return db.transaction(async (tx) => {
+  const replaced = await db.transaction(async (tx) => {
     await tx.delete(defaultPrompts).where(eq(defaultPrompts.language, language));
     if (values.length) await tx.insert(defaultPrompts).values(values);
     return listDefaultPrompts(tx, language);
   });
+  invalidateCaches();
+  return replaced;
 }

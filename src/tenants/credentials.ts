@@ -1,8 +1,9 @@
 // Credentials: issue, rotate (issuing never revokes), revoke, and the one "who is this?" function
 // per kind. Unknown, revoked, wrong-kind and inactive-tenant secrets all answer null ("nobody").
 // Answers are cached for at most a second (src/cache.ts): a revocation or deactivation takes
-// effect on the next request in the process that made it and within a second in every other,
-// while the hot paths skip one query per request.
+// effect on the next request in the process that made it, in every other as soon as the
+// invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
+// skip one query per request.
 import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
