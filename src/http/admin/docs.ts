@@ -19,11 +19,20 @@ async function integrationsDocument(context: AppContext, logger: Parameters<type
 }
 
 export const adminDocs: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
-  const document = await integrationsDocument(context, app.log);
+  // Built on the first visit, not at start: start-up and memory are for the partner-facing hosts.
+  let document: ReturnType<typeof integrationsDocument> | undefined;
+  let built: Awaited<ReturnType<typeof integrationsDocument>>;
+  app.addHook('onRequest', async () => {
+    document ??= integrationsDocument(context, app.log).catch((error) => {
+      document = undefined;
+      throw error;
+    });
+    built = await document;
+  });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     // `/admin/docs/json` serves the integrations host's document rather than the admin's.
-    transformSpecification: () => document,
+    transformSpecification: () => built as unknown as Record<string, unknown>,
     transformSpecificationClone: false,
     uiConfig: {
       urls: [
