@@ -18,11 +18,11 @@ import { getCountryCallingCode, isSupportedCountry } from 'libphonenumber-js';
 import {
   CITIES_FILE_NAME,
   CITY_COLUMNS,
-  COUNTRIES_FILE_NAME,
-  REFERENCE_DATA_DIR_NAME,
-  flagSvgPath,
   type CityCapital,
+  COUNTRIES_FILE_NAME,
+  flagSvgPath,
   type PreparedCountry,
+  REFERENCE_DATA_DIR_NAME,
 } from '../src/geo/reference-data.js';
 
 const require = createRequire(import.meta.url);
@@ -100,6 +100,7 @@ interface CitiesResult {
   latestModification: string;
 }
 
+// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one pass over the GeoNames file, step by step.
 async function prepareCities(countryCodes: ReadonlySet<string>): Promise<CitiesResult> {
   const rows: string[] = [CITY_COLUMNS.join('\t')];
   const result = { withArabicName: 0, skippedUnknownCountry: 0, skippedMalformed: 0, latestModification: '' };
@@ -196,7 +197,9 @@ function arabicName(alternateNames: readonly string[]): string | null {
   const keys = [...spellingByKey.keys()].filter(
     (key) =>
       !spellingByKey.has(DEFINITE_ARTICLE + key) &&
-      !PLACE_QUALIFIERS.some((qualifier) => key.startsWith(qualifier) && spellingByKey.has(key.slice(qualifier.length))),
+      !PLACE_QUALIFIERS.some(
+        (qualifier) => key.startsWith(qualifier) && spellingByKey.has(key.slice(qualifier.length)),
+      ),
   );
   const names = keys.map((key) => spellingByKey.get(key)!);
   const arabicSpelled = names.filter((name) => ARABIC_SPELLING_LETTER.test(name));

@@ -50,7 +50,10 @@ export function perDatabase<V>(make: () => V): (db: object) => V {
   const values = new WeakMap<object, V>();
   return (db) => {
     let value = values.get(db);
-    if (value === undefined) values.set(db, (value = make()));
+    if (value === undefined) {
+      value = make();
+      values.set(db, value);
+    }
     return value;
   };
 }

@@ -11,7 +11,12 @@ import { buildBackendApp } from './http/backend/app.js';
 import type { HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
-import { DEFAULT_RETRY_POLICY, deliverPaymentRequest, REQUEST_TIMEOUT_MS, type RetryPolicy } from './payments/outbound.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  deliverPaymentRequest,
+  REQUEST_TIMEOUT_MS,
+  type RetryPolicy,
+} from './payments/outbound.js';
 import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
 import { secretBoxFor } from './tenants/secret-box.js';
@@ -91,7 +96,10 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
-    for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, { host: string; port: number }][]) {
+    for (const [name, listener] of Object.entries(config.listeners) as [
+      ListenerName,
+      { host: string; port: number },
+    ][]) {
       const app = await HOST_BUILDERS[name](context, logger);
       apps[name] = app;
       await app.listen({ host: listener.host, port: listener.port });

@@ -4,11 +4,16 @@
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 
-const routes = JSON.parse(readFileSync(process.argv[2], 'utf8')) as { path: string; contentType: string; bodyBase64: string }[];
+const routes = JSON.parse(readFileSync(process.argv[2], 'utf8')) as {
+  path: string;
+  contentType: string;
+  bodyBase64: string;
+}[];
 const app = Fastify({ logger: false });
 for (const route of routes) {
   const body = Buffer.from(route.bodyBase64, 'base64');
   app.get(route.path, (_request, reply) => reply.type(route.contentType).send(body));
 }
 await app.listen({ host: '127.0.0.1', port: Number(process.argv[3]) });
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void app.close().then(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.on(signal, () => void app.close().then(() => process.exit(0)));

@@ -11,7 +11,11 @@ import { projectRoot } from '../../src/paths.js';
 export const BENCH_DIR = path.join(projectRoot, 'scripts/bench');
 
 /** Runs a command to completion; rejects with its output when it fails. */
-export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {}) {
+export function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {},
+) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(command, args, { cwd: projectRoot, env: options.env ?? process.env });
     let stdout = '';
@@ -39,7 +43,12 @@ export async function freePort(): Promise<number> {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `url` until it answers 200; resolves with the milliseconds since `since`. */
-export async function waitFor200(url: string, child: ChildProcess, since: number, timeoutMs = 120_000): Promise<number> {
+export async function waitFor200(
+  url: string,
+  child: ChildProcess,
+  since: number,
+  timeoutMs = 120_000,
+): Promise<number> {
   while (performance.now() - since < timeoutMs) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before ${url} answered 200`);
     const ok = await fetch(url).then(
@@ -53,7 +62,11 @@ export async function waitFor200(url: string, child: ChildProcess, since: number
 }
 
 /** A long-running child whose stderr is kept (last 20 kB) for the error message if it dies. */
-export function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess & { tail: () => string } {
+export function startChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): ChildProcess & { tail: () => string } {
   const child = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   const keep = (chunk: Buffer) => {
@@ -83,7 +96,10 @@ export class AdminClient {
   async request<T = any>(method: string, route: string, body?: unknown): Promise<T> {
     const response = await fetch(`${this.baseUrl}/admin/v1${route}`, {
       method,
-      headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`admin ${method} ${route}: ${response.status} ${await response.text()}`);
@@ -92,7 +108,11 @@ export class AdminClient {
 }
 
 /** Runs `tasks` with at most `concurrency` at once, in order of the list. */
-export async function inParallel<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+export async function inParallel<T>(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<T>,
+): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
   const worker = async () => {
@@ -155,11 +175,18 @@ export async function loadFromChild(spec: LoadSpec, workDir: string): Promise<Lo
 
 /** A run with any error, non-2xx or unexpected body measured something else: stop. */
 export function assertClean(label: string, result: LoadResult): void {
-  const problems = Object.entries({ non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, mismatches: result.mismatches })
+  const problems = Object.entries({
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    mismatches: result.mismatches,
+  })
     .filter(([, count]) => count > 0)
     .map(([name, count]) => `${count} ${name}`);
   if (problems.length > 0 || result.total === 0) {
-    throw new Error(`INVALID BENCHMARK: "${label}" had ${problems.join(', ') || 'no requests'} (of ${result.total} requests)`);
+    throw new Error(
+      `INVALID BENCHMARK: "${label}" had ${problems.join(', ') || 'no requests'} (of ${result.total} requests)`,
+    );
   }
 }
 
@@ -244,22 +271,36 @@ export interface PgbenchResult {
 }
 
 /** pgbench with a custom script; `-M prepared` like postgres.js, which prepares every statement. */
-export async function pgbench(databaseUrl: string, script: string, options: { clients: number; durationS: number; defines: Record<string, string> }): Promise<PgbenchResult> {
+export async function pgbench(
+  databaseUrl: string,
+  script: string,
+  options: { clients: number; durationS: number; defines: Record<string, string> },
+): Promise<PgbenchResult> {
   const url = new URL(databaseUrl);
   const args = [
     '-n',
-    '-M', 'prepared',
-    '-f', script,
-    '-c', String(options.clients),
-    '-j', '1',
-    '-T', String(options.durationS),
-    '-h', url.hostname,
-    '-p', url.port || '5432',
-    '-U', decodeURIComponent(url.username) || 'postgres',
+    '-M',
+    'prepared',
+    '-f',
+    script,
+    '-c',
+    String(options.clients),
+    '-j',
+    '1',
+    '-T',
+    String(options.durationS),
+    '-h',
+    url.hostname,
+    '-p',
+    url.port || '5432',
+    '-U',
+    decodeURIComponent(url.username) || 'postgres',
     ...Object.entries(options.defines).flatMap(([name, value]) => ['-D', `${name}=${value}`]),
     url.pathname.slice(1),
   ];
-  const { stdout, stderr } = await run('pgbench', args, { env: { ...process.env, PGPASSWORD: decodeURIComponent(url.password) } });
+  const { stdout, stderr } = await run('pgbench', args, {
+    env: { ...process.env, PGPASSWORD: decodeURIComponent(url.password) },
+  });
   const number = (pattern: RegExp) => Number(stdout.match(pattern)?.[1] ?? Number.NaN);
   const result = {
     tps: number(/tps = ([\d.]+) \(without initial connection time\)/),

@@ -21,7 +21,10 @@ function callbackRequests(callbacks: NonNullable<LoadSpec['callbacks']>) {
       setupRequest: (request: { body?: string }) => {
         const index = sent++;
         const invoiceId = callbacks.invoiceIds[index % callbacks.invoiceIds.length];
-        const transactionId = callbacks.transactionIds === 'per-request' ? `${callbacks.prefix}${index}` : `${callbacks.prefix}${invoiceId}`;
+        const transactionId =
+          callbacks.transactionIds === 'per-request'
+            ? `${callbacks.prefix}${index}`
+            : `${callbacks.prefix}${invoiceId}`;
         request.body = notificationBody(callbacks.template, invoiceId, transactionId);
         return request;
       },

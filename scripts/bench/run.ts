@@ -17,17 +17,17 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
 import {
   AdminClient,
-  BENCH_DIR,
   assertClean,
+  BENCH_DIR,
   freePort,
   type LoadResult,
-  type ScenarioLoad,
   loadFromChild,
   machine,
   peakRss,
   peakRssSoFarMb,
   pgbench,
   run,
+  type ScenarioLoad,
   startChild,
   stopChild,
   ThrowawayDatabase,
@@ -41,8 +41,8 @@ import {
   primeDuplicates,
   readScenarios,
   type Scenario,
-  uniqueCallbackAtRate,
   type Urls,
+  uniqueCallbackAtRate,
 } from './scenarios.js';
 
 const { values: options } = parseArgs({
@@ -79,9 +79,12 @@ async function build(): Promise<void> {
   const result = await run('npm', ['run', 'build', '--silent'], { allowFailure: true });
   if (result.code !== 0) {
     // tsc emits despite type errors; a service that does not start fails the run below anyway.
-    log(`WARNING: npm run build reported errors; dist/ was emitted and is benchmarked as is:\n${result.stdout}${result.stderr}`);
+    log(
+      `WARNING: npm run build reported errors; dist/ was emitted and is benchmarked as is:\n${result.stdout}${result.stderr}`,
+    );
   }
-  if (!existsSync(path.join(projectRoot, 'dist/src/cli/partnerctl.js'))) throw new Error('the build produced no dist/src/cli/partnerctl.js');
+  if (!existsSync(path.join(projectRoot, 'dist/src/cli/partnerctl.js')))
+    throw new Error('the build produced no dist/src/cli/partnerctl.js');
 }
 
 interface Service {
@@ -92,16 +95,28 @@ interface Service {
 }
 
 /** Node flags of the service as `npm start` runs it, plus BENCH_NODE_FLAGS to try others. */
-const SERVICE_NODE_FLAGS = [...startScriptNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+const SERVICE_NODE_FLAGS = [
+  ...startScriptNodeFlags(),
+  ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+];
 
 function startScriptNodeFlags(): string[] {
   const start: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.start;
-  return start.match(/\bnode ((?:--\S+ )*)dist\//)?.[1].split(' ').filter(Boolean) ?? [];
+  return (
+    start
+      .match(/\bnode ((?:--\S+ )*)dist\//)?.[1]
+      .split(' ')
+      .filter(Boolean) ?? []
+  );
 }
 
 async function startService(env: NodeJS.ProcessEnv, urls: Urls, nodeFlags: string[]): Promise<Service> {
   const started = performance.now();
-  const child = startChild(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'], env);
+  const child = startChild(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, ...nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'],
+    env,
+  );
   const stop = () => stopChild(child);
   cleanups.push(stop);
   try {
@@ -115,12 +130,24 @@ async function startService(env: NodeJS.ProcessEnv, urls: Urls, nodeFlags: strin
 
 async function startBareServer(scenarios: Scenario[]): Promise<string> {
   const routes = scenarios.flatMap(({ ceiling }) =>
-    ceiling.kind === 'bare' ? [{ path: ceiling.path.split('?')[0], contentType: ceiling.contentType, bodyBase64: ceiling.body.toString('base64') }] : [],
+    ceiling.kind === 'bare'
+      ? [
+          {
+            path: ceiling.path.split('?')[0],
+            contentType: ceiling.contentType,
+            bodyBase64: ceiling.body.toString('base64'),
+          },
+        ]
+      : [],
   );
   const routesFile = path.join(workDir, 'bare-routes.json');
   writeFileSync(routesFile, JSON.stringify(routes));
   const port = await freePort();
-  const child = startChild(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'bare.ts'), routesFile, String(port)], process.env);
+  const child = startChild(
+    process.execPath,
+    ['--import', 'tsx', path.join(BENCH_DIR, 'bare.ts'), routesFile, String(port)],
+    process.env,
+  );
   cleanups.push(() => stopChild(child));
   const url = `http://127.0.0.1:${port}`;
   await waitFor200(`${url}${routes[0].path}`, child, performance.now(), 30_000);
@@ -164,7 +191,9 @@ async function measure(scenario: Scenario, service: Service, bareUrl: string): P
     ceilingLabel = 'bare Fastify route, same bytes';
     ceilingRps = (await measuredLoad(`${scenario.label} (bare route)`, bare)).requestsPerSecond;
   }
-  log(`  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingRps.toFixed(0)}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB`);
+  log(
+    `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingRps.toFixed(0)}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB`,
+  );
   return { scenario, service: result, peakRssMb: peakMb, ceilingLabel, ceilingRps };
 }
 
@@ -173,7 +202,9 @@ const verdict = (met: boolean) => (met ? '**met**' : '**MISSED**');
 function targetCell(row: Row): string {
   const { targetRatio, targetP50Ms } = row.scenario;
   if (targetRatio === undefined) return '(none)';
-  const parts = [`≥ ${targetRatio * 100}% of ceiling: ${verdict(row.service.requestsPerSecond / row.ceilingRps >= targetRatio)}`];
+  const parts = [
+    `≥ ${targetRatio * 100}% of ceiling: ${verdict(row.service.requestsPerSecond / row.ceilingRps >= targetRatio)}`,
+  ];
   if (targetP50Ms !== undefined) parts.push(`p50 < ${targetP50Ms} ms: ${verdict(row.service.p50 < targetP50Ms)}`);
   return parts.join('; ');
 }
@@ -218,7 +249,10 @@ async function render(report: Report): Promise<string> {
         `${((row.service.requestsPerSecond / row.ceilingRps) * 100).toFixed(0)}%`,
         row.peakRssMb.toFixed(0),
         targetCell(row),
-      ].join(' | ').replace(/^/, '| ').replace(/$/, ' |'),
+      ]
+        .join(' | ')
+        .replace(/^/, '| ')
+        .replace(/$/, ' |'),
     ),
     '',
     `- Unique callbacks at half the maximum rate (${rate} req/s, autocannon \`overallRate\`): p50 ${figure(half.p50)} ms,`,
@@ -301,7 +335,10 @@ async function main(): Promise<void> {
   const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE)!;
   const rate = Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
   log(`- ${CALLBACK_UNIQUE} at ${rate} req/s`);
-  const halfRate = { rate, result: await measuredLoad(`${CALLBACK_UNIQUE} at half rate`, uniqueCallbackAtRate(urls, fixtures, rate)) };
+  const halfRate = {
+    rate,
+    result: await measuredLoad(`${CALLBACK_UNIQUE} at half rate`, uniqueCallbackAtRate(urls, fixtures, rate)),
+  };
 
   const [{ version }] = await database.sql<{ version: string }>('select version()');
   await service.stop();

@@ -2,7 +2,15 @@
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
 import path from 'node:path';
 import { digestSecret } from '../../src/tenants/secrets.js';
-import { type AdminClient, BENCH_DIR, inParallel, type LoadSpec, notificationBody, type ScenarioLoad, type ThrowawayDatabase } from './lib.js';
+import {
+  type AdminClient,
+  BENCH_DIR,
+  inParallel,
+  type LoadSpec,
+  notificationBody,
+  type ScenarioLoad,
+  type ThrowawayDatabase,
+} from './lib.js';
 
 /** Invoices for unique notifications: the load cycles through them (see `uniqueCallbacks`). */
 const UNIQUE_INVOICES = 5000;
@@ -34,8 +42,15 @@ export interface Fixtures {
 
 export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
   // No payment endpoint: creating an invoice makes no outbound call.
-  const { tenant, credentials } = await admin.request('POST', '/tenants', { name: 'Bench', slug: 'bench', gateway: GATEWAY });
-  const { key: backendKey } = await admin.request('POST', '/partner-keys', { name: 'bench', scopes: ['countries:read', 'cities:read'] });
+  const { tenant, credentials } = await admin.request('POST', '/tenants', {
+    name: 'Bench',
+    slug: 'bench',
+    gateway: GATEWAY,
+  });
+  const { key: backendKey } = await admin.request('POST', '/partner-keys', {
+    name: 'bench',
+    scopes: ['countries:read', 'cities:read'],
+  });
   const saudiArabiaId: string = (await admin.request('GET', '/countries/SA')).country.id;
   // Supported cities with attractions, so listings carry some has_attractions data.
   const { cities } = await admin.request('GET', '/cities?name=a&country=SA');
@@ -44,7 +59,11 @@ export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
     await admin.request('POST', `/cities/${city.id}/attractions`, { name: `Old town of ${city.name}` });
   }
   const invoiceIds = await inParallel(UNIQUE_INVOICES + DUPLICATE_INVOICES, 8, async () => {
-    const { invoice } = await admin.request('POST', '/invoices', { tenant_id: tenant.id, amount: AMOUNT, currency: CURRENCY });
+    const { invoice } = await admin.request('POST', '/invoices', {
+      tenant_id: tenant.id,
+      amount: AMOUNT,
+      currency: CURRENCY,
+    });
     return invoice.id as string;
   });
   return {
@@ -58,7 +77,10 @@ export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
   };
 }
 
-const callbackHeaders = (fixtures: Fixtures) => ({ 'x-api-key': fixtures.partnerApiKey, 'content-type': 'application/json' });
+const callbackHeaders = (fixtures: Fixtures) => ({
+  'x-api-key': fixtures.partnerApiKey,
+  'content-type': 'application/json',
+});
 
 /**
  * Unique notifications: each request a new transaction id for the next invoice in turn. Most
@@ -72,7 +94,12 @@ function uniqueCallbacks(fixtures: Fixtures, prefix: string): LoadSpec['callback
 
 /** Retries of stored notifications, spread over many invoices (a retry storm, not one hot row). */
 function duplicateCallbacks(fixtures: Fixtures): LoadSpec['callbacks'] {
-  return { invoiceIds: fixtures.duplicateInvoiceIds, template: NOTIFICATION, transactionIds: 'per-invoice', prefix: 'dup-' };
+  return {
+    invoiceIds: fixtures.duplicateInvoiceIds,
+    template: NOTIFICATION,
+    transactionIds: 'per-invoice',
+    prefix: 'dup-',
+  };
 }
 
 /** Stores the notification of each duplicates invoice once, so that the scenario only repeats them. */
@@ -139,7 +166,11 @@ export interface Scenario {
 export const CALLBACK_UNIQUE = 'payment callback, unique notifications';
 
 export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
-  const notify = { url: `${urls.integrations}/api/v1/payments/notify/`, method: 'POST' as const, headers: callbackHeaders(fixtures) };
+  const notify = {
+    url: `${urls.integrations}/api/v1/payments/notify/`,
+    method: 'POST' as const,
+    headers: callbackHeaders(fixtures),
+  };
   const defines = pgbenchDefines(fixtures);
   return [
     {
@@ -180,7 +211,12 @@ async function capture(url: string, headers: Record<string, string>): Promise<{ 
 /** Read scenarios, each with the bare route answering what the service answered. */
 export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Scenario[]> {
   const backend = { authorization: `Api-Key ${fixtures.backendKey}` };
-  const read = async (label: string, url: string, headers: Record<string, string>, barePath: string): Promise<Scenario> => {
+  const read = async (
+    label: string,
+    url: string,
+    headers: Record<string, string>,
+    barePath: string,
+  ): Promise<Scenario> => {
     const { contentType, body } = await capture(url, headers);
     return {
       label,
@@ -192,7 +228,12 @@ export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Sce
   };
   return [
     await read('`/v1/cities/` first page', `${urls.backend}/v1/cities/`, backend, '/cities-first/'),
-    await read('`/v1/cities/` deep page (offset 100000)', `${urls.backend}/v1/cities/?offset=100000`, backend, '/cities-deep/?offset=100000'),
+    await read(
+      '`/v1/cities/` deep page (offset 100000)',
+      `${urls.backend}/v1/cities/?offset=100000`,
+      backend,
+      '/cities-deep/?offset=100000',
+    ),
     await read(
       '`/v1/cities/` country filter',
       `${urls.backend}/v1/cities/?country=${fixtures.saudiArabiaId}`,
@@ -208,7 +249,12 @@ export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Sce
     // No target: how near a bare route the service comes when a request does no work at all (no
     // auth, no database). It bounds every read ratio above.
     {
-      ...(await read('service `/healthz` (no auth, no database: the floor)', `${urls.backend}/healthz`, {}, '/healthz-floor/')),
+      ...(await read(
+        'service `/healthz` (no auth, no database: the floor)',
+        `${urls.backend}/healthz`,
+        {},
+        '/healthz-floor/',
+      )),
       targetRatio: undefined,
       targetP50Ms: undefined,
     },

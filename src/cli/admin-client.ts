@@ -30,9 +30,13 @@ export class AdminClient {
     if (!response.ok) {
       const error = payload?.error;
       const details = Array.isArray(error?.details)
-        ? error.details.map((detail: { field: string; message: string }) => `\n  ${detail.field}: ${detail.message}`).join('')
+        ? error.details
+            .map((detail: { field: string; message: string }) => `\n  ${detail.field}: ${detail.message}`)
+            .join('')
         : '';
-      throw new CliError(`${response.status} ${error?.code ?? ''} ${error?.message ?? text}${details}`.replace(/\s+\n/g, '\n'));
+      throw new CliError(
+        `${response.status} ${error?.code ?? ''} ${error?.message ?? text}${details}`.replace(/\s+\n/g, '\n'),
+      );
     }
     return payload as T;
   }

@@ -1,6 +1,6 @@
 // The shape of a partnerctl command, and what a command is given to run.
 import type { ParseArgsConfig } from 'node:util';
-import { AdminClient, CliError } from './admin-client.js';
+import { type AdminClient, CliError } from './admin-client.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;

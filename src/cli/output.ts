@@ -11,7 +11,11 @@ function cell(value: unknown): string {
 export function table(rows: Row[], columns: string[]): string {
   const cells = rows.map((row) => columns.map((column) => cell(row[column])));
   const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i].length)));
-  const format = (line: string[]) => line.map((text, i) => text.padEnd(widths[i])).join('  ').trimEnd();
+  const format = (line: string[]) =>
+    line
+      .map((text, i) => text.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [format(columns.map((column) => column.toUpperCase())), ...cells.map(format)].join('\n');
 }
 

@@ -12,8 +12,8 @@ import type { Command, Invocation, OptionSpec } from './command.js';
 import { geoCommands } from './commands/geo.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
-import { tripCommands } from './commands/trips.js';
 import { tenantCommands } from './commands/tenants.js';
+import { tripCommands } from './commands/trips.js';
 
 const serviceCommands: Command[] = [
   {
@@ -51,7 +51,14 @@ const serviceCommands: Command[] = [
   },
 ];
 
-const COMMANDS: Command[] = [...serviceCommands, ...tenantCommands, ...paymentCommands, ...geoCommands, ...promptCommands, ...tripCommands];
+const COMMANDS: Command[] = [
+  ...serviceCommands,
+  ...tenantCommands,
+  ...paymentCommands,
+  ...geoCommands,
+  ...promptCommands,
+  ...tripCommands,
+];
 
 const GLOBAL_OPTIONS: OptionSpec = {
   json: { type: 'boolean' },
@@ -70,7 +77,7 @@ function usage(): string {
     ...lines,
     '',
     'Client commands talk to the admin API at ADMIN_URL (default http://127.0.0.1:8090) with ADMIN_TOKEN.',
-    'Run `partnerctl <command> --help` for a command\'s arguments.',
+    "Run `partnerctl <command> --help` for a command's arguments.",
   ].join('\n');
 }
 

@@ -193,7 +193,10 @@ export const invoices = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (table) => [index('invoices_tenant_idx').on(table.tenantId), index('invoices_trip_idx').on(table.tripId, table.createdAt)],
+  (table) => [
+    index('invoices_tenant_idx').on(table.tenantId),
+    index('invoices_trip_idx').on(table.tripId, table.createdAt),
+  ],
 );
 
 /** Accepted payment notifications: the audit trail and the idempotency record. */

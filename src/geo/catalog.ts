@@ -38,7 +38,9 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 /** A country by UUID or by its two-letter code (either case). */
 export async function getCountry(db: Executor, idOrCode: string): Promise<CountryRow> {
-  const condition = UUID_PATTERN.test(idOrCode) ? eq(countries.id, idOrCode) : eq(countries.code, idOrCode.toUpperCase());
+  const condition = UUID_PATTERN.test(idOrCode)
+    ? eq(countries.id, idOrCode)
+    : eq(countries.code, idOrCode.toUpperCase());
   const [row] = await db.select().from(countries).where(condition);
   if (!row) throw notFound('Country');
   return row;
@@ -161,7 +163,11 @@ export async function addAttraction(db: Database, cityId: string, name: string):
 
 export async function listAttractions(db: Executor, cityId: string): Promise<AttractionRow[]> {
   await getCity(db, cityId);
-  return db.select().from(attractions).where(eq(attractions.cityId, cityId)).orderBy(attractions.createdAt, attractions.id);
+  return db
+    .select()
+    .from(attractions)
+    .where(eq(attractions.cityId, cityId))
+    .orderBy(attractions.createdAt, attractions.id);
 }
 
 export interface CityMatch {
@@ -182,7 +188,9 @@ export async function findCities(
     .select({
       city: cities,
       countryCode: countries.code,
-      attractions: sql<number>`(select count(*) from attractions where attractions.city_id = ${cities.id})`.mapWith(Number),
+      attractions: sql<number>`(select count(*) from attractions where attractions.city_id = ${cities.id})`.mapWith(
+        Number,
+      ),
     })
     .from(cities)
     .innerJoin(countries, eq(countries.id, cities.countryId))

@@ -29,7 +29,10 @@ const versions = perDatabase(() => new ShortLivedCache<number>(VERSION_TTL_MS, 1
 /** The current version (0 before any geo data was written). One primary-key lookup. */
 export function readGeoDataVersion(db: Executor): Promise<number> {
   return versions(db).get('version', async () => {
-    const [row] = await db.select({ version: geoDataVersion.version }).from(geoDataVersion).where(eq(geoDataVersion.id, ROW_ID));
+    const [row] = await db
+      .select({ version: geoDataVersion.version })
+      .from(geoDataVersion)
+      .where(eq(geoDataVersion.id, ROW_ID));
     return row?.version ?? 0;
   });
 }

@@ -30,7 +30,10 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
-async function countUpserts(tx: Executor, statement: ReturnType<typeof sql>): Promise<{ inserted: number; updated: number }> {
+async function countUpserts(
+  tx: Executor,
+  statement: ReturnType<typeof sql>,
+): Promise<{ inserted: number; updated: number }> {
   const [row] = rowsOf<{ inserted: number | string; updated: number | string }>(
     await tx.execute(sql`
       with upserted as (${statement})

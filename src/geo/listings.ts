@@ -5,7 +5,7 @@
 // the order so that a page read before costs no query. A change
 // through the admin API or an import raises the version (data-version.ts), which every process
 // reads (at most a second old), so a cached order never outlives its data by more than that.
-import { type SQL, inArray, sql } from 'drizzle-orm';
+import { inArray, type SQL, sql } from 'drizzle-orm';
 import { perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { cities, countries } from '../db/schema.js';
@@ -122,11 +122,18 @@ export async function listCountries(db: Executor, version: number, page: Page): 
 }
 
 /** Cities by name, then id. */
-export async function listCities(db: Executor, version: number, filter: CityFilter, page: Page): Promise<Listing<CityRow>> {
+export async function listCities(
+  db: Executor,
+  version: number,
+  filter: CityFilter,
+  page: Page,
+): Promise<Listing<CityRow>> {
   const conditions: SQL[] = [sql`true`];
   if (filter.country !== undefined) conditions.push(sql`${cities.countryId} = ${filter.country}`);
   if (filter.withAttractions) {
-    conditions.push(sql`${cities.supported} and exists (select 1 from attractions where attractions.city_id = ${cities.id})`);
+    conditions.push(
+      sql`${cities.supported} and exists (select 1 from attractions where attractions.city_id = ${cities.id})`,
+    );
   }
   const key = `cities|${filter.country ?? ''}|${filter.withAttractions ? 'attractions' : ''}`;
   const order = await cacheFor(db).get(key, version, () => loadOrder(db, cities, sql.join(conditions, sql` and `)));

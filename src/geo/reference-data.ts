@@ -101,11 +101,7 @@ export async function loadReferenceCities(): Promise<ReferenceCity[]> {
   return cities;
 }
 
-const flagsDir = join(
-  dirname(createRequire(import.meta.url).resolve('flag-icons/package.json')),
-  'flags',
-  '4x3',
-);
+const flagsDir = join(dirname(createRequire(import.meta.url).resolve('flag-icons/package.json')), 'flags', '4x3');
 
 /**
  * Absolute path of the 4:3 flag SVG shipped by flag-icons for an ISO alpha-2 code, or null when

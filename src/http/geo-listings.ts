@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import { readGeoDataVersion } from '../geo/data-version.js';
 import { type CityFilter, listCities, listCountries, type Page } from '../geo/listings.js';
 import { type CityView, type CountryView, cityView, countryView, type FlagUrl, type Language } from '../geo/views.js';
-import { type PagedListBody, PagingQuery, pageFrom, pagedList } from './paging.js';
+import { type PagedListBody, PagingQuery, pagedList, pageFrom } from './paging.js';
 import { Uuid } from './schemas.js';
 
 export const Country = Type.Object({
@@ -82,7 +82,8 @@ export function rememberBackendPort(context: AppContext, port: number): void {
  */
 export function flagUrlFor(context: AppContext, request: FastifyRequest): FlagUrl {
   const { backendPublicUrl, listeners } = context.config;
-  const base = backendPublicUrl ?? `http://${request.hostname}:${backendPorts.get(context) ?? listeners.backend?.port ?? 8081}`;
+  const base =
+    backendPublicUrl ?? `http://${request.hostname}:${backendPorts.get(context) ?? listeners.backend?.port ?? 8081}`;
   return (code) => `${base}/static/flags/${code.toLowerCase()}.svg`;
 }
 
@@ -117,7 +118,18 @@ async function serveListing<T, Wrapped>(
 ): Promise<Wrapped | undefined> {
   const language = negotiateLanguage(request.headers['accept-language']);
   const version = await readGeoDataVersion(context.db);
-  const fingerprint = [source.variant, language, request.protocol, request.host, request.url.split('?')[0], JSON.stringify(source.filters), page.limit, page.offset, context.config.backendPublicUrl, backendPorts.get(context)].join('|');
+  const fingerprint = [
+    source.variant,
+    language,
+    request.protocol,
+    request.host,
+    request.url.split('?')[0],
+    JSON.stringify(source.filters),
+    page.limit,
+    page.offset,
+    context.config.backendPublicUrl,
+    backendPorts.get(context),
+  ].join('|');
   const etag = `"g${version}-${createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22)}"`;
   reply
     .header('content-language', language)

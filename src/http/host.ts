@@ -49,7 +49,9 @@ const buildFromPool = AjvCompiler();
 function useStrictBodyValidation(app: HostApp): void {
   app.setValidatorCompiler((route) => {
     const customOptions = route.httpPart === 'body' ? BODY_AJV_OPTIONS : TEXT_AJV_OPTIONS;
-    return buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], { customOptions: { ...customOptions } })(route);
+    return buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], {
+      customOptions: { ...customOptions },
+    })(route);
   });
 }
 

@@ -10,7 +10,10 @@ export const MAX_LIMIT = 100;
 
 export const PagingQuery = {
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `Items to return; default ${DEFAULT_LIMIT}, larger values are clamped to ${MAX_LIMIT}` }),
+    Type.Integer({
+      minimum: 1,
+      description: `Items to return; default ${DEFAULT_LIMIT}, larger values are clamped to ${MAX_LIMIT}`,
+    }),
   ),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Items to skip; default 0' })),
 };
@@ -22,7 +25,9 @@ export function pageFrom(query: { limit?: number; offset?: number }): Page {
 export const PagedList = <T extends TSchema>(item: T) =>
   Type.Object({
     count: Type.Integer({ description: 'Number of all matching items' }),
-    next: Nullable(Type.String({ format: 'uri', description: 'The next page, with the same filters; null on the last' })),
+    next: Nullable(
+      Type.String({ format: 'uri', description: 'The next page, with the same filters; null on the last' }),
+    ),
     previous: Nullable(Type.String({ format: 'uri', description: 'The previous page; null on the first' })),
     results: Type.Array(item),
   });

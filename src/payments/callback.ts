@@ -58,7 +58,10 @@ export interface ProcessedNotification {
 }
 
 /** Steps 2 to 10 for an authenticated partner. */
-export async function processNotification(db: Database, received: ReceivedNotification): Promise<ProcessedNotification> {
+export async function processNotification(
+  db: Database,
+  received: ReceivedNotification,
+): Promise<ProcessedNotification> {
   const parsed = parseNotification(received.body);
   if (!parsed.ok) return { outcome: rejected(parsed.httpStatus, parsed.message) };
   const notification = parsed.notification;

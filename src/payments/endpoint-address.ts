@@ -49,7 +49,9 @@ export function isPublicAddress(address: string): boolean {
  */
 export async function resolveEndpoint(url: URL, allowPrivate: boolean): Promise<LookupAddress[]> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true });
+  const addresses = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : await lookup(host, { all: true, verbatim: true });
   if (!allowPrivate) {
     const refused = addresses.find((entry) => !isPublicAddress(entry.address));
     if (refused) {

@@ -20,7 +20,10 @@ export interface PaymentNotification {
   gateway: string;
 }
 
-export type NotificationErrorMessage = 'Invalid JSON body' | `Missing ${NotificationField}` | `Invalid ${NotificationField}`;
+export type NotificationErrorMessage =
+  | 'Invalid JSON body'
+  | `Missing ${NotificationField}`
+  | `Invalid ${NotificationField}`;
 
 export type ParsedNotification =
   | { ok: true; notification: PaymentNotification }

@@ -29,7 +29,6 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseSeconds: 30, maxDelaySeconds: 3600, giveUpAfterSeconds: 86_400 };
 
-
 export function backoffSeconds(policy: RetryPolicy, failedAttempt: number, random = Math.random): number {
   const nominal = Math.min(policy.maxDelaySeconds, policy.baseSeconds * 2 ** Math.min(failedAttempt - 1, 30));
   return nominal / 2 + (random() * nominal) / 2;
@@ -173,7 +172,8 @@ async function attempt(
   const endpoint = tenant.paymentEndpointUrl;
   if (!endpoint) return { httpStatus: null, latencyMs: null, error: 'tenant has no payment endpoint configured' };
   const secrets = await paymentEndpointSecrets(deps.db, tenant.id, deps.openSecret);
-  if (secrets.length === 0) return { httpStatus: null, latencyMs: null, error: 'tenant has no active payment endpoint secret' };
+  if (secrets.length === 0)
+    return { httpStatus: null, latencyMs: null, error: 'tenant has no active payment endpoint secret' };
 
   const url = new URL(endpoint);
   const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
@@ -196,13 +196,17 @@ async function attempt(
       body,
     );
     const outcome = { httpStatus: reply.status, latencyMs: latency() };
-    if (reply.status >= 200 && reply.status < 300) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+    if (reply.status >= 200 && reply.status < 300)
+      return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
     const error = `endpoint answered HTTP ${reply.status}`;
     if (!isRetryableStatus(reply.status)) return { ...outcome, error };
     return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
   } catch (error) {
     if (error instanceof EndpointRefusedError) return { httpStatus: null, latencyMs: null, error: error.message };
-    const reason = error instanceof Error ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}` : String(error);
+    const reason =
+      error instanceof Error
+        ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}`
+        : String(error);
     return { httpStatus: null, latencyMs: latency(), error: reason, retry: { retryAfterSeconds: null } };
   }
 }
@@ -230,7 +234,10 @@ export async function deliverPaymentRequest(
   if (!found || alreadyRecorded || found.invoice.status !== 'pending') {
     await deps.db.transaction((tx) => deps.queue.complete(tx, job.id, 'skipped'));
     if (found && !alreadyRecorded) {
-      deps.log.info({ invoice_id: invoiceId, attempt: attemptNumber, status: found.invoice.status }, 'payment request not retried: invoice settled');
+      deps.log.info(
+        { invoice_id: invoiceId, attempt: attemptNumber, status: found.invoice.status },
+        'payment request not retried: invoice settled',
+      );
     }
     return;
   }
@@ -253,13 +260,24 @@ export async function deliverPaymentRequest(
       error,
     });
     if (outcome.paymentUrl) {
-      await tx.update(invoices).set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` }).where(eq(invoices.id, invoiceId));
+      await tx
+        .update(invoices)
+        .set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` })
+        .where(eq(invoices.id, invoiceId));
     }
-    if (nextDelay !== null) await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+    if (nextDelay !== null)
+      await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
     await deps.queue.complete(tx, job.id, error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying');
   });
   deps.log.info(
-    { invoice_id: invoiceId, attempt: attemptNumber, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
+    {
+      invoice_id: invoiceId,
+      attempt: attemptNumber,
+      http_status: outcome.httpStatus,
+      latency_ms: outcome.latencyMs,
+      error,
+      retry_in_s: nextDelay,
+    },
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
 }

@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts } from '../db/schema.js';
-import { type Language, LANGUAGES, replaceDefaultPrompts } from './prompts.js';
+import { LANGUAGES, type Language, replaceDefaultPrompts } from './prompts.js';
 
 export const SEED_DEFAULT_PROMPTS: Record<Language, string[]> = {
   en: [
@@ -29,7 +29,11 @@ export async function seedDefaultPrompts({ db }: { db: Executor }, logger: Fasti
   const present = await db.selectDistinct({ language: defaultPrompts.language }).from(defaultPrompts);
   const missing = LANGUAGES.filter((language) => !present.some((row) => row.language === language));
   for (const language of missing) {
-    await replaceDefaultPrompts(db, language, SEED_DEFAULT_PROMPTS[language].map((text) => ({ text })));
+    await replaceDefaultPrompts(
+      db,
+      language,
+      SEED_DEFAULT_PROMPTS[language].map((text) => ({ text })),
+    );
   }
   if (missing.length) logger.info({ languages: missing }, 'default suggested prompts seeded');
 }

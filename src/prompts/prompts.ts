@@ -64,12 +64,14 @@ function promptView(row: PromptRow | DefaultPromptRow): PromptView {
 }
 
 // NUL cannot be stored in PostgreSQL text, and a lone surrogate is not text at all.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
 /** What is wrong with a prompt text once trimmed, or null: 1 to 500 characters (code points), storable. */
 function textProblem(trimmed: string): string | null {
   const length = [...trimmed].length;
-  if (length < 1 || length > TEXT_MAX_CHARACTERS) return `must be 1 to ${TEXT_MAX_CHARACTERS} characters after trimming`;
+  if (length < 1 || length > TEXT_MAX_CHARACTERS)
+    return `must be 1 to ${TEXT_MAX_CHARACTERS} characters after trimming`;
   if (UNSTORABLE.test(trimmed)) return 'must not contain NUL characters or unpaired surrogates';
   return null;
 }
@@ -113,7 +115,12 @@ export async function createPrompt(db: Executor, tenantId: string, input: Prompt
 }
 
 /** A partial update; at least one field must be given. */
-export async function updatePrompt(db: Executor, tenantId: string, id: string, changes: PromptChanges): Promise<PromptView> {
+export async function updatePrompt(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  changes: PromptChanges,
+): Promise<PromptView> {
   if (Object.values(changes).every((value) => value === undefined)) {
     throw invalid([
       { field: '(root)', message: 'must have at least one of language, text, sort_order, is_active', location: 'body' },
@@ -136,14 +143,21 @@ export async function updatePrompt(db: Executor, tenantId: string, id: string, c
 }
 
 export async function deletePrompt(db: Executor, tenantId: string, id: string): Promise<{ id: string }> {
-  const [row] = await db.delete(suggestedPrompts).where(tenantPrompt(tenantId, id)).returning({ id: suggestedPrompts.id });
+  const [row] = await db
+    .delete(suggestedPrompts)
+    .where(tenantPrompt(tenantId, id))
+    .returning({ id: suggestedPrompts.id });
   if (!row) throw notFound('Suggested prompt');
   invalidateCaches();
   return row;
 }
 
 export async function listDefaultPrompts(db: Executor, language: Language): Promise<PromptView[]> {
-  const rows = await db.select().from(defaultPrompts).where(eq(defaultPrompts.language, language)).orderBy(...defaultOrder);
+  const rows = await db
+    .select()
+    .from(defaultPrompts)
+    .where(eq(defaultPrompts.language, language))
+    .orderBy(...defaultOrder);
   return rows.map(promptView);
 }
 
@@ -180,7 +194,12 @@ async function readEffectivePrompts(db: Executor, tenantId: string, language: La
       isDefault: sql<boolean>`true`.as('is_default'),
     })
     .from(defaultPrompts)
-    .where(and(eq(defaultPrompts.language, language), notExists(db.select({ id: suggestedPrompts.id }).from(suggestedPrompts).where(active))));
+    .where(
+      and(
+        eq(defaultPrompts.language, language),
+        notExists(db.select({ id: suggestedPrompts.id }).from(suggestedPrompts).where(active)),
+      ),
+    );
   const rows = await own.unionAll(defaults).orderBy(sql`sort_order`, sql`created_at`, sql`id`);
   const source: PromptSource = rows.length > 0 && !rows[0].isDefault ? 'tenant' : 'default';
   return {
@@ -201,7 +220,11 @@ export async function replaceDefaultPrompts(
   language: Language,
   prompts: DefaultPromptInput[],
 ): Promise<PromptView[]> {
-  const values = prompts.map((prompt, index) => ({ language, text: prompt.text.trim(), sortOrder: prompt.sort_order ?? index }));
+  const values = prompts.map((prompt, index) => ({
+    language,
+    text: prompt.text.trim(),
+    sortOrder: prompt.sort_order ?? index,
+  }));
   const problems: FieldError[] = values.flatMap((value, index) => {
     const problem = textProblem(value.text);
     return problem ? [{ field: `prompts.${index}.text`, message: problem, location: 'body' as const }] : [];

@@ -9,7 +9,6 @@ import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { credentials, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
-import type { TenantRow } from './tenants.js';
 import {
   type CredentialKind,
   digestSecret,
@@ -19,6 +18,7 @@ import {
   secretHint,
   type TenantCredentialKind,
 } from './secrets.js';
+import type { TenantRow } from './tenants.js';
 
 export const BACKEND_SCOPES = ['countries:read', 'cities:read'] as const;
 export type BackendScope = (typeof BACKEND_SCOPES)[number];
@@ -28,7 +28,9 @@ export type CredentialRow = typeof credentials.$inferSelect;
 const RESOLVED_TTL_MS = 1000;
 const RESOLVED_MAX_ENTRIES = 10_000;
 const resolvedTenants = perDatabase(() => new ShortLivedCache<TenantRow | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES));
-const resolvedPartners = perDatabase(() => new ShortLivedCache<BackendPartner | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES));
+const resolvedPartners = perDatabase(
+  () => new ShortLivedCache<BackendPartner | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
+);
 
 export interface CredentialView {
   id: string;
@@ -176,7 +178,12 @@ export async function resolveBackendPartnerKey(
 
 async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {
   const [found] = await db
-    .select({ id: credentials.id, tenantId: credentials.tenantId, scopes: credentials.scopes, digest: credentials.digest })
+    .select({
+      id: credentials.id,
+      tenantId: credentials.tenantId,
+      scopes: credentials.scopes,
+      digest: credentials.digest,
+    })
     .from(credentials)
     .leftJoin(tenants, eq(tenants.id, credentials.tenantId))
     .where(

@@ -1,9 +1,9 @@
 // Tenants: who a partner is, which gateway it uses and where its payment endpoint lives.
 import { asc, eq } from 'drizzle-orm';
+import { invalidateCaches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { tenants } from '../db/schema.js';
-import { invalidateCaches } from '../cache.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { issueCredential } from './credentials.js';
 

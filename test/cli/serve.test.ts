@@ -1,8 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { copyTemplateDatabase, createEmptyDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import {
+  copyTemplateDatabase,
+  createEmptyDatabase,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl, type ServiceProcess, startServiceProcess } from '../support/process.js';
 
@@ -61,38 +65,54 @@ describe('partnerctl serve', () => {
     expect(duplicate.code).toBe(1);
     expect(duplicate.stderr.trim()).toBe('partnerctl: 409 CONFLICT A tenant with slug "acme" already exists.');
 
-    const listed = await partnerctl(['tenants', 'list'], { ADMIN_URL: service.urls.admin, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    const listed = await partnerctl(['tenants', 'list'], {
+      ADMIN_URL: service.urls.admin,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    });
     expect(listed.stdout).toMatch(/^ID\s+SLUG\s+NAME/);
     expect(listed.stdout).toContain('acme');
   });
 
-  it.skipIf(TEST_DATABASE_URL)('refuses a second process on a locked PGlite directory; the first keeps serving', async () => {
-    const database = await templateCopy();
-    const first = await serve(testEnv(database.target));
-    const second = await partnerctl(['serve'], testEnv(database.target));
-    expect(second.code).toBe(1);
-    expect(second.stderr.trim()).toBe(
-      `partnerctl: data directory ${database.target.dataDir} is in use by another process (pid ${first.child.pid}); ` +
-        'stop it, or give this one another DATA_DIR or a DATABASE_URL',
-    );
-    expect(await ready(first.urls.admin)).toBe(200);
-    expect(await ready(first.urls.integrations)).toBe(200);
-  });
+  it.skipIf(TEST_DATABASE_URL)(
+    'refuses a second process on a locked PGlite directory; the first keeps serving',
+    async () => {
+      const database = await templateCopy();
+      const first = await serve(testEnv(database.target));
+      const second = await partnerctl(['serve'], testEnv(database.target));
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim()).toBe(
+        `partnerctl: data directory ${database.target.dataDir} is in use by another process (pid ${first.child.pid}); ` +
+          'stop it, or give this one another DATA_DIR or a DATABASE_URL',
+      );
+      expect(await ready(first.urls.admin)).toBe(200);
+      expect(await ready(first.urls.integrations)).toBe(200);
+    },
+  );
 
-  it.skipIf(!TEST_DATABASE_URL)('brings up four processes started at once on one fresh PostgreSQL database', async () => {
-    const database = await createEmptyDatabase('pi_race');
-    databases.push(database);
-    const services = await Promise.all([1, 2, 3, 4].map(() => serve(testEnv(database.target))));
-    for (const service of services) {
-      for (const url of Object.values(service.urls)) expect(await ready(url)).toBe(200);
-    }
-  }, 120_000);
+  it.skipIf(!TEST_DATABASE_URL)(
+    'brings up four processes started at once on one fresh PostgreSQL database',
+    async () => {
+      const database = await createEmptyDatabase('pi_race');
+      databases.push(database);
+      const services = await Promise.all([1, 2, 3, 4].map(() => serve(testEnv(database.target))));
+      for (const service of services) {
+        for (const url of Object.values(service.urls)) expect(await ready(url)).toBe(200);
+      }
+    },
+    120_000,
+  );
 });
 
 describe('configuration errors', () => {
   it.each([
-    [{ INTEGRATIONS_PORT: 'eighty' }, 'partnerctl: INTEGRATIONS_PORT must be a port number from 0 to 65535, got "eighty"'],
-    [{ LOG_LEVEL: 'loud' }, 'partnerctl: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    [
+      { INTEGRATIONS_PORT: 'eighty' },
+      'partnerctl: INTEGRATIONS_PORT must be a port number from 0 to 65535, got "eighty"',
+    ],
+    [
+      { LOG_LEVEL: 'loud' },
+      'partnerctl: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
     [{ DATABASE_URL: 'mysql://x' }, 'partnerctl: DATABASE_URL must be a postgres: or postgresql: URL, got "mysql:"'],
     [{ LISTENERS: 'integrations,web' }, 'partnerctl: LISTENERS may name integrations, backend, admin; got "web"'],
   ])('%o stops the process with one readable line', async (env, message) => {

@@ -21,17 +21,33 @@ function expectInvalid(response: { statusCode: number; json(): any }, field: str
 
 describe('admin: countries', () => {
   it('creates a country (201, API shape), refuses a duplicate code (409) and changes it', async () => {
-    const created = await service.admin('POST', '/countries', { code: 'XA', name: 'Atlantis', phone_code: '+383', supported: true });
+    const created = await service.admin('POST', '/countries', {
+      code: 'XA',
+      name: 'Atlantis',
+      phone_code: '+383',
+      supported: true,
+    });
     expect(created.statusCode).toBe(201);
     const { country } = created.json();
     expect(country).toMatchObject({ code: 'XA', name: 'Atlantis', phone_code: '+383', supported: true });
     expect(country.flag).toMatch(/^http:\/\/.+\/static\/flags\/xa\.svg$/);
-    const duplicate = await service.admin('POST', '/countries', { code: 'XA', name: 'Again', phone_code: '+383', supported: false });
+    const duplicate = await service.admin('POST', '/countries', {
+      code: 'XA',
+      name: 'Again',
+      phone_code: '+383',
+      supported: false,
+    });
     expect(duplicate.statusCode).toBe(409);
     expect(duplicate.json().error.code).toBe('CONFLICT');
-    const changed = await service.admin('PATCH', `/countries/${country.id}`, { supported: false, name: 'Atlantis Republic' });
+    const changed = await service.admin('PATCH', `/countries/${country.id}`, {
+      supported: false,
+      name: 'Atlantis Republic',
+    });
     expect(changed.json().country).toMatchObject({ id: country.id, supported: false, name: 'Atlantis Republic' });
-    expect((await service.admin('PATCH', '/countries/SA', { supported: true })).json().country).toMatchObject({ id: saudiArabiaId, supported: true });
+    expect((await service.admin('PATCH', '/countries/SA', { supported: true })).json().country).toMatchObject({
+      id: saudiArabiaId,
+      supported: true,
+    });
   });
 
   it.each([
@@ -47,7 +63,9 @@ describe('admin: countries', () => {
   });
 
   it('404 for an unknown country', async () => {
-    expect((await service.admin('PATCH', '/countries/00000000-0000-4000-8000-000000000000', { supported: true })).statusCode).toBe(404);
+    expect(
+      (await service.admin('PATCH', '/countries/00000000-0000-4000-8000-000000000000', { supported: true })).statusCode,
+    ).toBe(404);
     expect((await service.admin('PATCH', '/countries/ZZ', { supported: true })).statusCode).toBe(404);
   });
 });
@@ -78,7 +96,9 @@ describe('admin: cities and attractions', () => {
     expect(attraction.statusCode).toBe(201);
     expect(attraction.json()).toEqual({ attraction: { id: expect.any(String), name: 'Sindalah Island' } });
     const found = (await service.admin('GET', '/cities?name=neom%20b&country=SA')).json().cities;
-    expect(found).toEqual([expect.objectContaining({ id: city.id, country_code: 'SA', attractions: 1, supported: true })]);
+    expect(found).toEqual([
+      expect.objectContaining({ id: city.id, country_code: 'SA', attractions: 1, supported: true }),
+    ]);
     const arabic = (await service.admin('GET', `/cities?name=${encodeURIComponent('الرياض')}`)).json().cities;
     expect(arabic[0]).toMatchObject({ name: 'Riyadh', capital: 'primary' });
   });
@@ -96,13 +116,26 @@ describe('admin: cities and attractions', () => {
     [{ country: 'SA' }, 'country'],
     [{ name: '' }, 'name'],
   ])('refuses city with %j', async (change, field) => {
-    const body = { name: 'X', country: saudiArabiaId, coordinates: point(1, 1), capital: '', supported: false, ...change };
+    const body = {
+      name: 'X',
+      country: saudiArabiaId,
+      coordinates: point(1, 1),
+      capital: '',
+      supported: false,
+      ...change,
+    };
     const response = await service.admin('POST', '/cities', body);
     expectInvalid(response, field);
   });
 
   it('refuses an unknown country (400) and answers 404 for an unknown city', async () => {
-    const body = { name: 'X', country: '00000000-0000-4000-8000-000000000000', coordinates: point(1, 1), capital: '', supported: false };
+    const body = {
+      name: 'X',
+      country: '00000000-0000-4000-8000-000000000000',
+      coordinates: point(1, 1),
+      capital: '',
+      supported: false,
+    };
     expectInvalid(await service.admin('POST', '/cities', body), 'country');
     const unknown = '00000000-0000-4000-8000-000000000000';
     expect((await service.admin('PATCH', `/cities/${unknown}`, { supported: true })).statusCode).toBe(404);

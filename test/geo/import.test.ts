@@ -54,9 +54,18 @@ afterAll(() => service.database.drop());
 describe('reference data import', () => {
   it('imported all countries and cities on first start; a re-run of partnerctl data import changes nothing', async () => {
     const riyadh = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json().cities[0];
-    expect(riyadh).toMatchObject({ name: 'Riyadh', name_ar: 'الرياض', capital: 'primary', supported: false, images: [] });
+    expect(riyadh).toMatchObject({
+      name: 'Riyadh',
+      name_ar: 'الرياض',
+      capital: 'primary',
+      supported: false,
+      images: [],
+    });
     await service.admin('PATCH', '/countries/SA', { supported: true });
-    await service.admin('PATCH', `/cities/${riyadh.id}`, { supported: true, images: ['https://example.com/riyadh.jpg'] });
+    await service.admin('PATCH', `/cities/${riyadh.id}`, {
+      supported: true,
+      images: ['https://example.com/riyadh.jpg'],
+    });
     await service.admin('POST', `/cities/${riyadh.id}/attractions`, { name: 'Masmak Fortress' });
     await service.close();
 

@@ -8,13 +8,16 @@ describe('health probes', () => {
   });
   afterAll(() => service.stop());
 
-  it.each(['integrations', 'backend', 'admin'] as const)('%s answers /healthz and /readyz without auth', async (name) => {
-    for (const path of ['/healthz', '/readyz']) {
-      const response = await fetch(`${service.urls[name]}${path}`);
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ status: 'ok' });
-    }
-  });
+  it.each(['integrations', 'backend', 'admin'] as const)(
+    '%s answers /healthz and /readyz without auth',
+    async (name) => {
+      for (const path of ['/healthz', '/readyz']) {
+        const response = await fetch(`${service.urls[name]}${path}`);
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ status: 'ok' });
+      }
+    },
+  );
 
   it('echoes a sane incoming X-Request-Id and makes one otherwise', async () => {
     const echoed = await fetch(`${service.urls.admin}/healthz`, { headers: { 'x-request-id': 'abc-123' } });

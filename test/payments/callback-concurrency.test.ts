@@ -49,14 +49,19 @@ describe.skipIf(!TEST_DATABASE_URL)('payment callback under concurrency (Postgre
   });
 
   it('does the same with two instances sharing the database', async () => {
-    await expectExactlyOneSuccess(await createInvoice(service, tenant), [service.urls.integrations!, second.urls.integrations!]);
+    await expectExactlyOneSuccess(await createInvoice(service, tenant), [
+      service.urls.integrations!,
+      second.urls.integrations!,
+    ]);
   });
 
   async function paidAndFailedAtOnce(urls: [string, string], order: ['paid', 'failed'] | ['failed', 'paid']) {
     for (let round = 0; round < 5; round++) {
       const invoice = await createInvoice(service, tenant);
       const answers = await Promise.all(
-        order.map((status, i) => post(urls[i], notificationFor(invoice, { status, transaction_id: `${status}-${invoice.id}` }))),
+        order.map((status, i) =>
+          post(urls[i], notificationFor(invoice, { status, transaction_id: `${status}-${invoice.id}` })),
+        ),
       );
       expect(answers).toEqual([
         { status: 200, body: { status: 'success' } },
@@ -72,17 +77,17 @@ describe.skipIf(!TEST_DATABASE_URL)('payment callback under concurrency (Postgre
     }
   }
 
-  it.each([
-    [['paid', 'failed'] as const],
-    [['failed', 'paid'] as const],
-  ])('ends paid when %j arrive at once, on one instance', async (order) => {
-    await paidAndFailedAtOnce([service.urls.integrations!, service.urls.integrations!], [...order] as never);
-  });
+  it.each([[['paid', 'failed'] as const], [['failed', 'paid'] as const]])(
+    'ends paid when %j arrive at once, on one instance',
+    async (order) => {
+      await paidAndFailedAtOnce([service.urls.integrations!, service.urls.integrations!], [...order] as never);
+    },
+  );
 
-  it.each([
-    [['paid', 'failed'] as const],
-    [['failed', 'paid'] as const],
-  ])('ends paid when %j arrive at once, one on each instance', async (order) => {
-    await paidAndFailedAtOnce([service.urls.integrations!, second.urls.integrations!], [...order] as never);
-  });
+  it.each([[['paid', 'failed'] as const], [['failed', 'paid'] as const]])(
+    'ends paid when %j arrive at once, one on each instance',
+    async (order) => {
+      await paidAndFailedAtOnce([service.urls.integrations!, second.urls.integrations!], [...order] as never);
+    },
+  );
 });

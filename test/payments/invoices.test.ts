@@ -62,11 +62,16 @@ describe('POST /admin/v1/invoices', () => {
     expect(response.json().error.details[0].field).toBe(field);
   });
 
-  it('answers 404 for an unknown tenant or trip, 400 for another tenant\'s trip, 409 for an inactive tenant', async () => {
+  it("answers 404 for an unknown tenant or trip, 400 for another tenant's trip, 409 for an inactive tenant", async () => {
     const unknown = '00000000-0000-4000-8000-000000000000';
     const noTenant = await service.admin('POST', '/invoices', { tenant_id: unknown, amount: '1.00', currency: 'SAR' });
     expect(noTenant.statusCode).toBe(404);
-    const noTrip = await service.admin('POST', '/invoices', { tenant_id: tenant.tenant.id, amount: '1.00', currency: 'SAR', trip_id: unknown });
+    const noTrip = await service.admin('POST', '/invoices', {
+      tenant_id: tenant.tenant.id,
+      amount: '1.00',
+      currency: 'SAR',
+      trip_id: unknown,
+    });
     expect(noTrip.statusCode).toBe(404);
     const other = await service.createTenant({ gateway: 'tap' });
     const theirTrip = await createTrip(service, other);
@@ -79,7 +84,11 @@ describe('POST /admin/v1/invoices', () => {
     expect(foreign.statusCode).toBe(400);
     expect(foreign.json().error.details[0]).toMatchObject({ field: 'trip_id', message: 'belongs to another tenant' });
     await service.admin('PATCH', `/tenants/${other.tenant.id}`, { is_active: false });
-    const inactive = await service.admin('POST', '/invoices', { tenant_id: other.tenant.id, amount: '1.00', currency: 'SAR' });
+    const inactive = await service.admin('POST', '/invoices', {
+      tenant_id: other.tenant.id,
+      amount: '1.00',
+      currency: 'SAR',
+    });
     expect(inactive.statusCode).toBe(409);
   });
 
@@ -103,7 +112,10 @@ describe('GET /admin/v1/invoices/{id}', () => {
   });
 
   it('needs the admin token', async () => {
-    const response = await service.apps.admin!.inject({ method: 'GET', url: '/admin/v1/invoices/00000000-0000-4000-8000-000000000000' });
+    const response = await service.apps.admin!.inject({
+      method: 'GET',
+      url: '/admin/v1/invoices/00000000-0000-4000-8000-000000000000',
+    });
     expect(response.statusCode).toBe(401);
   });
 });
@@ -131,7 +143,10 @@ describe('partnerctl invoices and events', () => {
       expect.objectContaining({ transaction_id: 'txn-cli', status: 'paid', applied: true }),
     ]);
 
-    const refused = await partnerctl(['invoices', 'create', '--tenant', tenant.tenant.id, '--amount', '1.001', '--currency', 'SAR'], env);
+    const refused = await partnerctl(
+      ['invoices', 'create', '--tenant', tenant.tenant.id, '--amount', '1.001', '--currency', 'SAR'],
+      env,
+    );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('amount');
   });

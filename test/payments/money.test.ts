@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Decimal,
   decimalEquals,
   formatAmount,
   MAX_DECIMAL_TEXT_LENGTH,
@@ -7,7 +8,6 @@ import {
   parseDecimal,
   parseJsonNumber,
   validateInvoiceAmount,
-  type Decimal,
 } from '../../src/payments/money.js';
 
 function decimal(text: string): Decimal {
@@ -19,21 +19,60 @@ function decimal(text: string): Decimal {
 describe('minorUnits (ISO 4217, not CLDR)', () => {
   it.each([
     // Gulf
-    ['SAR', 2], ['AED', 2], ['QAR', 2], ['KWD', 3], ['BHD', 3], ['OMR', 3],
+    ['SAR', 2],
+    ['AED', 2],
+    ['QAR', 2],
+    ['KWD', 3],
+    ['BHD', 3],
+    ['OMR', 3],
     // majors
-    ['USD', 2], ['EUR', 2], ['GBP', 2], ['CHF', 2], ['CNY', 2], ['INR', 2], ['EGP', 2],
+    ['USD', 2],
+    ['EUR', 2],
+    ['GBP', 2],
+    ['CHF', 2],
+    ['CNY', 2],
+    ['INR', 2],
+    ['EGP', 2],
     // no minor unit
-    ['JPY', 0], ['KRW', 0], ['VND', 0], ['CLP', 0], ['ISK', 0], ['UGX', 0], ['XAF', 0], ['XOF', 0],
-    ['XPF', 0], ['PYG', 0], ['RWF', 0], ['BIF', 0], ['DJF', 0], ['GNF', 0], ['KMF', 0], ['VUV', 0],
+    ['JPY', 0],
+    ['KRW', 0],
+    ['VND', 0],
+    ['CLP', 0],
+    ['ISK', 0],
+    ['UGX', 0],
+    ['XAF', 0],
+    ['XOF', 0],
+    ['XPF', 0],
+    ['PYG', 0],
+    ['RWF', 0],
+    ['BIF', 0],
+    ['DJF', 0],
+    ['GNF', 0],
+    ['KMF', 0],
+    ['VUV', 0],
     ['UYI', 0],
     // three places
-    ['JOD', 3], ['IQD', 3], ['LYD', 3], ['TND', 3],
+    ['JOD', 3],
+    ['IQD', 3],
+    ['LYD', 3],
+    ['TND', 3],
     // four places
-    ['CLF', 4], ['UYW', 4],
+    ['CLF', 4],
+    ['UYW', 4],
     // where CLDR's display digits differ from ISO
-    ['IDR', 2], ['HUF', 2], ['PKR', 2], ['LBP', 2], ['IRR', 2], ['YER', 2], ['COP', 2],
+    ['IDR', 2],
+    ['HUF', 2],
+    ['PKR', 2],
+    ['LBP', 2],
+    ['IRR', 2],
+    ['YER', 2],
+    ['COP', 2],
     // recent codes
-    ['VED', 2], ['XCG', 2], ['ZWG', 2], ['SLE', 2], ['XAD', 2],
+    ['VED', 2],
+    ['XCG', 2],
+    ['ZWG', 2],
+    ['SLE', 2],
+    ['XAD', 2],
   ])('%s has %i', (code, places) => {
     expect(minorUnits(code)).toBe(places);
   });
@@ -69,8 +108,25 @@ describe('parseDecimal', () => {
   });
 
   it.each([
-    '', ' 100', '100 ', '+100', '1e2', '1E2', '100.', '.5', '1,000.00', '1_000', '0x10', 'NaN',
-    'Infinity', '١٠٠', '100.00.0', '--1', '-', 'abc', '1'.repeat(MAX_DECIMAL_TEXT_LENGTH + 1),
+    '',
+    ' 100',
+    '100 ',
+    '+100',
+    '1e2',
+    '1E2',
+    '100.',
+    '.5',
+    '1,000.00',
+    '1_000',
+    '0x10',
+    'NaN',
+    'Infinity',
+    '١٠٠',
+    '100.00.0',
+    '--1',
+    '-',
+    'abc',
+    '1'.repeat(MAX_DECIMAL_TEXT_LENGTH + 1),
   ])('%j is not a plain decimal', (text) => {
     expect(parseDecimal(text)).toBeNull();
   });

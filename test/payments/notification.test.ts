@@ -2,11 +2,11 @@ import { LosslessNumber, parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import {
   amountMatches,
+  type InvoiceStatus,
   isUuid,
   parseNotification,
   planTransition,
   REQUIRED_FIELDS,
-  type InvoiceStatus,
   type TransitionPlan,
 } from '../../src/payments/notification.js';
 
@@ -153,7 +153,7 @@ describe('amountMatches against invoice amount 100.00', () => {
     ['abc', false],
     ['', false],
     ['1e999999', false],
-    ['100.' + '0'.repeat(200), false],
+    [`100.${'0'.repeat(200)}`, false],
   ])('%j is %s', (amountText, matches) => {
     expect(amountMatches(amountText, '100.00')).toBe(matches);
   });

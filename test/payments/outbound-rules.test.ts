@@ -69,7 +69,7 @@ describe('Standard Webhooks signature', () => {
     expect(() => new Webhook(secrets[0]).verify(`${body} `, headers)).toThrow();
   });
 
-  it('matches the specification\'s example', () => {
+  it("matches the specification's example", () => {
     // From the Standard Webhooks specification and its reference libraries' tests.
     const signature = signatureHeader(
       ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
@@ -83,24 +83,49 @@ describe('Standard Webhooks signature', () => {
 
 describe('SSRF guard', () => {
   it.each([
-    '127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-    '100.64.0.1', '100.127.255.255', '0.0.0.0', '224.0.0.1', '255.255.255.255',
-    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', 'ff02::1',
+    '127.0.0.1',
+    '127.9.9.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '100.127.255.255',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    'ff02::1',
   ])('treats %s as non-public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '::ffff:8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001::200e'])(
-    'treats %s as public',
-    (address) => {
-      expect(isPublicAddress(address)).toBe(true);
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '::ffff:8.8.8.8',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::200e',
+  ])('treats %s as public', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
 
   it('refuses a host resolving to loopback unless private endpoints are allowed', async () => {
     await expect(resolveEndpoint(new URL('http://localhost:9/'), false)).rejects.toThrow(/non-public address/);
     await expect(resolveEndpoint(new URL('http://[::1]:9/'), false)).rejects.toThrow(/non-public address ::1/);
-    await expect(resolveEndpoint(new URL('http://127.0.0.1:9/'), true)).resolves.toEqual([{ address: '127.0.0.1', family: 4 }]);
+    await expect(resolveEndpoint(new URL('http://127.0.0.1:9/'), true)).resolves.toEqual([
+      { address: '127.0.0.1', family: 4 },
+    ]);
   });
 
   it('answers lookups with the checked addresses only', () => {

@@ -154,7 +154,9 @@ describe('outbound payment request', () => {
 
   it('signs with every active endpoint secret, so a partner rotating secrets verifies with either', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
-    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'payment_endpoint_secret' });
+    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, {
+      kind: 'payment_endpoint_secret',
+    });
     const secrets = [tenant.credentials.payment_endpoint_secret, issued.json().secret];
     const url = partner.route('/rotation', secrets, [{ status: 204 }]);
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
@@ -173,7 +175,10 @@ describe('outbound payment request', () => {
     await settle();
     const shown = await showInvoice(service, invoice.id);
     expect(shown.deliveries).toHaveLength(1);
-    expect(shown.deliveries[0]).toMatchObject({ http_status: 422, error: 'endpoint answered HTTP 422 (final: not retried)' });
+    expect(shown.deliveries[0]).toMatchObject({
+      http_status: 422,
+      error: 'endpoint answered HTTP 422 (final: not retried)',
+    });
   });
 
   it('stops retrying once the partner has reported an outcome for the invoice', async () => {
@@ -210,7 +215,10 @@ describe('outbound payment request', () => {
     await once(closed, 'listening');
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const tenant = await service.createTenant({ gateway: 'tap', payment_endpoint_url: `http://127.0.0.1:${port}/gone` });
+    const tenant = await service.createTenant({
+      gateway: 'tap',
+      payment_endpoint_url: `http://127.0.0.1:${port}/gone`,
+    });
     const invoice = await createInvoice(service, tenant);
     const shown = await waitFor('two attempts', async () => {
       const current = await showInvoice(service, invoice.id);
@@ -249,10 +257,17 @@ describe('outbound payment request', () => {
     const invoice = await createInvoice(service, tenant);
     await waitFor('the first attempt', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
     await service.close();
-    replacement = await startService(loadConfig(testEnv(service.database.target, FAST_RETRIES)), createLogger('silent'));
+    replacement = await startService(
+      loadConfig(testEnv(service.database.target, FAST_RETRIES)),
+      createLogger('silent'),
+    );
     const restartedAt = Date.now();
     const admin = (path: string) =>
-      replacement!.apps.admin!.inject({ method: 'GET', url: `/admin/v1${path}`, headers: { authorization: 'Bearer test-admin-token' } });
+      replacement!.apps.admin!.inject({
+        method: 'GET',
+        url: `/admin/v1${path}`,
+        headers: { authorization: 'Bearer test-admin-token' },
+      });
     const shown = await waitFor('the retry on the new instance', async () => {
       const current = (await admin(`/invoices/${invoice.id}`)).json();
       return current.invoice.payment_url ? current : undefined;
@@ -288,7 +303,9 @@ describe('SSRF guard', () => {
         return current.deliveries.length === 1 && current;
       });
       expect(shown.deliveries[0].http_status).toBeNull();
-      expect(shown.deliveries[0].error).toMatch(/resolves to non-public address (127\.0\.0\.1|::1) \(final: not retried\)$/);
+      expect(shown.deliveries[0].error).toMatch(
+        /resolves to non-public address (127\.0\.0\.1|::1) \(final: not retried\)$/,
+      );
     }
     expect(partner.received.get('/private')).toEqual([]);
   });
@@ -318,7 +335,10 @@ describe.skipIf(!TEST_DATABASE_URL)('PAYMENT_WORKER=false (PostgreSQL: two insta
     expect((await showInvoice(service, invoice.id)).deliveries).toEqual([]);
     expect(partner.received.get('/separate')).toEqual([]);
 
-    worker = await startService(loadConfig(testEnv(service.database.target, { ...FAST_RETRIES, LISTENERS: '' })), createLogger('silent'));
+    worker = await startService(
+      loadConfig(testEnv(service.database.target, { ...FAST_RETRIES, LISTENERS: '' })),
+      createLogger('silent'),
+    );
     expect(worker.urls).toEqual({});
     await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
     expect(partner.received.get('/separate')).toHaveLength(1);

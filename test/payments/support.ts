@@ -39,7 +39,13 @@ export async function showInvoice(service: TestService, invoiceId: string) {
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
     events: Record<string, any>[];
-    deliveries: { attempt: number; http_status: number | null; latency_ms: number | null; error: string | null; attempted_at: string }[];
+    deliveries: {
+      attempt: number;
+      http_status: number | null;
+      latency_ms: number | null;
+      error: string | null;
+      attempted_at: string;
+    }[];
     raw: string;
   };
 }

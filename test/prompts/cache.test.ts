@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
+import { apiAs, expectOk } from '../http/integrations/api.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
-import { apiAs, expectOk } from '../http/integrations/api.js';
 
 const EFFECTIVE = '/api/v1/suggested-prompts/effective/?language=en';
 
@@ -30,9 +30,10 @@ describe('effective prompts cache', () => {
   });
   afterAll(() => service.stop());
 
-  const effectiveSource = async () => expectOk(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE)).source;
+  const effectiveSource = async () =>
+    expectOk(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE)).source;
 
-  it('sees a change made behind the service\'s back, in SQL, through the invalidation trigger', async () => {
+  it("sees a change made behind the service's back, in SQL, through the invalidation trigger", async () => {
     expect(await effectiveSource()).toBe('default');
     await service.context.database.executeSql(
       `insert into suggested_prompts (tenant_id, language, text) values ($1, 'en', 'Written by hand')`,
@@ -70,7 +71,10 @@ describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
       ).json().data;
 
     expect((await effectiveOnSecond()).source).toBe('default');
-    const created = expectOk(await viaFirst('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Plan my Umrah' }), 201);
+    const created = expectOk(
+      await viaFirst('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Plan my Umrah' }),
+      201,
+    );
     const seen = await eventually(effectiveOnSecond, (data) => data.source === 'tenant');
     expect(seen.prompts.map((prompt: { text: string }) => prompt.text)).toEqual(['Plan my Umrah']);
 
@@ -82,8 +86,13 @@ describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
     const other = await first.createTenant();
     const secret = other.credentials.sso_hmac_secret;
     const statusOnSecond = async () =>
-      (await second.apps.integrations!.inject({ method: 'GET', url: EFFECTIVE, headers: { authorization: `Api-Key ${secret}` } }))
-        .statusCode;
+      (
+        await second.apps.integrations!.inject({
+          method: 'GET',
+          url: EFFECTIVE,
+          headers: { authorization: `Api-Key ${secret}` },
+        })
+      ).statusCode;
     expect(await statusOnSecond()).toBe(200);
     await first.admin('PATCH', `/tenants/${other.tenant.id}`, { is_active: false });
     expect(await eventually(statusOnSecond, (status) => status === 401)).toBe(401);

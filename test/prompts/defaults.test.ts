@@ -22,7 +22,7 @@ describe('default prompt sets', () => {
     }
   });
 
-  it('are seeded again only for a language that has none, never over an operator\'s set', async () => {
+  it("are seeded again only for a language that has none, never over an operator's set", async () => {
     const { db } = service.context;
     const logger = createLogger('silent');
     const before = await listDefaultPrompts(db, 'ar');

@@ -13,10 +13,16 @@ describe('partnerctl default-prompts and trips', () => {
   });
   afterAll(() => service.stop());
 
-  it('replaces and shows a language\'s default set', async () => {
-    const set = await partnerctl(['default-prompts', 'set', 'ar', '--text', 'أين أقضي عطلتي؟', '--text', 'ما الطقس غدًا؟', '--json'], env);
+  it("replaces and shows a language's default set", async () => {
+    const set = await partnerctl(
+      ['default-prompts', 'set', 'ar', '--text', 'أين أقضي عطلتي؟', '--text', 'ما الطقس غدًا؟', '--json'],
+      env,
+    );
     expect(set.code, set.stderr).toBe(0);
-    expect(JSON.parse(set.stdout).prompts.map((p: { text: string }) => p.text)).toEqual(['أين أقضي عطلتي؟', 'ما الطقس غدًا؟']);
+    expect(JSON.parse(set.stdout).prompts.map((p: { text: string }) => p.text)).toEqual([
+      'أين أقضي عطلتي؟',
+      'ما الطقس غدًا؟',
+    ]);
     const shown = await partnerctl(['default-prompts', 'show', 'ar'], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('ما الطقس غدًا؟');
@@ -28,12 +34,29 @@ describe('partnerctl default-prompts and trips', () => {
   it('creates and shows a trip', async () => {
     const { tenant } = await service.createTenant();
     const created = await partnerctl(
-      ['trips', 'create', '--tenant', tenant.id, '--title', 'Jeddah', '--start', '2030-05-01', '--adults', '2', '--json'],
+      [
+        'trips',
+        'create',
+        '--tenant',
+        tenant.id,
+        '--title',
+        'Jeddah',
+        '--start',
+        '2030-05-01',
+        '--adults',
+        '2',
+        '--json',
+      ],
       env,
     );
     expect(created.code, created.stderr).toBe(0);
     const { trip } = JSON.parse(created.stdout);
-    expect(trip).toMatchObject({ title: 'Jeddah', start_date: '2030-05-01', travelers: { adults: 2, children: 0 }, status: 'draft' });
+    expect(trip).toMatchObject({
+      title: 'Jeddah',
+      start_date: '2030-05-01',
+      travelers: { adults: 2, children: 0 },
+      status: 'draft',
+    });
     const shown = await partnerctl(['trips', 'show', trip.id, '--json'], env);
     expect(JSON.parse(shown.stdout)).toEqual({ trip });
   });

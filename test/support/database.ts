@@ -8,7 +8,9 @@ import postgres from 'postgres';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
 
-export type DatabaseTarget = { databaseUrl: string; dataDir?: undefined } | { databaseUrl?: undefined; dataDir: string };
+export type DatabaseTarget =
+  | { databaseUrl: string; dataDir?: undefined }
+  | { databaseUrl?: undefined; dataDir: string };
 
 export interface TestDatabase {
   target: DatabaseTarget;

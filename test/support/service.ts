@@ -9,7 +9,14 @@ import { copyTemplateDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
 
 export interface TestTenant {
-  tenant: { id: string; slug: string; name: string; gateway: string; is_active: boolean; payment_endpoint_url: string | null };
+  tenant: {
+    id: string;
+    slug: string;
+    name: string;
+    gateway: string;
+    is_active: boolean;
+    payment_endpoint_url: string | null;
+  };
   credentials: { sso_hmac_secret: string; partner_api_key: string; payment_endpoint_secret: string };
 }
 

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  resolveBackendPartnerKey,
-  resolvePartnerApiKey,
-  resolveSsoSecret,
-} from '../../src/tenants/credentials.js';
+import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 let service: TestService;
@@ -38,8 +34,16 @@ describe('tenant credentials', () => {
 
   it('gives a new tenant three secrets, each resolving to it only through its own resolver', async () => {
     const { sso_hmac_secret, partner_api_key, payment_endpoint_secret } = acme.credentials;
-    expect(await resolvedTenantIds(sso_hmac_secret)).toEqual({ sso: acme.tenant.id, partnerApiKey: null, backend: null });
-    expect(await resolvedTenantIds(partner_api_key)).toEqual({ sso: null, partnerApiKey: acme.tenant.id, backend: null });
+    expect(await resolvedTenantIds(sso_hmac_secret)).toEqual({
+      sso: acme.tenant.id,
+      partnerApiKey: null,
+      backend: null,
+    });
+    expect(await resolvedTenantIds(partner_api_key)).toEqual({
+      sso: null,
+      partnerApiKey: acme.tenant.id,
+      backend: null,
+    });
     expect(await resolvedTenantIds(payment_endpoint_secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
     expect(await resolvedTenantIds(other.credentials.sso_hmac_secret)).toEqual({
       sso: other.tenant.id,
@@ -65,7 +69,9 @@ describe('tenant credentials', () => {
     expect((await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret))?.id).toBe(tenant.tenant.id);
 
     const listed = (await service.admin('GET', `/tenants/${tenant.tenant.id}/credentials`)).json().credentials;
-    const predecessor = listed.find((row: { kind: string; id: string }) => row.kind === 'sso_hmac_secret' && row.id !== newId);
+    const predecessor = listed.find(
+      (row: { kind: string; id: string }) => row.kind === 'sso_hmac_secret' && row.id !== newId,
+    );
     const revoked = await service.admin('DELETE', `/credentials/${predecessor.id}`);
     expect(revoked.statusCode).toBe(200);
     expect(revoked.json().credential.revoked_at).not.toBeNull();
@@ -74,14 +80,15 @@ describe('tenant credentials', () => {
     expect((await resolveSsoSecret(db(), newSecret))?.id).toBe(tenant.tenant.id);
   });
 
-  it('resolves none of a deactivated tenant\'s secrets, its backend keys included, until reactivated', async () => {
+  it("resolves none of a deactivated tenant's secrets, its backend keys included, until reactivated", async () => {
     const tenant = await service.createTenant();
     const key = await partnerKey({ name: 'tenant key', scopes: ['cities:read'], tenant_id: tenant.tenant.id });
     const secrets = [tenant.credentials.sso_hmac_secret, tenant.credentials.partner_api_key, key.key];
 
     const deactivated = await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: false });
     expect(deactivated.json().tenant.is_active).toBe(false);
-    for (const secret of secrets) expect(await resolvedTenantIds(secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
+    for (const secret of secrets)
+      expect(await resolvedTenantIds(secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
 
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: true });
     expect((await resolveSsoSecret(db(), secrets[0]))?.id).toBe(tenant.tenant.id);
@@ -106,7 +113,9 @@ describe('tenant credentials', () => {
 
   it('stores no issued secret in clear anywhere in the database', async () => {
     const tenant = await service.createTenant();
-    const rotated = (await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'payment_endpoint_secret' })).json();
+    const rotated = (
+      await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'payment_endpoint_secret' })
+    ).json();
     const key = await partnerKey({ name: 'leak check', scopes: ['countries:read'] });
     const secrets = [...Object.values(tenant.credentials), rotated.secret, key.key];
     // The random part of each secret, without its readable prefix, is what must not appear.
@@ -161,7 +170,11 @@ describe('admin API', () => {
 
   it('answers 409 for a duplicate slug, 404 for unknown ids, 400 for malformed ids and unknown scopes', async () => {
     const tenant = await service.createTenant();
-    const duplicate = await service.admin('POST', '/tenants', { name: 'Again', slug: tenant.tenant.slug, gateway: 'tap' });
+    const duplicate = await service.admin('POST', '/tenants', {
+      name: 'Again',
+      slug: tenant.tenant.slug,
+      gateway: 'tap',
+    });
     expect(duplicate.statusCode).toBe(409);
     expect(duplicate.json().error.code).toBe('CONFLICT');
 
@@ -169,7 +182,9 @@ describe('admin API', () => {
     expect((await service.admin('GET', `/tenants/${unknown}`)).statusCode).toBe(404);
     expect((await service.admin('PATCH', `/tenants/${unknown}`, { name: 'x' })).statusCode).toBe(404);
     expect((await service.admin('DELETE', `/credentials/${unknown}`)).statusCode).toBe(404);
-    expect((await service.admin('POST', `/tenants/${unknown}/credentials`, { kind: 'sso_hmac_secret' })).statusCode).toBe(404);
+    expect(
+      (await service.admin('POST', `/tenants/${unknown}/credentials`, { kind: 'sso_hmac_secret' })).statusCode,
+    ).toBe(404);
     expect((await service.admin('GET', '/tenants/not-a-uuid')).statusCode).toBe(400);
     const scope = await service.admin('POST', '/partner-keys', { name: 'x', scopes: ['prompts:write'] });
     expect(scope.statusCode).toBe(400);

@@ -14,7 +14,7 @@ describe('trip domain', () => {
   });
   afterAll(() => service.stop());
 
-  it('setTripStatus moves a trip inside the caller\'s transaction, and not when it rolls back', async () => {
+  it("setTripStatus moves a trip inside the caller's transaction, and not when it rolls back", async () => {
     const { db } = service.context;
     const trip = await createTrip(db, tenant.tenant.id, { title: 'Paid trip' });
     expect(trip.status).toBe('draft');

@@ -29,7 +29,9 @@ export const geoCommands: Command[] = [
     options: { off: { type: 'boolean' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'country code or id');
-      const { country } = await invocation.admin().request('PATCH', `/countries/${encodeURIComponent(id)}`, supportFlag(invocation));
+      const { country } = await invocation
+        .admin()
+        .request('PATCH', `/countries/${encodeURIComponent(id)}`, supportFlag(invocation));
       invocation.output(record(country), { country });
     },
   },
@@ -40,7 +42,9 @@ export const geoCommands: Command[] = [
     options: { off: { type: 'boolean' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'city id');
-      const { city } = await invocation.admin().request('PATCH', `/cities/${encodeURIComponent(id)}`, supportFlag(invocation));
+      const { city } = await invocation
+        .admin()
+        .request('PATCH', `/cities/${encodeURIComponent(id)}`, supportFlag(invocation));
       invocation.output(record(city), { city });
     },
   },
@@ -63,15 +67,15 @@ export const geoCommands: Command[] = [
     options: { name: { type: 'string' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'city id');
-      const { attraction } = await invocation
-        .admin()
-        .request('POST', `/cities/${encodeURIComponent(id)}/attractions`, { name: required(invocation.options, 'name') });
+      const { attraction } = await invocation.admin().request('POST', `/cities/${encodeURIComponent(id)}/attractions`, {
+        name: required(invocation.options, 'name'),
+      });
       invocation.output(record(attraction), { attraction });
     },
   },
   {
     name: 'data import',
-    summary: 'Import (or refresh) the bundled countries and cities into the database; keeps operators\' settings',
+    summary: "Import (or refresh) the bundled countries and cities into the database; keeps operators' settings",
     async run(invocation) {
       const context = await openContext(loadConfig());
       let summary: ImportSummary | undefined;

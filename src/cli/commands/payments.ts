@@ -2,15 +2,28 @@
 import { type Command, positional, required } from '../command.js';
 import { record, table } from '../output.js';
 
-const EVENT_COLUMNS = ['received_at', 'transaction_id', 'status', 'gateway', 'applied', 'status_before', 'status_after'];
+const EVENT_COLUMNS = [
+  'received_at',
+  'transaction_id',
+  'status',
+  'gateway',
+  'applied',
+  'status_before',
+  'status_after',
+];
 const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error'];
 
 export const paymentCommands: Command[] = [
   {
     name: 'invoices create',
-    summary: 'Create an invoice; its payment request is sent to the tenant\'s payment endpoint',
+    summary: "Create an invoice; its payment request is sent to the tenant's payment endpoint",
     usage: '--tenant TENANT_ID --amount 100.00 --currency SAR [--trip TRIP_ID]',
-    options: { tenant: { type: 'string' }, amount: { type: 'string' }, currency: { type: 'string' }, trip: { type: 'string' } },
+    options: {
+      tenant: { type: 'string' },
+      amount: { type: 'string' },
+      currency: { type: 'string' },
+      trip: { type: 'string' },
+    },
     async run(invocation) {
       const { options } = invocation;
       const { invoice } = await invocation.admin().request('POST', '/invoices', {

@@ -10,9 +10,14 @@ const PROMPT_COLUMNS = ['sort_order', 'text', 'id'];
 function promptTexts(options: Record<string, unknown>): string[] {
   const texts = [options.text].flat().filter((text): text is string => typeof text === 'string');
   if (typeof options.file === 'string') {
-    texts.push(...readFileSync(options.file, 'utf8').split(/\r?\n/).filter((line) => line.trim() !== ''));
+    texts.push(
+      ...readFileSync(options.file, 'utf8')
+        .split(/\r?\n/)
+        .filter((line) => line.trim() !== ''),
+    );
   }
-  if (texts.length === 0) throw new CliError('give the prompts with --text TEXT (repeatable) or --file FILE (one per line)');
+  if (texts.length === 0)
+    throw new CliError('give the prompts with --text TEXT (repeatable) or --file FILE (one per line)');
   return texts;
 }
 

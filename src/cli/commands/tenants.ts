@@ -10,11 +10,13 @@ function secretsText(secrets: Record<string, string>): string {
   return `${record(secrets)}\n\n${SECRET_WARNING}`;
 }
 
-const setActive = (isActive: boolean): Command['run'] => async (invocation) => {
-  const id = positional(invocation, 0, 'tenant id');
-  const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, { is_active: isActive });
-  invocation.output(record(tenant), { tenant });
-};
+const setActive =
+  (isActive: boolean): Command['run'] =>
+  async (invocation) => {
+    const id = positional(invocation, 0, 'tenant id');
+    const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, { is_active: isActive });
+    invocation.output(record(tenant), { tenant });
+  };
 
 export const tenantCommands: Command[] = [
   {
@@ -60,7 +62,7 @@ export const tenantCommands: Command[] = [
   },
   {
     name: 'tenants update',
-    summary: 'Change a tenant\'s name, gateway or payment endpoint',
+    summary: "Change a tenant's name, gateway or payment endpoint",
     usage: 'TENANT_ID [--name NAME] [--gateway GATEWAY] [--endpoint URL|none]',
     options: { name: { type: 'string' }, gateway: { type: 'string' }, endpoint: { type: 'string' } },
     async run(invocation) {
@@ -74,7 +76,12 @@ export const tenantCommands: Command[] = [
       invocation.output(record(tenant), { tenant });
     },
   },
-  { name: 'tenants deactivate', summary: 'Deactivate a tenant: all its credentials fail at once', usage: 'TENANT_ID', run: setActive(false) },
+  {
+    name: 'tenants deactivate',
+    summary: 'Deactivate a tenant: all its credentials fail at once',
+    usage: 'TENANT_ID',
+    run: setActive(false),
+  },
   { name: 'tenants activate', summary: 'Activate a tenant again', usage: 'TENANT_ID', run: setActive(true) },
   {
     name: 'credentials issue',
@@ -104,7 +111,9 @@ export const tenantCommands: Command[] = [
     summary: 'List backend partner keys',
     async run(invocation) {
       const { partner_keys } = await invocation.admin().request('GET', '/partner-keys');
-      invocation.output(table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at']), { partner_keys });
+      invocation.output(table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at']), {
+        partner_keys,
+      });
     },
   },
   {

@@ -6,7 +6,7 @@ import { record } from '../output.js';
 export const tripCommands: Command[] = [
   {
     name: 'trips create',
-    summary: 'Create a tenant\'s trip; --file adds fields from a JSON object (destinations, itinerary)',
+    summary: "Create a tenant's trip; --file adds fields from a JSON object (destinations, itinerary)",
     usage: '--tenant TENANT_ID --title TITLE [--start DATE] [--end DATE] [--adults N] [--children N] [--file FILE]',
     options: {
       tenant: { type: 'string' },
@@ -21,7 +21,9 @@ export const tripCommands: Command[] = [
       const { options } = invocation;
       const fromFile = typeof options.file === 'string' ? JSON.parse(readFileSync(options.file, 'utf8')) : {};
       const travelers = Object.fromEntries(
-        ['adults', 'children'].filter((name) => typeof options[name] === 'string').map((name) => [name, Number(options[name])]),
+        ['adults', 'children']
+          .filter((name) => typeof options[name] === 'string')
+          .map((name) => [name, Number(options[name])]),
       );
       const { trip } = await invocation.admin().request('POST', '/trips', {
         ...fromFile,

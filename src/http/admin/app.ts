@@ -47,7 +47,9 @@ export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogg
     return reply.code(appError.statusCode).send(renderAdminError(appError));
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(renderAdminError(new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`))),
+    reply
+      .code(404)
+      .send(renderAdminError(new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`))),
   );
 
   await app.register(
@@ -61,7 +63,10 @@ export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogg
       // Every change an operator makes is logged (never with its body: it may carry secrets).
       admin.addHook('onResponse', async (request, reply) => {
         if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) {
-          request.log.info({ route: request.routeOptions.url, params: request.params, status: reply.statusCode }, 'admin change');
+          request.log.info(
+            { route: request.routeOptions.url, params: request.params, status: reply.statusCode },
+            'admin change',
+          );
         }
       });
       await admin.register(adminTenantRoutes, { context });

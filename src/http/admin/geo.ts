@@ -15,12 +15,14 @@ import {
   updateCity,
   updateCountry,
 } from '../../geo/catalog.js';
-import { attractionView, type CityRow, cityView, type CountryRow, countryView } from '../../geo/views.js';
+import { attractionView, type CityRow, type CountryRow, cityView, countryView } from '../../geo/views.js';
 import { City, Country, flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const NameAr = Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Arabic name, shown with Accept-Language: ar' }));
+const NameAr = Nullable(
+  Type.String({ minLength: 1, maxLength: 200, description: 'Arabic name, shown with Accept-Language: ar' }),
+);
 const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case; unique' });
 const PhoneCode = Type.String({ pattern: '^\\+[0-9]{1,4}$', description: '+ and 1 to 4 digits, e.g. +966' });
 const Point = Type.Object(
@@ -46,7 +48,10 @@ const AdminCountry = Type.Composite([Country, Type.Object({ name_ar: Nullable(Ty
 const AdminCity = Type.Composite([City, Type.Object({ name_ar: Nullable(Type.String()), supported: Type.Boolean() })]);
 const Attraction = Type.Object({ id: Uuid, name: Type.String() });
 const CountryIdParams = Type.Object({
-  id: Type.String({ pattern: '^([0-9a-fA-F-]{36}|[A-Za-z]{2})$', description: 'The country\'s id or its two-letter code' }),
+  id: Type.String({
+    pattern: '^([0-9a-fA-F-]{36}|[A-Za-z]{2})$',
+    description: "The country's id or its two-letter code",
+  }),
 });
 
 export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
@@ -64,13 +69,20 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         tags: ['geo'],
         summary: 'Add a country; a code already present is a 409',
         body: Type.Object(
-          { code: CountryCode, name: Name, name_ar: Type.Optional(NameAr), phone_code: PhoneCode, supported: Type.Optional(Type.Boolean()) },
+          {
+            code: CountryCode,
+            name: Name,
+            name_ar: Type.Optional(NameAr),
+            phone_code: PhoneCode,
+            supported: Type.Optional(Type.Boolean()),
+          },
           { additionalProperties: false },
         ),
         response: { 201: Type.Object({ country: AdminCountry }) },
       },
     },
-    async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body), request) }),
+    async (request, reply) =>
+      reply.code(201).send({ country: countryOut(await createCountry(db, request.body), request) }),
   );
 
   app.get(
@@ -114,7 +126,10 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: {
           200: Type.Object({
             cities: Type.Array(
-              Type.Composite([AdminCity, Type.Object({ country_code: Type.String(), population: Type.Integer(), attractions: Type.Integer() })]),
+              Type.Composite([
+                AdminCity,
+                Type.Object({ country_code: Type.String(), population: Type.Integer(), attractions: Type.Integer() }),
+              ]),
             ),
           }),
         },
@@ -187,7 +202,13 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
 
   app.get(
     '/cities/:id/attractions',
-    { schema: { tags: ['geo'], params: IdParams, response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) } } },
+    {
+      schema: {
+        tags: ['geo'],
+        params: IdParams,
+        response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) },
+      },
+    },
     async (request) => ({ attractions: (await listAttractions(db, request.params.id)).map(attractionView) }),
   );
 
@@ -203,6 +224,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
       },
     },
     async (request, reply) =>
-      reply.code(201).send({ attraction: attractionView(await addAttraction(db, request.params.id, request.body.name)) }),
+      reply
+        .code(201)
+        .send({ attraction: attractionView(await addAttraction(db, request.params.id, request.body.name)) }),
   );
 };

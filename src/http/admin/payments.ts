@@ -15,7 +15,7 @@ const Invoice = Type.Object({
   status: Type.String({ description: '`pending`, then `failed`, `paid` or `refunded` (forward only)' }),
   gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
   paid_at: Nullable(Timestamp),
-  payment_url: Nullable(Type.String({ description: 'From the partner\'s reply to the payment request' })),
+  payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -28,7 +28,9 @@ const PaymentEvent = Type.Object({
   status: Type.String({ description: 'As notified' }),
   gateway: Type.String(),
   payload: Type.Unknown({ description: 'The notification as received; numbers keep their digits' }),
-  applied: Type.Boolean({ description: 'Whether it moved the invoice (false: behind its status, or an unknown status)' }),
+  applied: Type.Boolean({
+    description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
+  }),
   status_before: Type.String(),
   status_after: Type.String(),
   request_id: Nullable(Type.String()),
@@ -54,13 +56,14 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       config: { losslessJsonNumbers: true },
       schema: {
         tags: ['invoices'],
-        summary: 'Create an invoice; its payment request goes to the tenant\'s payment endpoint',
+        summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
         body: Type.Object(
           {
             tenant_id: Uuid,
             amount: Type.String({
               maxLength: 40,
-              description: 'Decimal string, at most the currency\'s minor-unit places ("100.00" SAR, "12.500" KWD, "1500" JPY)',
+              description:
+                'Decimal string, at most the currency\'s minor-unit places ("100.00" SAR, "12.500" KWD, "1500" JPY)',
             }),
             currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' }),
             trip_id: Type.Optional(Nullable(Uuid)),

@@ -2,7 +2,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { listDefaultPrompts, replaceDefaultPrompts, SORT_ORDER_MAX, SORT_ORDER_MIN, TEXT_MAX_CHARACTERS } from '../../prompts/prompts.js';
+import {
+  listDefaultPrompts,
+  replaceDefaultPrompts,
+  SORT_ORDER_MAX,
+  SORT_ORDER_MIN,
+  TEXT_MAX_CHARACTERS,
+} from '../../prompts/prompts.js';
 import { Language, PromptObject } from '../integrations/prompts.js';
 
 const LanguageParams = Type.Object({ language: Language });
@@ -14,7 +20,14 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
 
   app.get(
     '/default-prompts/:language',
-    { schema: { tags, summary: 'A language\'s default prompt set', params: LanguageParams, response: { 200: DefaultPrompts } } },
+    {
+      schema: {
+        tags,
+        summary: "A language's default prompt set",
+        params: LanguageParams,
+        response: { 200: DefaultPrompts },
+      },
+    },
     async (request) => ({ prompts: await listDefaultPrompts(db, request.params.language) }),
   );
 
@@ -23,7 +36,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         tags,
-        summary: 'Replace a language\'s default prompt set, at once',
+        summary: "Replace a language's default prompt set, at once",
         description: 'A prompt without sort_order takes its position in the list.',
         params: LanguageParams,
         body: Type.Object(

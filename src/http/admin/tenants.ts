@@ -1,6 +1,7 @@
 // Admin routes for tenants, their credentials, and backend partner keys (DECISIONS §8).
-import { Type } from '@sinclair/typebox';
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import {
   BACKEND_SCOPES,
@@ -28,7 +29,7 @@ const Tenant = Type.Object({
 const Credential = Type.Object({
   id: Uuid,
   kind: Type.String(),
-  hint: Type.String({ description: 'The secret\'s prefix and a few characters, to tell secrets apart' }),
+  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
   name: Nullable(Type.String()),
   scopes: Type.Array(Type.String()),
   tenant_id: Nullable(Uuid),
@@ -41,7 +42,9 @@ const Slug = Type.String({
   pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
   description: 'Lower-case letters, digits and hyphens; 1 to 63 characters',
 });
-const EndpointUrl = Nullable(Type.String({ maxLength: 2000, description: 'http(s) URL of the partner\'s payment endpoint' }));
+const EndpointUrl = Nullable(
+  Type.String({ maxLength: 2000, description: "http(s) URL of the partner's payment endpoint" }),
+);
 const Scope = Type.Union(BACKEND_SCOPES.map((scope) => Type.Literal(scope)));
 
 export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {

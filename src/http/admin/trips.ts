@@ -70,7 +70,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
     {
       schema: {
         tags: ['trips'],
-        summary: 'Create a tenant\'s trip (status draft)',
+        summary: "Create a tenant's trip (status draft)",
         body: TripBody,
         response: { 201: TripResponse },
       },

@@ -57,7 +57,7 @@ function requirePartnerKey(context: AppContext) {
 
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.addHook('onRequest', requirePartnerKey(context));
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (_request, reply) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
   });
 
@@ -115,7 +115,10 @@ export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const path = code ? flagSvgPath(code) : null;
       if (!code || !path) return reply.code(404).send({ detail: 'Not found.' });
       let svg = svgs.get(code);
-      if (!svg) svgs.set(code, (svg = await readFile(path)));
+      if (!svg) {
+        svg = await readFile(path);
+        svgs.set(code, svg);
+      }
       return reply
         .type('image/svg+xml')
         .header('cache-control', FLAG_CACHE_CONTROL)

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
-import { ERROR_RESPONSES, Envelope, ok } from './envelope.js';
+import { Envelope, ERROR_RESPONSES, ok } from './envelope.js';
 
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
@@ -20,7 +20,8 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
-    (request, reply) => serveCountries(context, request, request.query, reply, 'integrations', (list) => ok('Countries.', list)),
+    (request, reply) =>
+      serveCountries(context, request, request.query, reply, 'integrations', (list) => ok('Countries.', list)),
   );
 
   app.get(
@@ -33,6 +34,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
-    (request, reply) => serveCities(context, request, request.query, reply, 'integrations', (list) => ok('Cities.', list)),
+    (request, reply) =>
+      serveCities(context, request, request.query, reply, 'integrations', (list) => ok('Cities.', list)),
   );
 };

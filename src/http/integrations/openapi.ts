@@ -30,7 +30,7 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
       components: {
         securitySchemes: {
           ApiKey: apiKeyAuthorizationScheme(
-            'The tenant\'s SSO HMAC secret in the form `Api-Key <secret>` (e.g. ' +
+            "The tenant's SSO HMAC secret in the form `Api-Key <secret>` (e.g. " +
               '`Authorization: Api-Key pis_sso_...`). A missing, revoked or wrong-scheme credential, or an ' +
               'inactive tenant, is a 401 `UNAUTHORIZED`.',
           ),
@@ -38,7 +38,7 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
             type: 'apiKey',
             in: 'header',
             name: 'X-API-KEY',
-            description: 'The tenant\'s partner API key; only the payment callback uses it.',
+            description: "The tenant's partner API key; only the payment callback uses it.",
           },
         },
       },

@@ -16,13 +16,17 @@ export const PAYMENT_CALLBACK_PATH = `${PAYMENT_CALLBACK_PREFIX}/`;
 const NotificationBody = Type.Object(
   {
     invoice_id: Type.String({ format: 'uuid', description: 'The invoice this payment is for' }),
-    transaction_id: Type.String({ description: 'Partner transaction reference or gateway transaction id; stable across retries' }),
-    status: Type.String({ description: '`paid`, `failed`, `cancelled` or `refunded`; other values are stored without a transition' }),
+    transaction_id: Type.String({
+      description: 'Partner transaction reference or gateway transaction id; stable across retries',
+    }),
+    status: Type.String({
+      description: '`paid`, `failed`, `cancelled` or `refunded`; other values are stored without a transition',
+    }),
     amount: Type.Union([Type.String(), Type.Number()], {
       description: 'Must equal the invoice amount as an exact decimal (`"100.1"`, `100.10` and `"100.10"` are equal)',
     }),
     currency: Type.String({ description: 'Must equal the invoice currency exactly' }),
-    gateway: Type.String({ description: 'Must equal the tenant\'s configured gateway' }),
+    gateway: Type.String({ description: "Must equal the tenant's configured gateway" }),
   },
   {
     additionalProperties: true,
@@ -72,7 +76,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   const { db } = context;
   const answer = (request: FastifyRequest, outcome: CallbackOutcome, reason?: string) => {
     if (outcome.httpStatus !== 200) {
-      request.log.warn({ ...loggableFields(request.body), reason: reason ?? outcome.body.error }, 'payment notification rejected');
+      request.log.warn(
+        { ...loggableFields(request.body), reason: reason ?? outcome.body.error },
+        'payment notification rejected',
+      );
     }
     return outcome;
   };
@@ -129,7 +136,9 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         body: NotificationBody,
         response: {
           200: Accepted,
-          400: ErrorBody('`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`'),
+          400: ErrorBody(
+            '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
+          ),
           401: ErrorBody('`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
           403: ErrorBody('`Forbidden`: the invoice belongs to another tenant'),
           404: ErrorBody('`Invoice not found`'),
@@ -143,7 +152,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         tenant: request.partnerTenant,
         body,
         // The lossless parse re-stringified: each number keeps the digits it was sent with.
-        payloadJson: body === undefined ? 'null' : stringify(body) ?? 'null',
+        payloadJson: body === undefined ? 'null' : (stringify(body) ?? 'null'),
         requestId: request.id,
       });
       answer(request, outcome);

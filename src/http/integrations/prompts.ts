@@ -14,7 +14,7 @@ import {
   updatePrompt,
 } from '../../prompts/prompts.js';
 import { Timestamp, Uuid } from '../schemas.js';
-import { ERROR_RESPONSES, Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
+import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 export const Language = Type.Unsafe<(typeof LANGUAGES)[number]>({
   type: 'string',
@@ -24,19 +24,19 @@ export const Language = Type.Unsafe<(typeof LANGUAGES)[number]>({
 
 /** A suggested prompt (spec 2.2); the admin host embeds it as is. */
 export const PromptObject = Type.Object({
-    id: Uuid,
-    language: Language,
-    text: Type.String(),
-    name: Type.String({ description: 'The same value as `text`' }),
-    sort_order: Type.Integer({ description: 'Lower numbers appear first' }),
-    is_active: Type.Boolean(),
-    source: Type.Unsafe<'tenant' | 'default'>({
-      type: 'string',
-      enum: ['tenant', 'default'],
-      description: '`tenant` for a tenant\'s own prompt, `default` for one of the default set',
-    }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+  id: Uuid,
+  language: Language,
+  text: Type.String(),
+  name: Type.String({ description: 'The same value as `text`' }),
+  sort_order: Type.Integer({ description: 'Lower numbers appear first' }),
+  is_active: Type.Boolean(),
+  source: Type.Unsafe<'tenant' | 'default'>({
+    type: 'string',
+    enum: ['tenant', 'default'],
+    description: "`tenant` for a tenant's own prompt, `default` for one of the default set",
+  }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
 });
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
 export const Prompt = Type.Object(PromptObject.properties, { $id: 'SuggestedPrompt', title: 'Suggested prompt' });
@@ -79,7 +79,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         tags,
-        summary: 'List the tenant\'s own prompts, active and inactive',
+        summary: "List the tenant's own prompts, active and inactive",
         description: 'Ordered by language, sort_order, created_at.',
         querystring: Type.Object({ language: Type.Optional(Language) }),
         response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })), ...ERROR_RESPONSES },
@@ -96,8 +96,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         tags,
         summary: 'The prompts the widget shows for a language',
         description:
-          'The tenant\'s active prompts for the language when it has at least one; otherwise the default ' +
-          'set of the same language. Never another language\'s prompts.',
+          "The tenant's active prompts for the language when it has at least one; otherwise the default " +
+          "set of the same language. Never another language's prompts.",
         querystring: Type.Object({ language: Language }),
         response: {
           200: Envelope(
@@ -126,7 +126,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) =>
-      reply.code(201).send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
+      reply
+        .code(201)
+        .send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
   );
 
   app.patch(
@@ -156,6 +158,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         response: { 200: Envelope(Type.Object({ id: Uuid })), ...ERROR_RESPONSES },
       },
     },
-    async (request) => ok('Suggested prompt deleted.', await deletePrompt(db, request.tenant.id, promptId(request.params.id))),
+    async (request) =>
+      ok('Suggested prompt deleted.', await deletePrompt(db, request.tenant.id, promptId(request.params.id))),
   );
 };

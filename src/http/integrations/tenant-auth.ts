@@ -42,13 +42,16 @@ export async function refuseTenantInRequest(request: FastifyRequest) {
 /** For an unknown `/api/v1/` path: refuse it if a segment names a tenant, the caller's own included. */
 export async function refuseTenantInPath(db: Executor, request: FastifyRequest) {
   const tenant = await tenantOf(db, request);
-  const segments = request.url.split('?')[0].split('/').map((segment) => {
-    try {
-      return decodeURIComponent(segment).toLowerCase();
-    } catch {
-      return segment.toLowerCase();
-    }
-  });
+  const segments = request.url
+    .split('?')[0]
+    .split('/')
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment).toLowerCase();
+      } catch {
+        return segment.toLowerCase();
+      }
+    });
   if (segments.some((segment) => TENANT_FIELDS.has(segment) || segment === tenant.slug || segment === tenant.id)) {
     throw tenantNotAllowed();
   }

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { TRIP_STATUSES, type TripStatus } from '../../trips/status.js';
 import { getTrip } from '../../trips/trips.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
-import { ERROR_RESPONSES, Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
+import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 export const IsoDate = Type.String({ format: 'date', description: 'ISO 8601 date, YYYY-MM-DD' });
 
@@ -32,10 +32,10 @@ export const TripObject = Type.Object({
       {
         id: Uuid,
         status: Type.String(),
-        amount: Type.String({ description: 'Decimal string with the currency\'s minor-unit places' }),
+        amount: Type.String({ description: "Decimal string with the currency's minor-unit places" }),
         currency: Type.String({ description: 'ISO 4217 code' }),
       },
-      { description: 'The trip\'s latest invoice' },
+      { description: "The trip's latest invoice" },
     ),
   ),
   created_at: Timestamp,
@@ -50,8 +50,8 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
     {
       schema: {
         tags: ['trips'],
-        summary: 'One of the tenant\'s trips',
-        description: 'Another tenant\'s trip, and an id that is not a UUID, are a 404.',
+        summary: "One of the tenant's trips",
+        description: "Another tenant's trip, and an id that is not a UUID, are a 404.",
         params: ResourceIdParams,
         response: { 200: Envelope(Type.Object({ trip: Type.Ref(Trip) })), ...ERROR_RESPONSES },
       },

@@ -7,7 +7,11 @@ let saudiArabia: { id: string };
 let riyadhId: string;
 
 async function partnerKey(scopes: string[], tenantId?: string): Promise<{ id: string; key: string }> {
-  const response = await service.admin('POST', '/partner-keys', { name: 'test', scopes, ...(tenantId && { tenant_id: tenantId }) });
+  const response = await service.admin('POST', '/partner-keys', {
+    name: 'test',
+    scopes,
+    ...(tenantId && { tenant_id: tenantId }),
+  });
   expect(response.statusCode).toBe(201);
   return response.json();
 }
@@ -27,7 +31,9 @@ beforeAll(async () => {
   key = (await partnerKey(['countries:read', 'cities:read'])).key;
   saudiArabia = (await service.admin('GET', '/countries/SA')).json().country;
   const { cities } = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json();
-  riyadhId = cities.find((city: { name: string; capital: string }) => city.name === 'Riyadh' && city.capital === 'primary').id;
+  riyadhId = cities.find(
+    (city: { name: string; capital: string }) => city.name === 'Riyadh' && city.capital === 'primary',
+  ).id;
 });
 afterAll(() => service.stop());
 
@@ -37,7 +43,11 @@ describe('backend host: real reference data', () => {
     expect(page.count).toBe(250);
     const names = page.results.map((country: { name: string }) => country.name);
     expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-    const all = [...page.results, ...(await list('/v1/countries/?limit=100&offset=100')).results, ...(await list('/v1/countries/?limit=100&offset=200')).results];
+    const all = [
+      ...page.results,
+      ...(await list('/v1/countries/?limit=100&offset=100')).results,
+      ...(await list('/v1/countries/?limit=100&offset=200')).results,
+    ];
     expect(new Set(all.map((country: { id: string }) => country.id)).size).toBe(250);
     const sa = all.find((country: { code: string }) => country.code === 'SA');
     expect(sa).toEqual({
@@ -60,7 +70,10 @@ describe('backend host: real reference data', () => {
   it('lists Riyadh as a primary capital at its coordinates', async () => {
     const page = await list(`/v1/cities/?country=${saudiArabia.id}&limit=100`);
     expect(page.count).toBeGreaterThan(100);
-    const riyadh = [...page.results, ...(await list(`/v1/cities/?country=${saudiArabia.id}&limit=100&offset=100`)).results]
+    const riyadh = [
+      ...page.results,
+      ...(await list(`/v1/cities/?country=${saudiArabia.id}&limit=100&offset=100`)).results,
+    ]
       .concat((await list(`/v1/cities/?country=${saudiArabia.id}&limit=100&offset=200`)).results)
       .find((city: { id: string }) => city.id === riyadhId);
     expect(riyadh).toMatchObject({ name: 'Riyadh', capital: 'primary', images: [], country: saudiArabia.id });
@@ -73,7 +86,9 @@ describe('backend host: real reference data', () => {
     const page = await list('/v1/cities/?limit=100&offset=60000');
     expect(page.count).toBe(125_109);
     const keys = page.results.map((city: { name: string; id: string }) => [city.name, city.id]);
-    const sorted = [...keys].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    const sorted = [...keys].sort((a, b) =>
+      a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0,
+    );
     expect(keys).toEqual(sorted);
     const deep = await list('/v1/cities/?offset=125100');
     expect(deep.results).toHaveLength(9);
@@ -105,7 +120,9 @@ describe('backend host: paging', () => {
     // Following `next` from the first page walks the same list.
     const first = await list(`/v1/cities/?country=${saudiArabia.id}&limit=10`);
     const second = await (await fetch(first.next, { headers: { authorization: `Api-Key ${key}` } })).json();
-    expect(second.results[0]).toEqual((await list(`/v1/cities/?country=${saudiArabia.id}&limit=10&offset=10`)).results[0]);
+    expect(second.results[0]).toEqual(
+      (await list(`/v1/cities/?country=${saudiArabia.id}&limit=10&offset=10`)).results[0],
+    );
     const countries = await list('/v1/countries/?limit=100&offset=200');
     expect(countries.next).toBeNull();
     expect(countries.previous).toBe(`${service.urls.backend}/v1/countries/?limit=100&offset=100`);
@@ -133,7 +150,9 @@ describe('backend host: has_attractions', () => {
     const mecca = meccas[0].id;
     // Riyadh: supported with an attraction. Jeddah: an attraction but not supported. Mecca: supported, none.
     expect((await service.admin('PATCH', `/cities/${riyadhId}`, { supported: true })).statusCode).toBe(200);
-    expect((await service.admin('POST', `/cities/${riyadhId}/attractions`, { name: 'Masmak Fortress' })).statusCode).toBe(201);
+    expect(
+      (await service.admin('POST', `/cities/${riyadhId}/attractions`, { name: 'Masmak Fortress' })).statusCode,
+    ).toBe(201);
     expect((await service.admin('POST', `/cities/${jeddah}/attractions`, { name: 'Al-Balad' })).statusCode).toBe(201);
     expect((await service.admin('PATCH', `/cities/${mecca}`, { supported: true })).statusCode).toBe(200);
 
@@ -147,7 +166,8 @@ describe('backend host: has_attractions', () => {
     const otherCountry = (await service.admin('GET', '/countries/AE')).json().country.id;
     expect((await list(`/v1/cities/?has_attractions=true&country=${otherCountry}`)).count).toBe(0);
     // false (or 0) applies no filter.
-    for (const value of ['false', '0']) expect((await list(`/v1/cities/?has_attractions=${value}`)).count).toBe(125_109);
+    for (const value of ['false', '0'])
+      expect((await list(`/v1/cities/?has_attractions=${value}`)).count).toBe(125_109);
     expect((await list('/v1/cities/?has_attractions=0&limit=5')).next).toBe(
       `${service.urls.backend}/v1/cities/?has_attractions=false&limit=5&offset=5`,
     );
@@ -159,7 +179,7 @@ describe('backend host: has_attractions', () => {
 });
 
 describe('backend host: auth', () => {
-  it('401 without a key, with a wrong scheme, an unknown key, a revoked key and a deactivated tenant\'s key', async () => {
+  it("401 without a key, with a wrong scheme, an unknown key, a revoked key and a deactivated tenant's key", async () => {
     const unauthorized = async (headers: Record<string, string>) => {
       const response = await fetch(`${service.urls.backend}/v1/countries/`, { headers });
       expect(response.status).toBe(401);
@@ -171,12 +191,18 @@ describe('backend host: auth', () => {
     await unauthorized({ authorization: `Bearer ${key}` });
     await unauthorized({ authorization: 'Api-Key bpk_not-a-real-key' });
     const revoked = await partnerKey(['countries:read']);
-    expect((await fetch(`${service.urls.backend}/v1/countries/`, { headers: { authorization: `api-key ${revoked.key}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${service.urls.backend}/v1/countries/`, { headers: { authorization: `api-key ${revoked.key}` } }))
+        .status,
+    ).toBe(200);
     await service.admin('DELETE', `/partner-keys/${revoked.id}`);
     await unauthorized({ authorization: `Api-Key ${revoked.key}` });
     const { tenant } = await service.createTenant();
     const tenantKey = await partnerKey(['countries:read'], tenant.id);
-    expect((await fetch(`${service.urls.backend}/v1/countries/`, { headers: { authorization: `API-KEY ${tenantKey.key}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${service.urls.backend}/v1/countries/`, { headers: { authorization: `API-KEY ${tenantKey.key}` } }))
+        .status,
+    ).toBe(200);
     await service.admin('PATCH', `/tenants/${tenant.id}`, { is_active: false });
     await unauthorized({ authorization: `Api-Key ${tenantKey.key}` });
   });
@@ -242,7 +268,10 @@ describe('backend host: Arabic, ETag, OpenAPI', () => {
       const response = await get('/v1/countries/?limit=100&offset=100', { 'accept-language': header });
       expect(response.headers.get('vary')).toMatch(/accept-language/i);
       const body = await response.json();
-      return { language: response.headers.get('content-language'), sa: body.results.find((c: { code: string }) => c.code === 'SA') };
+      return {
+        language: response.headers.get('content-language'),
+        sa: body.results.find((c: { code: string }) => c.code === 'SA'),
+      };
     };
     // Countries stay in the English-name order, so SA is on the same page in both languages.
     expect(await arabicSa('ar')).toMatchObject({ language: 'ar', sa: { name: 'السعودية' } });

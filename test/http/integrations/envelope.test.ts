@@ -50,7 +50,10 @@ describe('integrations host /api/v1 skin', () => {
       ['the partner API key as Api-Key', (t) => ({ authorization: `Api-Key ${t.credentials.partner_api_key}` })],
       ['the payment endpoint secret', (t) => ({ authorization: `Api-Key ${t.credentials.payment_endpoint_secret}` })],
       ['a backend partner key as Api-Key', (_t, extra) => ({ authorization: `Api-Key ${extra.backendKey}` })],
-      ['the secret with different case', (t) => ({ authorization: `Api-Key ${t.credentials.sso_hmac_secret.toUpperCase()}` })],
+      [
+        'the secret with different case',
+        (t) => ({ authorization: `Api-Key ${t.credentials.sso_hmac_secret.toUpperCase()}` }),
+      ],
     ];
     let extra: Record<string, string>;
     beforeAll(async () => {
@@ -83,7 +86,9 @@ describe('integrations host /api/v1 skin', () => {
 
     it('refuses a revoked secret at once, while another secret of the tenant keeps working', async () => {
       const tenant = await service.createTenant();
-      const issued = (await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' })).json();
+      const issued = (
+        await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' })
+      ).json();
       expectOk(await apiAs(service, issued.secret)('GET', '/api/v1/suggested-prompts/'));
       expect((await service.admin('DELETE', `/credentials/${issued.id}`)).statusCode).toBe(200);
       expectError(await apiAs(service, issued.secret)('GET', '/api/v1/suggested-prompts/'), 401, 'UNAUTHORIZED');
@@ -118,15 +123,22 @@ describe('integrations host /api/v1 skin', () => {
       const value = field === 'tenant_id' ? owner.tenant.id : owner.tenant.slug;
       const created = await api('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Hi', [field]: value });
       expectError(created, 400, 'TENANT_NOT_ALLOWED');
-      const prompt = expectOk(await api('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Hi' }), 201).prompt;
-      expectError(await api('PATCH', `/api/v1/suggested-prompts/${prompt.id}/`, { [field]: value }), 400, 'TENANT_NOT_ALLOWED');
+      const prompt = expectOk(
+        await api('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Hi' }),
+        201,
+      ).prompt;
+      expectError(
+        await api('PATCH', `/api/v1/suggested-prompts/${prompt.id}/`, { [field]: value }),
+        400,
+        'TENANT_NOT_ALLOWED',
+      );
       // Nothing was created by the refused request.
       const listed = expectOk(await api('GET', '/api/v1/suggested-prompts/?language=en')).prompts;
       expect(listed.filter((p: { text: string }) => p.text === 'Hi')).toHaveLength(1);
       expectOk(await api('DELETE', `/api/v1/suggested-prompts/${prompt.id}/`));
     });
 
-    it('in the path: the caller\'s own slug or id, or a tenant segment, on a path that is not a route', async () => {
+    it("in the path: the caller's own slug or id, or a tenant segment, on a path that is not a route", async () => {
       for (const url of [
         `/api/v1/${owner.tenant.slug}/suggested-prompts/`,
         `/api/v1/tenants/${owner.tenant.slug}/suggested-prompts/`,
@@ -159,7 +171,9 @@ describe('integrations host /api/v1 skin', () => {
     for (const [method, url, allow] of cases) {
       const response = await api(method as 'PUT', url, method === 'DELETE' ? undefined : {});
       expectError(response, 405, 'METHOD_NOT_ALLOWED');
-      expect(response.headers.allow?.toString().split(', ').sort(), `${method} ${url}`).toEqual(allow.split(', ').sort());
+      expect(response.headers.allow?.toString().split(', ').sort(), `${method} ${url}`).toEqual(
+        allow.split(', ').sort(),
+      );
     }
     expectError(await api('PATCH', '/api/v1/suggested-prompts/effective/', { text: 'x' }), 404, 'NOT_FOUND');
     expectError(await api('DELETE', '/api/v1/suggested-prompts/effective/'), 404, 'NOT_FOUND');
@@ -197,7 +211,11 @@ describe('integrations host /api/v1 skin', () => {
     const responses = await Promise.all([
       fetch(`${base}/api/v1/suggested-prompts/`, {
         method: 'OPTIONS',
-        headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        headers: {
+          ...origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
       }),
       fetch(`${base}/api/v1/suggested-prompts/`, {
         method: 'OPTIONS',
@@ -219,6 +237,10 @@ describe('integrations host /api/v1 skin', () => {
       expect(corsHeaders, response.url).toEqual([]);
     }
     // The preflight is answered like any other wrong method: in the envelope.
-    expect(await responses[0].json()).toMatchObject({ success: false, data: null, error: { code: 'METHOD_NOT_ALLOWED' } });
+    expect(await responses[0].json()).toMatchObject({
+      success: false,
+      data: null,
+      error: { code: 'METHOD_NOT_ALLOWED' },
+    });
   });
 });

@@ -23,7 +23,9 @@ async function envelope(path: string, headers: Record<string, string> = {}) {
 beforeAll(async () => {
   service = await startTestService();
   tenant = await service.createTenant();
-  partnerKey = (await service.admin('POST', '/partner-keys', { name: 'k', scopes: ['countries:read', 'cities:read'] })).json().key;
+  partnerKey = (
+    await service.admin('POST', '/partner-keys', { name: 'k', scopes: ['countries:read', 'cities:read'] })
+  ).json().key;
   saudiArabiaId = (await service.admin('GET', '/countries/SA')).json().country.id;
 });
 afterAll(() => service.stop());
@@ -48,7 +50,11 @@ describe('integrations host: countries and cities', () => {
     const there = await response.json();
     expect(here.results).toEqual(there.results);
     const sa = here.results.find((country: { code: string }) => country.code === 'SA');
-    expect(sa).toMatchObject({ name: 'Saudi Arabia', phone_code: '+966', flag: `${service.urls.backend}/static/flags/sa.svg` });
+    expect(sa).toMatchObject({
+      name: 'Saudi Arabia',
+      phone_code: '+966',
+      flag: `${service.urls.backend}/static/flags/sa.svg`,
+    });
     const flag = await fetch(sa.flag);
     expect(flag.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
   });
@@ -81,7 +87,9 @@ describe('integrations host: countries and cities', () => {
     const etag = first.headers.get('etag')!;
     expect((await get('/api/v1/countries/', { 'if-none-match': etag })).status).toBe(304);
     // The backend host's ETag for the same list is another (other body), so never confused.
-    const backend = await fetch(`${service.urls.backend}/v1/countries/`, { headers: { authorization: `Api-Key ${partnerKey}` } });
+    const backend = await fetch(`${service.urls.backend}/v1/countries/`, {
+      headers: { authorization: `Api-Key ${partnerKey}` },
+    });
     expect(backend.headers.get('etag')).not.toBe(etag);
   });
 

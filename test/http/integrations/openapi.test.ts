@@ -1,5 +1,5 @@
 // The integrations host's OpenAPI document, and the docs UI on the admin listener only.
-import { validate, compileErrors } from '@readme/openapi-parser';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';
 
@@ -20,11 +20,17 @@ describe('OpenAPI', () => {
     expect(document.openapi).toBe('3.1.0');
     const result = await validate(structuredClone(document));
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
-    expect((await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json/' })).statusCode).toBe(200);
+    expect((await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json/' })).statusCode).toBe(
+      200,
+    );
   });
 
   it('documents the Api-Key scheme in the Authorization header, required by default', () => {
-    expect(document.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(document.components.securitySchemes.ApiKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    });
     expect(document.components.securitySchemes.ApiKey.description).toContain('Api-Key <secret>');
     expect(document.security).toEqual([{ ApiKey: [] }]);
   });
@@ -51,10 +57,14 @@ describe('OpenAPI', () => {
       for (const status of DOCUMENTED_ERRORS) {
         const response = operation.responses[status];
         expect(response.description, `${where} ${status}`).toBeTruthy();
-        expect(response.content['application/json'].schema.$ref, `${where} ${status}`).toBe('#/components/schemas/ErrorEnvelope');
+        expect(response.content['application/json'].schema.$ref, `${where} ${status}`).toBe(
+          '#/components/schemas/ErrorEnvelope',
+        );
       }
     }
-    expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toContain('TENANT_NOT_ALLOWED');
+    expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toContain(
+      'TENANT_NOT_ALLOWED',
+    );
   });
 
   it('serves no docs UI on the integrations host', async () => {

@@ -1,7 +1,6 @@
 // The payment callback over HTTP: every row of spec 7.3 and every step of DECISIONS §4, with the
 // exact status codes and bodies, and the full forward-only state table.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
 import {
   CALLBACK_PATH,
   createInvoice,
@@ -13,6 +12,7 @@ import {
   showInvoice,
   tripStatus,
 } from '../../payments/support.js';
+import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
 
 let service: TestService;
 let tenant: TestTenant;
@@ -35,7 +35,9 @@ describe('step 1: X-API-KEY', () => {
   it('answers 401 Missing API key without the header, even with a bad body', async () => {
     expectAnswer(await notify(service, notificationFor(invoice), {}), 401, { error: 'Missing API key' });
     expectAnswer(await notify(service, '{bad json', {}), 401, { error: 'Missing API key' });
-    expectAnswer(await notify(service, notificationFor(invoice), { 'x-api-key': '' }), 401, { error: 'Missing API key' });
+    expectAnswer(await notify(service, notificationFor(invoice), { 'x-api-key': '' }), 401, {
+      error: 'Missing API key',
+    });
   });
 
   it('treats `Authorization: Api-Key` alone as missing, with either secret', async () => {
@@ -46,13 +48,22 @@ describe('step 1: X-API-KEY', () => {
   });
 
   it('answers 401 Unauthorized for an unknown key, another kind of secret, or a bad body with a bad key', async () => {
-    for (const key of ['pis_pay_unknown', 'nonsense', tenant.credentials.sso_hmac_secret, tenant.credentials.payment_endpoint_secret]) {
-      expectAnswer(await notify(service, notificationFor(invoice), { 'x-api-key': key }), 401, { error: 'Unauthorized' });
+    for (const key of [
+      'pis_pay_unknown',
+      'nonsense',
+      tenant.credentials.sso_hmac_secret,
+      tenant.credentials.payment_endpoint_secret,
+    ]) {
+      expectAnswer(await notify(service, notificationFor(invoice), { 'x-api-key': key }), 401, {
+        error: 'Unauthorized',
+      });
     }
-    expectAnswer(await notify(service, '{bad json', { 'x-api-key': 'pis_pay_unknown' }), 401, { error: 'Unauthorized' });
+    expectAnswer(await notify(service, '{bad json', { 'x-api-key': 'pis_pay_unknown' }), 401, {
+      error: 'Unauthorized',
+    });
   });
 
-  it('answers 401 Unauthorized for an inactive tenant\'s key, and accepts it again once reactivated', async () => {
+  it("answers 401 Unauthorized for an inactive tenant's key, and accepts it again once reactivated", async () => {
     const inactive = await service.createTenant({ gateway: 'tap' });
     const its = await createInvoice(service, inactive);
     await service.admin('PATCH', `/tenants/${inactive.tenant.id}`, { is_active: false });
@@ -77,7 +88,11 @@ describe('step 2: a JSON object body', () => {
   });
 
   it('answers 400 Invalid JSON body without a body, and for a body that is not declared JSON', async () => {
-    const bare = await service.apps.integrations!.inject({ method: 'POST', url: CALLBACK_PATH, headers: keyOf(tenant) });
+    const bare = await service.apps.integrations!.inject({
+      method: 'POST',
+      url: CALLBACK_PATH,
+      headers: keyOf(tenant),
+    });
     expectAnswer(bare, 400, { error: 'Invalid JSON body' });
     const text = await service.apps.integrations!.inject({
       method: 'POST',
@@ -97,11 +112,13 @@ describe('step 2: a JSON object body', () => {
 describe('step 3: required fields, in order', () => {
   const fields = ['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway'];
 
-  it.each(fields.flatMap((field) => [
-    [field, 'absent', undefined],
-    [field, 'null', null],
-    [field, 'empty', ''],
-  ]))('answers 400 Missing %s when it is %s', async (field, _how, value) => {
+  it.each(
+    fields.flatMap((field) => [
+      [field, 'absent', undefined],
+      [field, 'null', null],
+      [field, 'empty', ''],
+    ]),
+  )('answers 400 Missing %s when it is %s', async (field, _how, value) => {
     const body = notificationFor(invoice);
     if (value === undefined) delete body[field];
     else body[field] = value;
@@ -142,12 +159,12 @@ describe('steps 4 to 8: the invoice', () => {
     }
   });
 
-  it('answers 403 Forbidden for another tenant\'s invoice, before looking at gateway, amount or currency', async () => {
+  it("answers 403 Forbidden for another tenant's invoice, before looking at gateway, amount or currency", async () => {
     const body = notificationFor(invoice, { gateway: 'hyperpay', amount: '1.00', currency: 'USD' });
     expectAnswer(await notify(service, body, keyOf(other)), 403, { error: 'Forbidden' });
   });
 
-  it('answers 400 Gateway mismatch when the gateway is not the tenant\'s, checked before amount', async () => {
+  it("answers 400 Gateway mismatch when the gateway is not the tenant's, checked before amount", async () => {
     for (const gateway of ['hyperpay', 'TAP', ' tap', 'unknown']) {
       const body = notificationFor(invoice, { gateway, amount: '1.00' });
       expectAnswer(await notify(service, body, keyOf(tenant)), 400, { error: 'Gateway mismatch' });
@@ -165,7 +182,10 @@ describe('steps 4 to 8: the invoice', () => {
     ['"100.00 SAR"', '"100.00 SAR"'],
     ['100.0000000000000000001', '100.0000000000000000001'],
   ])('answers 400 Amount mismatch for %s against 100.00', async (_case, amountJson) => {
-    const body = JSON.stringify({ ...notificationFor(invoice, { currency: 'XXX' }), amount: '§' }).replace('"§"', amountJson);
+    const body = JSON.stringify({ ...notificationFor(invoice, { currency: 'XXX' }), amount: '§' }).replace(
+      '"§"',
+      amountJson,
+    );
     expectAnswer(await notify(service, body, keyOf(tenant)), 400, { error: 'Amount mismatch' });
   });
 
@@ -189,7 +209,11 @@ describe('steps 4 to 8: the invoice', () => {
 
 describe('amounts compared as exact decimals', () => {
   it.each([
-    ['SAR', '100.00', ['"100.00"', '"100"', '"100.0"', '"100.000"', '100', '100.0', '100.00', '10000e-2', '1e2', '1.00E+2']],
+    [
+      'SAR',
+      '100.00',
+      ['"100.00"', '"100"', '"100.0"', '"100.000"', '100', '100.0', '100.00', '10000e-2', '1e2', '1.00E+2'],
+    ],
     ['SAR', '100.10', ['"100.1"', '"100.10"', '100.1', '100.10', '100.100']],
     ['KWD', '12.500', ['"12.5"', '"12.500"', '12.5', '12.50', '12.500']],
     ['JPY', '1500', ['"1500"', '1500', '"1500.0"', '1500.00']],
@@ -197,7 +221,10 @@ describe('amounts compared as exact decimals', () => {
     const its = await createInvoice(service, tenant, { amount, currency });
     for (const spelling of spellings) {
       // An unknown status stores the event without a transition: every spelling is judged alone.
-      const body = JSON.stringify({ ...notificationFor(its, { status: 'authorized' }), amount: '§' }).replace('"§"', spelling);
+      const body = JSON.stringify({ ...notificationFor(its, { status: 'authorized' }), amount: '§' }).replace(
+        '"§"',
+        spelling,
+      );
       expectAnswer(await notify(service, body, keyOf(tenant)), 200, { status: 'success' });
     }
     const shown = await showInvoice(service, its.id);
@@ -223,7 +250,9 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     expectAnswer(await notify(service, body, keyOf(tenant)), 200, { status: 'success' });
     expectAnswer(await notify(service, body, keyOf(tenant)), 200, { status: 'duplicate' });
     // Amount spelled differently, extra fields: still the same tuple.
-    expectAnswer(await notify(service, { ...body, amount: 100, extra: 1 }, keyOf(tenant)), 200, { status: 'duplicate' });
+    expectAnswer(await notify(service, { ...body, amount: 100, extra: 1 }, keyOf(tenant)), 200, {
+      status: 'duplicate',
+    });
     const shown = await showInvoice(service, its.id);
     expect(shown.events).toHaveLength(1);
     expect(shown.invoice).toMatchObject({ status: 'paid', gateway_reference: 'txn-dup-1' });
@@ -237,7 +266,7 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     expect((await showInvoice(service, its.id)).events.map((event) => event.status)).toEqual(['paid', 'refunded']);
   });
 
-  it('scopes the duplicate tuple per tenant: another tenant\'s identical tuple is its own', async () => {
+  it("scopes the duplicate tuple per tenant: another tenant's identical tuple is its own", async () => {
     const mine = await createInvoice(service, tenant);
     const theirs = await createInvoice(service, other);
     const tuple = { transaction_id: 'txn-shared', status: 'paid', gateway: 'tap' };
@@ -281,19 +310,21 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     expect((await showInvoice(service, its.id)).events).toEqual([]);
   });
 
-  it('answers on the path without the trailing slash too, in the callback\'s own body', async () => {
+  it("answers on the path without the trailing slash too, in the callback's own body", async () => {
     const its = await createInvoice(service, tenant);
     const response = await notify(service, notificationFor(its), keyOf(tenant), '/api/v1/payments/notify');
     expectAnswer(response, 200, { status: 'success' });
     expect(response.json()).not.toHaveProperty('success');
   });
 
-  it('answers other methods 405 in the callback\'s own body, after the key check', async () => {
+  it("answers other methods 405 in the callback's own body, after the key check", async () => {
     for (const method of ['GET', 'PUT', 'DELETE'] as const) {
       const keyed = await service.apps.integrations!.inject({ method, url: CALLBACK_PATH, headers: keyOf(tenant) });
       expectAnswer(keyed, 405, { error: 'Method not allowed' });
       expect(keyed.headers.allow).toBe('POST');
-      expectAnswer(await service.apps.integrations!.inject({ method, url: CALLBACK_PATH }), 401, { error: 'Missing API key' });
+      expectAnswer(await service.apps.integrations!.inject({ method, url: CALLBACK_PATH }), 401, {
+        error: 'Missing API key',
+      });
     }
   });
 
@@ -304,7 +335,14 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413']);
     const body = operation.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(true);
-    expect(Object.keys(body.properties)).toEqual(['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway']);
+    expect(Object.keys(body.properties)).toEqual([
+      'invoice_id',
+      'transaction_id',
+      'status',
+      'amount',
+      'currency',
+      'gateway',
+    ]);
   });
 
   it('works over real HTTP', async () => {
@@ -322,10 +360,26 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
 describe('the state table: forward-only transitions (DECISIONS §4)', () => {
   type Status = 'pending' | 'failed' | 'paid' | 'refunded';
   /** Notifications that bring a fresh invoice to each status. */
-  const SETUP: Record<Status, string[]> = { pending: [], failed: ['failed'], paid: ['paid'], refunded: ['paid', 'refunded'] };
+  const SETUP: Record<Status, string[]> = {
+    pending: [],
+    failed: ['failed'],
+    paid: ['paid'],
+    refunded: ['paid', 'refunded'],
+  };
   const RANK: Record<Status, number> = { pending: 0, failed: 1, paid: 2, refunded: 3 };
-  const MAPPED: Record<string, Status | null> = { paid: 'paid', failed: 'failed', cancelled: 'failed', refunded: 'refunded', authorized: null };
-  const TRIP_OF: Record<Status, string> = { pending: 'pending_payment', failed: 'pending_payment', paid: 'booked', refunded: 'cancelled' };
+  const MAPPED: Record<string, Status | null> = {
+    paid: 'paid',
+    failed: 'failed',
+    cancelled: 'failed',
+    refunded: 'refunded',
+    authorized: null,
+  };
+  const TRIP_OF: Record<Status, string> = {
+    pending: 'pending_payment',
+    failed: 'pending_payment',
+    paid: 'booked',
+    refunded: 'cancelled',
+  };
 
   const cases = (Object.keys(SETUP) as Status[]).flatMap((current) =>
     Object.keys(MAPPED).map((notified) => [current, notified] as const),
@@ -343,7 +397,11 @@ describe('the state table: forward-only transitions (DECISIONS §4)', () => {
     expect(before.status).toBe(current);
 
     const transactionId = `final-${its.id}`;
-    const answer = await notify(service, notificationFor(its, { status: notified, transaction_id: transactionId }), keyOf(tenant));
+    const answer = await notify(
+      service,
+      notificationFor(its, { status: notified, transaction_id: transactionId }),
+      keyOf(tenant),
+    );
     expectAnswer(answer, 200, { status: 'success' });
 
     const mapped = MAPPED[notified];

@@ -1,7 +1,7 @@
 // `/api/v1/suggested-prompts/`: CRUD, the effective set of spec §1 rule 3, tenant isolation,
 // the admin default sets, and every bad input answered with a 4xx envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { startTestService, type TestService } from '../../support/service.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -43,9 +43,17 @@ describe('suggested prompts', () => {
     expect(response.statusCode).toBe(201);
     expect(response.json().message).toBe('Suggested prompt created.');
     const { prompt } = expectOk(response, 201);
-    expect(Object.keys(prompt).sort()).toEqual(
-      ['created_at', 'id', 'is_active', 'language', 'name', 'sort_order', 'source', 'text', 'updated_at'],
-    );
+    expect(Object.keys(prompt).sort()).toEqual([
+      'created_at',
+      'id',
+      'is_active',
+      'language',
+      'name',
+      'sort_order',
+      'source',
+      'text',
+      'updated_at',
+    ]);
     expect(prompt).toMatchObject({
       language: 'en',
       text: 'Where should I eat tonight?',
@@ -66,7 +74,7 @@ describe('suggested prompts', () => {
     expect(prompt).toMatchObject({ language: 'ar', text: long, sort_order: -7, is_active: false });
   });
 
-  it('lists the tenant\'s own prompts, active and inactive, by language, sort_order, created_at', async () => {
+  it("lists the tenant's own prompts, active and inactive, by language, sort_order, created_at", async () => {
     const request = await tenantApi();
     const made = [];
     for (const body of [
@@ -77,7 +85,12 @@ describe('suggested prompts', () => {
     ]) {
       made.push(await create(request, body));
     }
-    expect((await list(request)).map((prompt) => prompt.text)).toEqual(['ar first', 'en first', 'en second', 'en second, later']);
+    expect((await list(request)).map((prompt) => prompt.text)).toEqual([
+      'ar first',
+      'en first',
+      'en second',
+      'en second, later',
+    ]);
     expect((await list(request, '?language=en')).map((prompt) => prompt.text)).toEqual([
       'en first',
       'en second',
@@ -88,7 +101,11 @@ describe('suggested prompts', () => {
 
   it('refuses an unsupported language filter with a 400 naming it', async () => {
     for (const language of ['fr', 'EN', '', 'en,ar']) {
-      const error = expectError(await api('GET', `${BASE}?language=${encodeURIComponent(language)}`), 400, 'VALIDATION_ERROR');
+      const error = expectError(
+        await api('GET', `${BASE}?language=${encodeURIComponent(language)}`),
+        400,
+        'VALIDATION_ERROR',
+      );
       expect(error.details).toEqual([expect.objectContaining({ field: 'language', location: 'query' })]);
     }
   });
@@ -137,7 +154,7 @@ describe('suggested prompts', () => {
     expectError(await request('PATCH', `${BASE}${prompt.id}/`, { text: 'back?' }), 404, 'NOT_FOUND');
   });
 
-  it('keeps tenants apart: another tenant\'s prompt is a 404 to update or delete, and never listed', async () => {
+  it("keeps tenants apart: another tenant's prompt is a 404 to update or delete, and never listed", async () => {
     const owner = await tenantApi();
     const other = await tenantApi();
     const prompt = await create(owner, { language: 'en', text: 'Mine only' });
@@ -162,7 +179,7 @@ describe('suggested prompts', () => {
   });
 
   describe('effective set (spec §1 rule 3)', () => {
-    it('follows the tenant\'s active prompts per language, else that language\'s defaults, never the other language', async () => {
+    it("follows the tenant's active prompts per language, else that language's defaults, never the other language", async () => {
       const request = await tenantApi();
       const defaults = {
         en: (await service.admin('GET', '/default-prompts/en')).json().prompts as Prompt[],
@@ -172,14 +189,16 @@ describe('suggested prompts', () => {
         const data = await effective(request, language);
         expect(data).toEqual({ language, source: 'default', prompts: defaults[language] });
         expect(data.prompts.length).toBeGreaterThan(0);
-        for (const prompt of data.prompts) expect(prompt).toMatchObject({ language, source: 'default', is_active: true });
+        for (const prompt of data.prompts)
+          expect(prompt).toMatchObject({ language, source: 'default', is_active: true });
       };
       const expectTenant = async (language: 'en' | 'ar', ids: string[]) => {
         const data = await effective(request, language);
         expect(data.source).toBe('tenant');
         expect(data.language).toBe(language);
         expect(data.prompts.map((p: Prompt) => p.id)).toEqual(ids);
-        for (const prompt of data.prompts) expect(prompt).toMatchObject({ language, source: 'tenant', is_active: true });
+        for (const prompt of data.prompts)
+          expect(prompt).toMatchObject({ language, source: 'tenant', is_active: true });
       };
 
       await expectDefaults('en');
@@ -284,43 +303,208 @@ describe('suggested prompts', () => {
   });
 
   describe('bad input: a documented 4xx in the envelope, never a 5xx', () => {
-    type Case = { name: string; method?: 'POST' | 'PATCH'; body?: unknown; raw?: string; type?: string; status: number; code: string; field?: string };
+    type Case = {
+      name: string;
+      method?: 'POST' | 'PATCH';
+      body?: unknown;
+      raw?: string;
+      type?: string;
+      status: number;
+      code: string;
+      field?: string;
+    };
     const valid = { language: 'en', text: 'Fine' };
     const cases: Case[] = [
       { name: 'empty object', body: {}, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
       { name: 'missing text', body: { language: 'en' }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
       { name: 'missing language', body: { text: 'x' }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
-      { name: 'unsupported language', body: { ...valid, language: 'fr' }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
-      { name: 'upper-case language', body: { ...valid, language: 'EN' }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
-      { name: 'language as array', body: { ...valid, language: ['en'] }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
+      {
+        name: 'unsupported language',
+        body: { ...valid, language: 'fr' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'language',
+      },
+      {
+        name: 'upper-case language',
+        body: { ...valid, language: 'EN' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'language',
+      },
+      {
+        name: 'language as array',
+        body: { ...valid, language: ['en'] },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'language',
+      },
       { name: 'text as number', body: { ...valid, text: 123 }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
       { name: 'text as boolean', body: { ...valid, text: true }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'text as object', body: { ...valid, text: { en: 'x' } }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
+      {
+        name: 'text as object',
+        body: { ...valid, text: { en: 'x' } },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
       { name: 'text as array', body: { ...valid, text: ['x'] }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
       { name: 'text null', body: { ...valid, text: null }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'language null', body: { ...valid, language: null }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
-      { name: 'sort_order null', body: { ...valid, sort_order: null }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'is_active null', body: { ...valid, is_active: null }, status: 400, code: 'VALIDATION_ERROR', field: 'is_active' },
+      {
+        name: 'language null',
+        body: { ...valid, language: null },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'language',
+      },
+      {
+        name: 'sort_order null',
+        body: { ...valid, sort_order: null },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'is_active null',
+        body: { ...valid, is_active: null },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'is_active',
+      },
       { name: 'empty text', body: { ...valid, text: '' }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'whitespace-only text', body: { ...valid, text: ' \t\n\u00a0 ' }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: '501-character text', body: { ...valid, text: 'a'.repeat(501) }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: '501 emoji', body: { ...valid, text: '🧳'.repeat(501) }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'oversize text', body: { ...valid, text: 'a'.repeat(20_000) }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'NUL in text', body: { ...valid, text: 'a\u0000b' }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'lone surrogate in text', raw: '{"language":"en","text":"a\\ud800b"}', status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'sort_order as string', body: { ...valid, sort_order: '1' }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'sort_order fractional', body: { ...valid, sort_order: 1.5 }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'sort_order too large', body: { ...valid, sort_order: 1_000_001 }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'sort_order too small', body: { ...valid, sort_order: -1_000_001 }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'sort_order beyond int32', body: { ...valid, sort_order: 2 ** 40 }, status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'sort_order huge', raw: '{"language":"en","text":"x","sort_order":1e400}', status: 400, code: 'VALIDATION_ERROR', field: 'sort_order' },
-      { name: 'is_active as string', body: { ...valid, is_active: 'false' }, status: 400, code: 'VALIDATION_ERROR', field: 'is_active' },
-      { name: 'is_active as 0', body: { ...valid, is_active: 0 }, status: 400, code: 'VALIDATION_ERROR', field: 'is_active' },
-      { name: 'unknown field', body: { ...valid, colour: 'red' }, status: 400, code: 'VALIDATION_ERROR', field: 'colour' },
-      { name: 'name is not writable', body: { ...valid, name: 'x' }, status: 400, code: 'VALIDATION_ERROR', field: 'name' },
-      { name: 'source is not writable', body: { ...valid, source: 'default' }, status: 400, code: 'VALIDATION_ERROR', field: 'source' },
-      { name: 'id is not writable', body: { ...valid, id: '00000000-0000-4000-8000-000000000000' }, status: 400, code: 'VALIDATION_ERROR', field: 'id' },
-      { name: 'nested tenant field', body: { ...valid, meta: { tenant_id: 'x' } }, status: 400, code: 'VALIDATION_ERROR', field: 'meta' },
+      {
+        name: 'whitespace-only text',
+        body: { ...valid, text: ' \t\n\u00a0 ' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: '501-character text',
+        body: { ...valid, text: 'a'.repeat(501) },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: '501 emoji',
+        body: { ...valid, text: '🧳'.repeat(501) },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'oversize text',
+        body: { ...valid, text: 'a'.repeat(20_000) },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'NUL in text',
+        body: { ...valid, text: 'a\u0000b' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'lone surrogate in text',
+        raw: '{"language":"en","text":"a\\ud800b"}',
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'sort_order as string',
+        body: { ...valid, sort_order: '1' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'sort_order fractional',
+        body: { ...valid, sort_order: 1.5 },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'sort_order too large',
+        body: { ...valid, sort_order: 1_000_001 },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'sort_order too small',
+        body: { ...valid, sort_order: -1_000_001 },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'sort_order beyond int32',
+        body: { ...valid, sort_order: 2 ** 40 },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'sort_order huge',
+        raw: '{"language":"en","text":"x","sort_order":1e400}',
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
+        name: 'is_active as string',
+        body: { ...valid, is_active: 'false' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'is_active',
+      },
+      {
+        name: 'is_active as 0',
+        body: { ...valid, is_active: 0 },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'is_active',
+      },
+      {
+        name: 'unknown field',
+        body: { ...valid, colour: 'red' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'colour',
+      },
+      {
+        name: 'name is not writable',
+        body: { ...valid, name: 'x' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'name',
+      },
+      {
+        name: 'source is not writable',
+        body: { ...valid, source: 'default' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'source',
+      },
+      {
+        name: 'id is not writable',
+        body: { ...valid, id: '00000000-0000-4000-8000-000000000000' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'id',
+      },
+      {
+        name: 'nested tenant field',
+        body: { ...valid, meta: { tenant_id: 'x' } },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'meta',
+      },
       { name: 'top-level tenant field', body: { ...valid, tenant_slug: 'x' }, status: 400, code: 'TENANT_NOT_ALLOWED' },
       { name: 'array instead of object', body: [valid], status: 400, code: 'VALIDATION_ERROR' },
       { name: 'string body', raw: '"hello"', status: 400, code: 'VALIDATION_ERROR' },
@@ -330,21 +514,91 @@ describe('suggested prompts', () => {
       { name: 'truncated JSON', raw: '{"language":"en","text":"x"', status: 400, code: 'INVALID_JSON' },
       { name: 'empty body with JSON type', raw: '', status: 400, code: 'INVALID_JSON' },
       { name: 'duplicate key', raw: '{"language":"en","text":"a","text":"b"}', status: 400, code: 'INVALID_JSON' },
-      { name: '__proto__ key', raw: '{"language":"en","text":"a","__proto__":{"x":1}}', status: 400, code: 'INVALID_JSON' },
+      {
+        name: '__proto__ key',
+        raw: '{"language":"en","text":"a","__proto__":{"x":1}}',
+        status: 400,
+        code: 'INVALID_JSON',
+      },
       { name: 'deep nesting', raw: `${'['.repeat(20_000)}${']'.repeat(20_000)}`, status: 400, code: 'INVALID_JSON' },
-      { name: 'text/plain body', raw: '{"language":"en","text":"x"}', type: 'text/plain', status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-      { name: 'form body', raw: 'language=en&text=x', type: 'application/x-www-form-urlencoded', status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-      { name: 'body over 64 KiB', body: { ...valid, text: 'a'.repeat(70 * 1024) }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+      {
+        name: 'text/plain body',
+        raw: '{"language":"en","text":"x"}',
+        type: 'text/plain',
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      },
+      {
+        name: 'form body',
+        raw: 'language=en&text=x',
+        type: 'application/x-www-form-urlencoded',
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      },
+      {
+        name: 'body over 64 KiB',
+        body: { ...valid, text: 'a'.repeat(70 * 1024) },
+        status: 413,
+        code: 'PAYLOAD_TOO_LARGE',
+      },
       { name: 'PATCH empty body', method: 'PATCH', body: {}, status: 400, code: 'VALIDATION_ERROR', field: '(root)' },
-      { name: 'PATCH null text', method: 'PATCH', body: { text: null }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'PATCH blank text', method: 'PATCH', body: { text: '   ' }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'PATCH 501 characters', method: 'PATCH', body: { text: 'x'.repeat(501) }, status: 400, code: 'VALIDATION_ERROR', field: 'text' },
-      { name: 'PATCH bad language', method: 'PATCH', body: { language: 'de' }, status: 400, code: 'VALIDATION_ERROR', field: 'language' },
-      { name: 'PATCH is_active string', method: 'PATCH', body: { is_active: 'true' }, status: 400, code: 'VALIDATION_ERROR', field: 'is_active' },
-      { name: 'PATCH unknown field', method: 'PATCH', body: { enabled: true }, status: 400, code: 'VALIDATION_ERROR', field: 'enabled' },
+      {
+        name: 'PATCH null text',
+        method: 'PATCH',
+        body: { text: null },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'PATCH blank text',
+        method: 'PATCH',
+        body: { text: '   ' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'PATCH 501 characters',
+        method: 'PATCH',
+        body: { text: 'x'.repeat(501) },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'text',
+      },
+      {
+        name: 'PATCH bad language',
+        method: 'PATCH',
+        body: { language: 'de' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'language',
+      },
+      {
+        name: 'PATCH is_active string',
+        method: 'PATCH',
+        body: { is_active: 'true' },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'is_active',
+      },
+      {
+        name: 'PATCH unknown field',
+        method: 'PATCH',
+        body: { enabled: true },
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'enabled',
+      },
       { name: 'PATCH array', method: 'PATCH', body: [{ text: 'x' }], status: 400, code: 'VALIDATION_ERROR' },
       { name: 'PATCH not JSON', method: 'PATCH', raw: 'text=x', status: 400, code: 'INVALID_JSON' },
-      { name: 'PATCH tenant field', method: 'PATCH', body: { tenant: 'x', text: 'y' }, status: 400, code: 'TENANT_NOT_ALLOWED' },
+      {
+        name: 'PATCH tenant field',
+        method: 'PATCH',
+        body: { tenant: 'x', text: 'y' },
+        status: 400,
+        code: 'TENANT_NOT_ALLOWED',
+      },
     ];
     let target: Prompt;
     beforeAll(async () => {

@@ -28,7 +28,8 @@ describe('trips', () => {
       .returning({ id: countries.id });
     return country.id;
   }
-  const createTrip = async (body: Record<string, unknown>) => service.admin('POST', '/trips', { tenant_id: owner.tenant.id, ...body });
+  const createTrip = async (body: Record<string, unknown>) =>
+    service.admin('POST', '/trips', { tenant_id: owner.tenant.id, ...body });
 
   beforeAll(async () => {
     service = await startTestService();
@@ -45,9 +46,19 @@ describe('trips', () => {
     const created = await createTrip({ title: '  Weekend away ' });
     expect(created.statusCode).toBe(201);
     const { trip } = created.json();
-    expect(Object.keys(trip).sort()).toEqual(
-      ['created_at', 'destinations', 'end_date', 'id', 'invoice', 'itinerary', 'start_date', 'status', 'title', 'travelers', 'updated_at'],
-    );
+    expect(Object.keys(trip).sort()).toEqual([
+      'created_at',
+      'destinations',
+      'end_date',
+      'id',
+      'invoice',
+      'itinerary',
+      'start_date',
+      'status',
+      'title',
+      'travelers',
+      'updated_at',
+    ]);
     expect(trip).toMatchObject({
       title: 'Weekend away',
       status: 'draft',
@@ -70,7 +81,10 @@ describe('trips', () => {
       start_date: '2030-03-01',
       end_date: '2030-03-03',
       travelers: { adults: 2, children: 1 },
-      destinations: [{ country: place.country, city: place.city }, { country: place.otherCountry, city: place.otherCity }],
+      destinations: [
+        { country: place.country, city: place.city },
+        { country: place.otherCountry, city: place.otherCity },
+      ],
       itinerary: [
         {
           day: 1,
@@ -89,11 +103,18 @@ describe('trips', () => {
     expect(expectOk(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
   });
 
-  it('answers another tenant\'s trip, an unknown id and a malformed id with a 404', async () => {
+  it("answers another tenant's trip, an unknown id and a malformed id with a 404", async () => {
     const { trip } = (await createTrip({ title: 'Private' })).json();
     const other = apiAs(service, (await service.createTenant()).credentials.sso_hmac_secret);
     expectError(await other('GET', `/api/v1/trips/${trip.id}/`), 404, 'NOT_FOUND');
-    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '123', `${trip.id}x`, trip.id.slice(1), '%20']) {
+    for (const id of [
+      '00000000-0000-4000-8000-000000000000',
+      'not-a-uuid',
+      '123',
+      `${trip.id}x`,
+      trip.id.slice(1),
+      '%20',
+    ]) {
       const error = expectError(await api('GET', `/api/v1/trips/${id}/`), 404, 'NOT_FOUND');
       expect(error).toEqual({ code: 'NOT_FOUND' });
     }
@@ -102,7 +123,13 @@ describe('trips', () => {
 
   it('refuses bad trips on the admin API, naming the field', async () => {
     const ok = { title: 'T' };
-    const day = (fields: Record<string, unknown>) => ({ day: 1, date: '2030-01-01', city: place.city, items: [], ...fields });
+    const day = (fields: Record<string, unknown>) => ({
+      day: 1,
+      date: '2030-01-01',
+      city: place.city,
+      items: [],
+      ...fields,
+    });
     const cases: [string, Record<string, unknown>, number, string?][] = [
       ['no title', { title: undefined }, 400, 'title'],
       ['blank title', { title: '   ' }, 400, 'title'],
@@ -118,16 +145,61 @@ describe('trips', () => {
       ['adults as string', { ...ok, travelers: { adults: '2' } }, 400, 'travelers.adults'],
       ['travelers null', { ...ok, travelers: null }, 400, 'travelers'],
       ['travelers unknown field', { ...ok, travelers: { adults: 1, pets: 2 } }, 400, 'travelers.pets'],
-      ['destinations object', { ...ok, destinations: { country: place.country, city: place.city } }, 400, 'destinations'],
-      ['destination not a uuid', { ...ok, destinations: [{ country: place.country, city: 'riyadh' }] }, 400, 'destinations.0.city'],
-      ['unknown city', { ...ok, destinations: [{ country: place.country, city: '00000000-0000-4000-8000-000000000000' }] }, 400, 'destinations.0.city'],
-      ['city of another country', { ...ok, destinations: [{ country: place.country, city: place.otherCity }] }, 400, 'destinations.0.country'],
-      ['itinerary day outside the dates', { ...ok, start_date: '2030-01-02', itinerary: [day({})] }, 400, 'itinerary.0.date'],
-      ['itinerary unknown city', { ...ok, itinerary: [day({ city: '00000000-0000-4000-8000-000000000000' })] }, 400, 'itinerary.0.city'],
+      [
+        'destinations object',
+        { ...ok, destinations: { country: place.country, city: place.city } },
+        400,
+        'destinations',
+      ],
+      [
+        'destination not a uuid',
+        { ...ok, destinations: [{ country: place.country, city: 'riyadh' }] },
+        400,
+        'destinations.0.city',
+      ],
+      [
+        'unknown city',
+        { ...ok, destinations: [{ country: place.country, city: '00000000-0000-4000-8000-000000000000' }] },
+        400,
+        'destinations.0.city',
+      ],
+      [
+        'city of another country',
+        { ...ok, destinations: [{ country: place.country, city: place.otherCity }] },
+        400,
+        'destinations.0.country',
+      ],
+      [
+        'itinerary day outside the dates',
+        { ...ok, start_date: '2030-01-02', itinerary: [day({})] },
+        400,
+        'itinerary.0.date',
+      ],
+      [
+        'itinerary unknown city',
+        { ...ok, itinerary: [day({ city: '00000000-0000-4000-8000-000000000000' })] },
+        400,
+        'itinerary.0.city',
+      ],
       ['itinerary day 0', { ...ok, itinerary: [day({ day: 0 })] }, 400, 'itinerary.0.day'],
-      ['itinerary bad time', { ...ok, itinerary: [day({ items: [{ time: '25:00', title: 'x', description: '' }] })] }, 400, 'itinerary.0.items.0.time'],
-      ['itinerary item missing title', { ...ok, itinerary: [day({ items: [{ time: '10:00', description: '' }] })] }, 400, 'itinerary.0.items.0.title'],
-      ['lone surrogate in description', { ...ok, itinerary: [day({ items: [{ time: '10:00', title: 'x', description: '\ud800' }] })] }, 400, 'itinerary.0.items.0.description'],
+      [
+        'itinerary bad time',
+        { ...ok, itinerary: [day({ items: [{ time: '25:00', title: 'x', description: '' }] })] },
+        400,
+        'itinerary.0.items.0.time',
+      ],
+      [
+        'itinerary item missing title',
+        { ...ok, itinerary: [day({ items: [{ time: '10:00', description: '' }] })] },
+        400,
+        'itinerary.0.items.0.title',
+      ],
+      [
+        'lone surrogate in description',
+        { ...ok, itinerary: [day({ items: [{ time: '10:00', title: 'x', description: '\ud800' }] })] },
+        400,
+        'itinerary.0.items.0.description',
+      ],
       ['unknown field', { ...ok, status: 'booked' }, 400, 'status'],
       ['unknown tenant', { ...ok, tenant_id: '00000000-0000-4000-8000-000000000000' }, 404],
       ['tenant_id not a uuid', { ...ok, tenant_id: 'acme' }, 400, 'tenant_id'],
@@ -135,7 +207,11 @@ describe('trips', () => {
     for (const [name, body, status, field] of cases) {
       const response = await createTrip(body);
       expect(response.statusCode, name).toBe(status);
-      if (field) expect(response.json().error.details.map((d: { field: string }) => d.field), name).toContain(field);
+      if (field)
+        expect(
+          response.json().error.details.map((d: { field: string }) => d.field),
+          name,
+        ).toContain(field);
     }
   });
 });
