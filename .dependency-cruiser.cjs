@@ -1,6 +1,48 @@
-/** Layer rules: the domains know nothing of HTTP, the CLI or the service's wiring; no cycles. */
+/**
+ * Layer rules (`npm run lint`): the domains (tenants, prompts, geo, trips, payments) hold the rules
+ * and know nothing of HTTP, the CLI or the service's wiring; each host is a thin skin that never
+ * reaches into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
+ */
+const DOMAINS = '^src/(tenants|prompts|geo|trips|payments)/';
+const HOSTS = '^src/http/(integrations|backend|admin)/';
+
 module.exports = {
   forbidden: [
+    {
+      name: 'domain-not-http',
+      severity: 'error',
+      comment: 'A domain module must not know Fastify: return domain results, let the host speak HTTP.',
+      from: { path: DOMAINS },
+      to: { path: ['^node_modules/(fastify|@fastify/)', '(^|/)fastify/'] },
+    },
+    {
+      name: 'domain-not-outer-layers',
+      severity: 'error',
+      comment: 'Domains are called by the hosts, the CLI and the wiring, never the other way round.',
+      from: { path: DOMAINS },
+      to: { path: ['^src/http/', '^src/cli/', '^src/context\\.ts$', '^src/server\\.ts$', '^src/seed\\.ts$'] },
+    },
+    {
+      name: 'host-not-other-host',
+      severity: 'error',
+      comment: "One host never imports another host's files: shared shapes go to src/http/ itself.",
+      from: { path: '^src/http/([^/]+)/' },
+      to: { path: HOSTS, pathNot: '^src/http/$1/' },
+    },
+    {
+      name: 'http-shared-not-host',
+      severity: 'error',
+      comment: 'What src/http/ shares with every host must not depend on one of them.',
+      from: { path: '^src/http/[^/]+\\.ts$' },
+      to: { path: HOSTS },
+    },
+    {
+      name: 'core-not-outer-layers',
+      severity: 'error',
+      comment: 'The database layer, config, errors and caches are below the domains and the hosts.',
+      from: { path: '^src/(db/|config\\.ts|errors\\.ts|cache\\.ts|logger\\.ts|paths\\.ts)' },
+      to: { path: [DOMAINS, '^src/http/', '^src/cli/', '^src/context\\.ts$', '^src/server\\.ts$'] },
+    },
     {
       name: 'no-circular',
       severity: 'error',

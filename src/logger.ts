@@ -1,5 +1,8 @@
 // JSON log lines; secrets and key headers never reach them.
-import { type DestinationStream, pino } from 'pino';
+import { type BaseLogger, type DestinationStream, pino } from 'pino';
+
+/** What domain modules log with: any pino logger, Fastify's included. */
+export type Logger = Pick<BaseLogger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'>;
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',

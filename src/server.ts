@@ -8,7 +8,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
-import type { HostApp } from './http/host.js';
+import { documentOf, type HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import {
@@ -24,7 +24,10 @@ import { secretBoxFor } from './tenants/secret-box.js';
 const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> = {
   integrations: buildIntegrationsApp,
   backend: buildBackendApp,
-  admin: buildAdminApp,
+  admin: (context, logger) =>
+    buildAdminApp(context, logger, {
+      integrationsDocument: () => documentOf(() => buildIntegrationsApp(context, logger)),
+    }),
 };
 
 export interface RunningService {

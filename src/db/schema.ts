@@ -36,6 +36,8 @@ export const tenants = pgTable('tenants', {
   updatedAt: updatedAt(),
 });
 
+export type TenantRow = typeof tenants.$inferSelect;
+
 /**
  * Every issued secret. Only the SHA-256 digest of the secret is kept, except for the payment
  * endpoint secret: the service must sign with it, so it is kept encrypted (`sealedSecret`).

@@ -136,3 +136,14 @@ export function trackAllowedMethods(app: HostApp): (path: string) => string[] {
     return [...new Set(routes.filter((route) => route.pattern.test(pathname)).flatMap((route) => route.methods))];
   };
 }
+
+/** A host's OpenAPI document, from an instance of it that never listens. */
+export async function documentOf(build: () => Promise<HostApp>): Promise<unknown> {
+  const app = await build();
+  try {
+    await app.ready();
+    return app.swagger();
+  } finally {
+    await app.close();
+  }
+}

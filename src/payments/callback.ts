@@ -1,6 +1,6 @@
 // The payment callback (spec 4.6, 7.3; DECISIONS §4), without HTTP: who is calling (step 1), then
 // the notification's checks in order (steps 2-8), then the one transaction that stores the event
-// and moves the invoice and its trip (steps 9-10). Outcomes carry the HTTP status and exact body.
+// and moves the invoice and its trip (steps 9-10). Results say why, the integrations host says it in HTTP.
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
@@ -8,37 +8,42 @@ import { invoices, paymentEvents } from '../db/schema.js';
 import { resolvePartnerApiKey } from '../tenants/credentials.js';
 import type { TenantRow } from '../tenants/tenants.js';
 import { setTripStatus } from '../trips/status.js';
-import { amountMatches, type InvoiceStatus, isUuid, parseNotification, planTransition } from './notification.js';
+import {
+  amountMatches,
+  type BodyRejection,
+  type InvoiceStatus,
+  isUuid,
+  parseNotification,
+  planTransition,
+} from './notification.js';
 
-export type CallbackErrorMessage =
-  | 'Missing API key'
-  | 'Unauthorized'
-  | 'Invalid JSON body'
-  | `Missing ${string}`
-  | `Invalid ${string}`
-  | 'Invoice not found'
-  | 'Forbidden'
-  | 'Gateway mismatch'
-  | 'Amount mismatch'
-  | 'Currency mismatch';
+/** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
+export type CallbackRejection =
+  | { reason: 'missing_api_key' }
+  | { reason: 'unauthorized' }
+  | BodyRejection
+  | { reason: 'invoice_not_found' }
+  | { reason: 'forbidden' }
+  | { reason: 'gateway_mismatch' }
+  | { reason: 'amount_mismatch' }
+  | { reason: 'currency_mismatch' };
 
-export type CallbackOutcome =
-  | { httpStatus: 200; body: { status: 'success' | 'duplicate' } }
-  | { httpStatus: 400 | 401 | 403 | 404; body: { error: CallbackErrorMessage } };
+export type CallbackResult =
+  | { accepted: 'success' | 'duplicate'; rejected?: undefined }
+  | { accepted?: undefined; rejected: CallbackRejection };
 
-const rejected = (httpStatus: 400 | 401 | 403 | 404, error: CallbackErrorMessage): CallbackOutcome => ({
-  httpStatus,
-  body: { error },
-});
+const rejected = (rejection: CallbackRejection): CallbackResult => ({ rejected: rejection });
+const DUPLICATE: CallbackResult = { accepted: 'duplicate' };
+const SUCCESS: CallbackResult = { accepted: 'success' };
 
-/** Step 1: the tenant whose partner API key `X-API-KEY` carries, or the 401 to answer. */
+/** Step 1: the tenant whose partner API key `X-API-KEY` carries, or why not. */
 export async function authenticatePartner(
   db: Executor,
   apiKey: string | undefined,
-): Promise<{ tenant: TenantRow } | { outcome: CallbackOutcome }> {
-  if (!apiKey) return { outcome: rejected(401, 'Missing API key') };
+): Promise<{ tenant: TenantRow; rejected?: undefined } | { rejected: CallbackRejection }> {
+  if (!apiKey) return { rejected: { reason: 'missing_api_key' } };
   const tenant = await resolvePartnerApiKey(db, apiKey);
-  return tenant ? { tenant } : { outcome: rejected(401, 'Unauthorized') };
+  return tenant ? { tenant } : { rejected: { reason: 'unauthorized' } };
 }
 
 export interface ReceivedNotification {
@@ -50,23 +55,13 @@ export interface ReceivedNotification {
   requestId: string;
 }
 
-/** Whether a notification was accepted, and why not: for the log line of a rejected one. */
-export interface ProcessedNotification {
-  outcome: CallbackOutcome;
-  /** Set when the event was stored: whether it moved the invoice. */
-  applied?: boolean;
-}
-
 /** Steps 2 to 10 for an authenticated partner. */
-export async function processNotification(
-  db: Database,
-  received: ReceivedNotification,
-): Promise<ProcessedNotification> {
+export async function processNotification(db: Database, received: ReceivedNotification): Promise<CallbackResult> {
   const parsed = parseNotification(received.body);
-  if (!parsed.ok) return { outcome: rejected(parsed.httpStatus, parsed.message) };
+  if (!parsed.ok) return rejected(parsed.rejection);
   const notification = parsed.notification;
 
-  if (!isUuid(notification.invoiceId)) return { outcome: rejected(404, 'Invoice not found') };
+  if (!isUuid(notification.invoiceId)) return rejected({ reason: 'invoice_not_found' });
   // The invoice, and whether this tuple was received before: a partner retrying (the common
   // repeat) is answered from this one query, without a transaction or a row lock.
   const alreadyReceived = db
@@ -89,14 +84,12 @@ export async function processNotification(
     })
     .from(invoices)
     .where(eq(invoices.id, notification.invoiceId));
-  if (!invoice) return { outcome: rejected(404, 'Invoice not found') };
-  if (invoice.tenantId !== received.tenant.id) return { outcome: rejected(403, 'Forbidden') };
-  if (notification.gateway !== received.tenant.gateway) return { outcome: rejected(400, 'Gateway mismatch') };
-  if (!amountMatches(notification.amountText, invoice.amount)) return { outcome: rejected(400, 'Amount mismatch') };
-  if (notification.currency !== invoice.currency) return { outcome: rejected(400, 'Currency mismatch') };
-
-  const duplicate: ProcessedNotification = { outcome: { httpStatus: 200, body: { status: 'duplicate' } } };
-  if (invoice.known) return duplicate;
+  if (!invoice) return rejected({ reason: 'invoice_not_found' });
+  if (invoice.tenantId !== received.tenant.id) return rejected({ reason: 'forbidden' });
+  if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' });
+  if (!amountMatches(notification.amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' });
+  if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' });
+  if (invoice.known) return DUPLICATE;
 
   try {
     return await db.transaction(async (tx) => {
@@ -126,7 +119,7 @@ export async function processNotification(
         })
         .onConflictDoNothing()
         .returning({ id: paymentEvents.id });
-      if (!stored) return duplicate;
+      if (!stored) return DUPLICATE;
       if (plan.applied) {
         await tx
           .update(invoices)
@@ -140,11 +133,11 @@ export async function processNotification(
         const tripStatus = plan.next === 'paid' ? 'booked' : plan.next === 'refunded' ? 'cancelled' : null;
         if (current.tripId && tripStatus && before !== plan.next) await setTripStatus(tx, current.tripId, tripStatus);
       }
-      return { outcome: { httpStatus: 200, body: { status: 'success' } }, applied: plan.applied };
+      return SUCCESS;
     });
   } catch (error) {
     // A number PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field): not storable JSON.
-    if (sqlState(error)?.startsWith('22')) return { outcome: rejected(400, 'Invalid JSON body') };
+    if (sqlState(error)?.startsWith('22')) return rejected({ reason: 'invalid_json' });
     throw error;
   }
 }

@@ -20,14 +20,15 @@ export interface PaymentNotification {
   gateway: string;
 }
 
-export type NotificationErrorMessage =
-  | 'Invalid JSON body'
-  | `Missing ${NotificationField}`
-  | `Invalid ${NotificationField}`;
+/** Why a body is not a notification: the first failing check of steps 2 and 3. */
+export type BodyRejection =
+  | { reason: 'invalid_json' }
+  | { reason: 'missing_field'; field: NotificationField }
+  | { reason: 'invalid_field'; field: NotificationField };
 
 export type ParsedNotification =
   | { ok: true; notification: PaymentNotification }
-  | { ok: false; httpStatus: 400; message: NotificationErrorMessage };
+  | { ok: false; rejection: BodyRejection };
 
 /**
  * Reads a callback body parsed with `config: { losslessJsonNumbers: true }` (src/http/json-body.ts).
@@ -39,16 +40,16 @@ export type ParsedNotification =
  * `amount`, which may also be a JSON number. Extra fields are ignored here and stored by the route.
  */
 export function parseNotification(body: unknown): ParsedNotification {
-  if (!isJsonObject(body)) return reject('Invalid JSON body');
+  if (!isJsonObject(body)) return reject({ reason: 'invalid_json' });
   for (const field of REQUIRED_FIELDS) {
     const value = body[field];
-    if (value === undefined || value === null || value === '') return reject(`Missing ${field}`);
+    if (value === undefined || value === null || value === '') return reject({ reason: 'missing_field', field });
     if (field === 'amount' && typeof value === 'number') {
       // A JS number has already lost the sent digits: the route was registered without the flag.
       throw new TypeError('amount is a JS number: parse the callback body with losslessJsonNumbers');
     }
     if (typeof value !== 'string' && !(field === 'amount' && isLosslessNumber(value))) {
-      return reject(`Invalid ${field}`);
+      return reject({ reason: 'invalid_field', field });
     }
   }
   const fields = body as Record<Exclude<NotificationField, 'amount'>, string> & { amount: string | LosslessNumber };
@@ -70,8 +71,8 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-function reject(message: NotificationErrorMessage): ParsedNotification {
-  return { ok: false, httpStatus: 400, message };
+function reject(rejection: BodyRejection): ParsedNotification {
+  return { ok: false, rejection };
 }
 
 /**
@@ -114,16 +115,12 @@ const MAPPED_STATUS: ReadonlyMap<string, InvoiceStatus> = new Map([
 ]);
 
 export interface TransitionPlan {
-  /** The invoice status the notified one stands for; null for an unknown status string. */
-  mappedStatus: InvoiceStatus | null;
   /** The invoice's status after the event (the current one when not applied). */
   next: InvoiceStatus;
   /** Whether the event changes the invoice; recorded on the stored event either way. */
   applied: boolean;
   /** Set paid_at to the time of this event. */
   setPaidAt: boolean;
-  /** Set gateway_reference to the event's transaction_id: exactly the applied events. */
-  setGatewayReference: boolean;
 }
 
 /**
@@ -138,13 +135,7 @@ export interface TransitionPlan {
 export function planTransition(current: InvoiceStatus, notified: string): TransitionPlan {
   const mappedStatus = MAPPED_STATUS.get(notified) ?? null;
   if (mappedStatus === null || STATUS_ORDER[mappedStatus] < STATUS_ORDER[current]) {
-    return { mappedStatus, next: current, applied: false, setPaidAt: false, setGatewayReference: false };
+    return { next: current, applied: false, setPaidAt: false };
   }
-  return {
-    mappedStatus,
-    next: mappedStatus,
-    applied: true,
-    setPaidAt: mappedStatus === 'paid' && current !== 'paid',
-    setGatewayReference: true,
-  };
+  return { next: mappedStatus, applied: true, setPaidAt: mappedStatus === 'paid' && current !== 'paid' };
 }

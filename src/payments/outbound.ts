@@ -1,14 +1,15 @@
 // The outbound payment request (DECISIONS §7): for each new invoice, POST the payment context to
 // the tenant's payment endpoint, signed the Standard Webhooks way, retrying with backoff, and
 // record every attempt. Jobs come from the queue (queue.ts), enqueued with the invoice.
+
 import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { and, eq, gte, sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
+import type { Logger } from '../logger.js';
 import { paymentEndpointSecrets } from '../tenants/credentials.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
@@ -138,7 +139,7 @@ export interface OutboundDependencies {
   notifyUrl: string;
   allowPrivateEndpoints: boolean;
   retryPolicy: RetryPolicy;
-  log: FastifyBaseLogger;
+  log: Logger;
 }
 
 async function loadInvoiceWithTenant(db: Database, invoiceId: string) {

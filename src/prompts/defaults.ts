@@ -1,8 +1,9 @@
 // The default prompt sets a tenant's widget falls back to, per language, seeded on first start.
 // Operators replace them with `PUT /admin/v1/default-prompts/{language}`.
-import type { FastifyBaseLogger } from 'fastify';
+
 import type { Executor } from '../db/client.js';
 import { defaultPrompts } from '../db/schema.js';
+import type { Logger } from '../logger.js';
 import { LANGUAGES, type Language, replaceDefaultPrompts } from './prompts.js';
 
 export const SEED_DEFAULT_PROMPTS: Record<Language, string[]> = {
@@ -25,7 +26,7 @@ export const SEED_DEFAULT_PROMPTS: Record<Language, string[]> = {
 };
 
 /** Seeds each language that has no default set yet; a language an operator has set is left alone. */
-export async function seedDefaultPrompts({ db }: { db: Executor }, logger: FastifyBaseLogger): Promise<void> {
+export async function seedDefaultPrompts({ db }: { db: Executor }, logger: Logger): Promise<void> {
   const present = await db.selectDistinct({ language: defaultPrompts.language }).from(defaultPrompts);
   const missing = LANGUAGES.filter((language) => !present.some((row) => row.language === language));
   for (const language of missing) {

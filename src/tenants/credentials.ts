@@ -7,7 +7,7 @@
 import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
-import { credentials, tenants } from '../db/schema.js';
+import { credentials, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
 import {
   type CredentialKind,
@@ -18,7 +18,6 @@ import {
   secretHint,
   type TenantCredentialKind,
 } from './secrets.js';
-import type { TenantRow } from './tenants.js';
 
 export const BACKEND_SCOPES = ['countries:read', 'cities:read'] as const;
 export type BackendScope = (typeof BACKEND_SCOPES)[number];

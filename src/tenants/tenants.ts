@@ -3,11 +3,11 @@ import { asc, eq } from 'drizzle-orm';
 import { invalidateCaches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { tenants } from '../db/schema.js';
+import { type TenantRow, tenants } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { issueCredential } from './credentials.js';
 
-export type TenantRow = typeof tenants.$inferSelect;
+export type { TenantRow };
 
 export interface TenantView {
   id: string;

@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
-import { adminDocs } from './docs.js';
+import { adminDocs, type DocumentBuilder } from './docs.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
@@ -22,7 +22,16 @@ export function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
 }
 
-export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
+export interface AdminHostOptions {
+  /** The integrations host's document, for the docs UI. */
+  integrationsDocument: DocumentBuilder;
+}
+
+export async function buildAdminApp(
+  context: AppContext,
+  logger: FastifyBaseLogger,
+  { integrationsDocument }: AdminHostOptions,
+): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger });
   const expectedToken = sha256(context.config.adminToken);
 
@@ -39,7 +48,7 @@ export async function buildAdminApp(context: AppContext, logger: FastifyBaseLogg
     },
   });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(adminDocs, { context });
+  await app.register(adminDocs, { integrationsDocument });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);

@@ -2,28 +2,21 @@
 // its document): the integrations host's document, and the admin API's own from the top bar.
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { buildIntegrationsApp } from '../integrations/app.js';
 
 export const DOCS_PREFIX = '/admin/docs';
 
-/** The integrations host's document, from an instance of that host that never listens. */
-async function integrationsDocument(context: AppContext, logger: Parameters<typeof buildIntegrationsApp>[1]) {
-  const integrations = await buildIntegrationsApp(context, logger);
-  try {
-    await integrations.ready();
-    return integrations.swagger();
-  } finally {
-    await integrations.close();
-  }
-}
+/** Builds the integrations host's OpenAPI document (the wiring knows that host; the admin host does not). */
+export type DocumentBuilder = () => Promise<unknown>;
 
-export const adminDocs: FastifyPluginAsync<{ context: AppContext }> = async (app, { context }) => {
+export const adminDocs: FastifyPluginAsync<{ integrationsDocument: DocumentBuilder }> = async (
+  app,
+  { integrationsDocument },
+) => {
   // Built on the first visit, not at start: start-up and memory are for the partner-facing hosts.
-  let document: ReturnType<typeof integrationsDocument> | undefined;
-  let built: Awaited<ReturnType<typeof integrationsDocument>>;
+  let document: Promise<unknown> | undefined;
+  let built: unknown;
   app.addHook('onRequest', async () => {
-    document ??= integrationsDocument(context, app.log).catch((error) => {
+    document ??= integrationsDocument().catch((error) => {
       document = undefined;
       throw error;
     });

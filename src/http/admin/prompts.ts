@@ -9,7 +9,7 @@ import {
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
 } from '../../prompts/prompts.js';
-import { Language, PromptObject } from '../integrations/prompts.js';
+import { Language, PromptObject } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });
 const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });

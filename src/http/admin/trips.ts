@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { getTenant } from '../../tenants/tenants.js';
 import { createTrip, getTrip } from '../../trips/trips.js';
-import { Destination, IsoDate, TripObject } from '../integrations/trips.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { Destination, IsoDate, TripObject } from '../shapes/trip.js';
 
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
 const Text = (maxLength: number) =>

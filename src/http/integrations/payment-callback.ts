@@ -3,10 +3,15 @@
 // `{error}`, never the envelope), its own error handler. The checks live in payments/callback.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import { authenticatePartner, type CallbackOutcome, processNotification } from '../../payments/callback.js';
+import {
+  authenticatePartner,
+  type CallbackRejection,
+  type CallbackResult,
+  processNotification,
+} from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { toAppError } from '../errors.js';
 
@@ -43,6 +48,32 @@ const ErrorBody = (description: string) => Type.Object({ error: Type.String() },
 
 type CallbackError = 400 | 401 | 403 | 404 | 413;
 
+/** Each refusal's status and exact message (DECISIONS §4). */
+function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
+  switch (rejection.reason) {
+    case 'missing_api_key':
+      return { httpStatus: 401, error: 'Missing API key' };
+    case 'unauthorized':
+      return { httpStatus: 401, error: 'Unauthorized' };
+    case 'invalid_json':
+      return { httpStatus: 400, error: 'Invalid JSON body' };
+    case 'missing_field':
+      return { httpStatus: 400, error: `Missing ${rejection.field}` };
+    case 'invalid_field':
+      return { httpStatus: 400, error: `Invalid ${rejection.field}` };
+    case 'invoice_not_found':
+      return { httpStatus: 404, error: 'Invoice not found' };
+    case 'forbidden':
+      return { httpStatus: 403, error: 'Forbidden' };
+    case 'gateway_mismatch':
+      return { httpStatus: 400, error: 'Gateway mismatch' };
+    case 'amount_mismatch':
+      return { httpStatus: 400, error: 'Amount mismatch' };
+    case 'currency_mismatch':
+      return { httpStatus: 400, error: 'Currency mismatch' };
+  }
+}
+
 /** The body of a request Fastify refused before our handler ran (bad JSON, too large, ...). */
 function parserFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
   const appError = toAppError(error);
@@ -74,14 +105,11 @@ declare module 'fastify' {
 /** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
 export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
-  const answer = (request: FastifyRequest, outcome: CallbackOutcome, reason?: string) => {
-    if (outcome.httpStatus !== 200) {
-      request.log.warn(
-        { ...loggableFields(request.body), reason: reason ?? outcome.body.error },
-        'payment notification rejected',
-      );
-    }
-    return outcome;
+  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
+    if (result.accepted) return reply.code(200).send({ status: result.accepted });
+    const { httpStatus, error } = refusal(result.rejected);
+    request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
+    return reply.code(httpStatus).send({ error });
   };
 
   app.decorateRequest('partnerTenant', null as never);
@@ -108,10 +136,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
-    if ('outcome' in result) {
-      const outcome = answer(request, result.outcome);
-      return reply.code(outcome.httpStatus).send(outcome.body);
-    }
+    if (result.rejected) return answer(request, reply, result);
     request.partnerTenant = result.tenant;
   });
 
@@ -148,15 +173,14 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
     async (request, reply) => {
       const body: unknown = request.body;
-      const { outcome } = await processNotification(db, {
+      const result = await processNotification(db, {
         tenant: request.partnerTenant,
         body,
         // The lossless parse re-stringified: each number keeps the digits it was sent with.
         payloadJson: body === undefined ? 'null' : (stringify(body) ?? 'null'),
         requestId: request.id,
       });
-      answer(request, outcome);
-      return reply.code(outcome.httpStatus).send(outcome.body);
+      return answer(request, reply, result);
     },
   );
 };

@@ -6,38 +6,16 @@ import {
   createPrompt,
   deletePrompt,
   effectivePrompts,
-  LANGUAGES,
   listPrompts,
   SORT_ORDER_MAX,
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
   updatePrompt,
 } from '../../prompts/prompts.js';
-import { Timestamp, Uuid } from '../schemas.js';
+import { Uuid } from '../schemas.js';
+import { Language, PromptObject } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
-export const Language = Type.Unsafe<(typeof LANGUAGES)[number]>({
-  type: 'string',
-  enum: [...LANGUAGES],
-  description: 'Prompt language',
-});
-
-/** A suggested prompt (spec 2.2); the admin host embeds it as is. */
-export const PromptObject = Type.Object({
-  id: Uuid,
-  language: Language,
-  text: Type.String(),
-  name: Type.String({ description: 'The same value as `text`' }),
-  sort_order: Type.Integer({ description: 'Lower numbers appear first' }),
-  is_active: Type.Boolean(),
-  source: Type.Unsafe<'tenant' | 'default'>({
-    type: 'string',
-    enum: ['tenant', 'default'],
-    description: "`tenant` for a tenant's own prompt, `default` for one of the default set",
-  }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
 export const Prompt = Type.Object(PromptObject.properties, { $id: 'SuggestedPrompt', title: 'Suggested prompt' });
 const PromptRef = Type.Ref(Prompt);
