@@ -21,19 +21,44 @@ interface Entry<V> {
   generation: number;
 }
 
+interface CacheCounts {
+  hits: number;
+  misses: number;
+}
+
+/** Look-ups of every cache of the process by name, for the metrics: plain counters, no labels to build per request. */
+const statistics = new Map<string, CacheCounts>();
+
+export function cacheStatistics(): ReadonlyMap<string, Readonly<CacheCounts>> {
+  return statistics;
+}
+
 export class ShortLivedCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  private readonly counts: CacheCounts;
 
   constructor(
+    name: string,
     private readonly ttlMs: number,
     private readonly maxEntries: number,
-  ) {}
+  ) {
+    let counts = statistics.get(name);
+    if (!counts) {
+      counts = { hits: 0, misses: 0 };
+      statistics.set(name, counts);
+    }
+    this.counts = counts;
+  }
 
   /** The cached value of `key`, or what `load` gives (one load at a time per key). */
   get(key: string, load: () => Promise<V>): Promise<V> {
     const now = Date.now();
     const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > now && cached.generation === generation) return cached.value;
+    if (cached && cached.expiresAt > now && cached.generation === generation) {
+      this.counts.hits++;
+      return cached.value;
+    }
+    this.counts.misses++;
     const entry: Entry<V> = { value: load(), expiresAt: now + this.ttlMs, generation };
     this.entries.delete(key);
     this.entries.set(key, entry);

@@ -1,7 +1,9 @@
 // Configuration comes from the environment and is validated once, at start. Every variable is
 // documented in the README; a bad value stops the process with one readable line.
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
 
 export const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
@@ -29,6 +31,20 @@ export interface Config {
   secretEncryptionKey: Buffer | null;
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
   integrationsPublicUrl: string | null;
+  /** JSON lines (machines) or one coloured line per event (people). */
+  logFormat: 'json' | 'pretty';
+  /** Requests per window per credential on the integrations and backend hosts; 0: no limit. */
+  rateLimitPerMinute: number;
+  /** The rate limits' window: a minute, unless shortened (tests). */
+  rateLimitWindowSeconds: number;
+  /** Failed authentications per minute per client address, on every host; 0: no limit. */
+  authFailureLimitPerMinute: number;
+  /** Redis for rate-limit counters shared by every instance; null: counters in this process. */
+  redisUrl: string | null;
+  /** Prefix of this service's Redis keys, so several deployments (or test runs) can share a Redis. */
+  redisKeyPrefix: string;
+  /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
+  trustProxy: boolean | string[];
 }
 
 export class ConfigError extends Error {}
@@ -62,6 +78,33 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a number of seconds from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function count(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a whole number (0 disables), got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** `false` (default), `true`, or a comma list of the proxies' addresses or CIDRs. */
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || /^(false|0|no)$/i.test(raw)) return false;
+  if (/^(true|yes)$/i.test(raw)) return true;
+  const addresses = raw.split(',').map((address) => address.trim());
+  if (addresses.some((address) => !/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(address))) {
+    throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses, got "${raw}"`);
+  }
+  return addresses;
+}
+
+function logFormat(env: Env, stdoutIsTerminal: boolean): Config['logFormat'] {
+  const raw = env.LOG_FORMAT || (stdoutIsTerminal ? 'pretty' : 'json');
+  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${raw}"`);
+  return raw;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | null {
@@ -108,7 +151,23 @@ function encryptionKey(env: Env): Buffer | null {
   return key;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The environment over the variables of ENV_FILE (default `./.env`, when present): what the
+ * environment sets wins, so a deployment can override the file one variable at a time.
+ */
+export function environmentWithFile(env: Env = process.env): Env {
+  const file = env.ENV_FILE || '.env';
+  if (!env.ENV_FILE && !existsSync(file)) return env;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`ENV_FILE ${file} cannot be read: ${(error as Error).message}`);
+  }
+  return { ...parseEnv(text), ...env };
+}
+
+export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = process.stdout.isTTY === true): Config {
   const gateways = (env.SUPPORTED_GATEWAYS ?? 'tap,hyperpay')
     .split(',')
     .map((gateway) => gateway.trim())
@@ -135,5 +194,12 @@ export function loadConfig(env: Env = process.env): Config {
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
     secretEncryptionKey: encryptionKey(env),
+    logFormat: logFormat(env, stdoutIsTerminal),
+    rateLimitPerMinute: count(env, 'RATE_LIMIT_PER_MINUTE', 1200),
+    rateLimitWindowSeconds: seconds(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
+    authFailureLimitPerMinute: count(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'partner-integrations',
+    trustProxy: trustProxy(env),
   };
 }

@@ -1,7 +1,9 @@
-// What every host and worker is given: validated configuration, the database, the secret box and
-// the payment request queue.
+// What every host and worker is given: validated configuration, the database, the secret box,
+// the payment request queue, the metrics and, when configured, Redis.
+import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
+import type { Metrics } from './metrics.js';
 import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
@@ -12,4 +14,7 @@ export interface AppContext {
   secretBox: SecretBox;
   /** Created with the context, started by startService: invoice creation enqueues on it. */
   paymentQueue: PaymentQueue;
+  metrics: Metrics;
+  /** Shared rate-limit counters (REDIS_URL); null keeps them in this process. */
+  redis: Redis | null;
 }

@@ -1,6 +1,7 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
 import type { Config, ListenerName } from './config.js';
 import type { AppContext } from './context.js';
@@ -11,7 +12,9 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { Metrics } from './metrics.js';
 import {
+  type AttemptResult,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
   REQUEST_TIMEOUT_MS,
@@ -40,14 +43,27 @@ export interface RunningService {
 
 export async function openContext(config: Config): Promise<AppContext> {
   const database = await openDatabase(config);
+  // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
+  const paymentQueue = new PaymentQueue(database, { supervise: config.paymentWorker });
   return {
     config,
     database,
     db: database.db,
     secretBox: secretBoxFor(config.secretEncryptionKey, config.dataDir),
-    // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
-    paymentQueue: new PaymentQueue(database, { supervise: config.paymentWorker }),
+    paymentQueue,
+    metrics: new Metrics({
+      paymentBacklog: () => paymentQueue.backlog(),
+      databasePool: () => database.poolStatistics(),
+    }),
+    redis: null,
   };
+}
+
+/** Redis for the rate limits, when configured: commands fail fast rather than queue while it is down. */
+function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits not enforced meanwhile'));
+  return redis;
 }
 
 /** Payment requests being delivered at once by one process. */
@@ -76,6 +92,7 @@ async function startPaymentWorker(
     allowPrivateEndpoints: config.allowPrivatePaymentEndpoints,
     retryPolicy,
     log: logger.child({ worker: 'payment-request' }),
+    onAttempt: (outcome: AttemptResult) => context.metrics.paymentRequestAttempts.inc({ outcome }),
   };
   await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
   logger.info('payment request worker started');
@@ -84,6 +101,7 @@ async function startPaymentWorker(
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config);
+  if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   const close = async () => {
@@ -92,6 +110,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.database.close();
+    context.redis?.disconnect();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);

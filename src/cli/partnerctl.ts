@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { DatabaseUnavailableError } from '../db/client.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { migrateDatabase } from '../db/migrate.js';
-import { createLogger } from '../logger.js';
+import { createLogger, prettyDestination } from '../logger.js';
 import { openContext, startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
@@ -21,7 +21,10 @@ const serviceCommands: Command[] = [
     summary: 'Run the service: all listeners configured by the environment',
     async run() {
       const config = loadConfig();
-      const logger = createLogger(config.logLevel);
+      const logger = createLogger(
+        config.logLevel,
+        config.logFormat === 'pretty' ? prettyDestination(process.stdout.isTTY === true) : undefined,
+      );
       const service = await startService(config, logger);
       let stopping = false;
       const stop = async (signal: string) => {

@@ -29,7 +29,60 @@ export interface DatabaseHandle {
   /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
   withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
+  /** Connections (size), those busy with a query or transaction (inUse), and work waiting for one. */
+  poolStatistics(): { size: number; inUse: number; waiting: number };
   close(): Promise<void>;
+}
+
+/** Queries and transactions under way, counted where they are sent: what neither driver reports. */
+class InFlight {
+  count = 0;
+
+  constructor(private readonly size: number) {}
+
+  statistics() {
+    return { size: this.size, inUse: Math.min(this.count, this.size), waiting: Math.max(0, this.count - this.size) };
+  }
+}
+
+/**
+ * `target` with the methods named counted in `inFlight` from the moment their result is awaited
+ * until it settles. postgres.js queries are lazy: they run when first awaited, and callers may
+ * still chain `.values()` on them before, so the result itself is handed back, its `then` wrapped.
+ */
+function counting<T extends object>(target: T, methods: readonly string[], inFlight: InFlight): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value = Reflect.get(object, property);
+      if (typeof property !== 'string' || !methods.includes(property) || typeof value !== 'function') return value;
+      return (...args: unknown[]) => countedWhenAwaited(value.apply(object, args), inFlight);
+    },
+  });
+}
+
+function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
+  if (!(result instanceof Promise)) return result;
+  const then = result.then;
+  let counted = false;
+  result.then = function (this: Promise<unknown>, onFulfilled, onRejected) {
+    if (counted) return then.call(this, onFulfilled, onRejected);
+    counted = true;
+    inFlight.count++;
+    const settled = () => inFlight.count--;
+    return then.call(
+      this,
+      (value) => {
+        settled();
+        return onFulfilled ? onFulfilled(value) : value;
+      },
+      (error) => {
+        settled();
+        if (onRejected) return onRejected(error);
+        throw error;
+      },
+    );
+  } as typeof result.then;
+  return result;
 }
 
 export class DatabaseUnavailableError extends Error {}
@@ -66,12 +119,14 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     const reason = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot reach DATABASE_URL ${describeDatabaseUrl(databaseUrl)}: ${reason}`);
   }
-  const db = drizzlePostgres(preparingStatements(client), { schema }) as unknown as Database;
+  const inFlight = new InFlight(poolSize);
+  const counted = counting(client, ['begin', 'unsafe'], inFlight);
+  const db = drizzlePostgres(preparingStatements(counted), { schema }) as unknown as Database;
   return {
     db,
     kind: 'postgres',
     async executeSql(text, values = []) {
-      const rows = await client.unsafe(text, values as never[]);
+      const rows = await counted.unsafe(text, values as never[]);
       return { rows: [...rows] };
     },
     async listen(channel, onNotify, onListen) {
@@ -95,6 +150,7 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     async ping() {
       await client`select 1`;
     },
+    poolStatistics: () => inFlight.statistics(),
     async close() {
       await client.end({ timeout: 5 });
     },
@@ -136,12 +192,15 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     lock.release();
     throw error;
   }
-  const db = drizzlePglite(pglite, { schema }) as unknown as Database;
+  // One connection: everything beyond the first piece of work in flight is waiting for it.
+  const inFlight = new InFlight(1);
+  const counted = counting(pglite, ['query', 'exec', 'transaction'], inFlight);
+  const db = drizzlePglite(counted, { schema }) as unknown as Database;
   return {
     db,
     kind: 'pglite',
     async executeSql(text, values = []) {
-      const result = await pglite.query(text, values as any[]);
+      const result = await counted.query(text, values as any[]);
       return { rows: result.rows as any[] };
     },
     async listen(channel, onNotify, onListen) {
@@ -156,6 +215,7 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     async ping() {
       await pglite.query('select 1');
     },
+    poolStatistics: () => inFlight.statistics(),
     async close() {
       try {
         await pglite.close();

@@ -40,7 +40,7 @@ const MAX_CACHED_PAGES = 256;
  * already read from it: both belong to one data version, so neither can be stale.
  */
 class OrderedIds {
-  readonly pages = new ShortLivedCache<unknown[]>(Number.POSITIVE_INFINITY, MAX_CACHED_PAGES);
+  readonly pages = new ShortLivedCache<unknown[]>('listing_pages', Number.POSITIVE_INFINITY, MAX_CACHED_PAGES);
 
   constructor(
     readonly version: number,

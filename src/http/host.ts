@@ -97,11 +97,25 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    trustProxy: context.config.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   useStrictBodyValidation(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  const { requestDuration } = context.metrics;
+  app.addHook('onResponse', async (request, reply) => {
+    // The route template, never the URL: one series per route whatever the ids in paths.
+    requestDuration.observe(
+      {
+        listener: options.listener,
+        route: request.routeOptions.url ?? 'unmatched',
+        method: request.method,
+        status: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    );
   });
   registerJsonBodyParser(app);
 

@@ -5,7 +5,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { invoices, paymentEvents } from '../db/schema.js';
-import { resolvePartnerApiKey } from '../tenants/credentials.js';
+import { resolvePartnerApiKey, type TenantCredential } from '../tenants/credentials.js';
 import type { TenantRow } from '../tenants/tenants.js';
 import { setTripStatus } from '../trips/status.js';
 import {
@@ -40,10 +40,10 @@ const SUCCESS: CallbackResult = { accepted: 'success' };
 export async function authenticatePartner(
   db: Executor,
   apiKey: string | undefined,
-): Promise<{ tenant: TenantRow; rejected?: undefined } | { rejected: CallbackRejection }> {
+): Promise<(TenantCredential & { rejected?: undefined }) | { rejected: CallbackRejection }> {
   if (!apiKey) return { rejected: { reason: 'missing_api_key' } };
-  const tenant = await resolvePartnerApiKey(db, apiKey);
-  return tenant ? { tenant } : { rejected: { reason: 'unauthorized' } };
+  const credential = await resolvePartnerApiKey(db, apiKey);
+  return credential ?? { rejected: { reason: 'unauthorized' } };
 }
 
 export interface ReceivedNotification {

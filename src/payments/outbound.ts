@@ -140,7 +140,12 @@ export interface OutboundDependencies {
   allowPrivateEndpoints: boolean;
   retryPolicy: RetryPolicy;
   log: Logger;
+  /** Told how each attempt ended, for the operators' metrics. */
+  onAttempt?: (outcome: AttemptResult) => void;
 }
+
+/** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
+export type AttemptResult = 'delivered' | 'retrying' | 'failed';
 
 async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
   const [found] = await db
@@ -251,6 +256,7 @@ export async function deliverPaymentRequest(
     if (Date.now() + wait * 1000 <= giveUpAt) nextDelay = wait;
   }
   if (error !== null && nextDelay === null) error = `${error} (final: not retried)`;
+  const result: AttemptResult = error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying';
 
   await deps.db.transaction(async (tx) => {
     await tx.insert(paymentDeliveries).values({
@@ -268,8 +274,9 @@ export async function deliverPaymentRequest(
     }
     if (nextDelay !== null)
       await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
-    await deps.queue.complete(tx, job.id, error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying');
+    await deps.queue.complete(tx, job.id, result);
   });
+  deps.onAttempt?.(result);
   deps.log.info(
     {
       invoice_id: invoiceId,

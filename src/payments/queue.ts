@@ -133,6 +133,17 @@ export class PaymentQueue {
     });
   }
 
+  /** Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited. */
+  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+    const { rows } = await this.database.executeSql(
+      `select count(*)::int as waiting,
+              coalesce(extract(epoch from now() - min(created_on)), 0)::float8 as oldest
+         from pgboss.job where name = $1 and state in ('created', 'retry')`,
+      [PAYMENT_REQUEST_QUEUE],
+    );
+    return { waiting: Number(rows[0].waiting), oldestAgeSeconds: Number(rows[0].oldest) };
+  }
+
   /** Marks a job done inside `tx`, together with whatever the attempt recorded. */
   async complete(tx: Executor, jobId: string, outcome: string): Promise<void> {
     await this.boss.complete(PAYMENT_REQUEST_QUEUE, jobId, { outcome }, { db: this.runnerFor(tx) });

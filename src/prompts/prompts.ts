@@ -163,7 +163,9 @@ export async function listDefaultPrompts(db: Executor, language: Language): Prom
 
 /** A hot path read far more often than prompts change: cached until any prompt changes (src/cache.ts). */
 const EFFECTIVE_TTL_MS = 60_000;
-const effectiveSets = perDatabase(() => new ShortLivedCache<EffectivePrompts>(EFFECTIVE_TTL_MS, 10_000));
+const effectiveSets = perDatabase(
+  () => new ShortLivedCache<EffectivePrompts>('effective_prompts', EFFECTIVE_TTL_MS, 10_000),
+);
 
 /** What the widget shows for `language`: the tenant's active prompts if any, else the defaults. */
 export function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {

@@ -26,9 +26,11 @@ export type CredentialRow = typeof credentials.$inferSelect;
 
 const RESOLVED_TTL_MS = 1000;
 const RESOLVED_MAX_ENTRIES = 10_000;
-const resolvedTenants = perDatabase(() => new ShortLivedCache<TenantRow | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES));
+const resolvedTenants = perDatabase(
+  () => new ShortLivedCache<TenantCredential | null>('tenant_credentials', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
+);
 const resolvedPartners = perDatabase(
-  () => new ShortLivedCache<BackendPartner | null>(RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
+  () => new ShortLivedCache<BackendPartner | null>('backend_partner_keys', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
 );
 
 export interface CredentialView {
@@ -125,19 +127,29 @@ export async function revokeCredential(db: Executor, id: string, kinds: readonly
   return revoked;
 }
 
+/** A tenant's credential as presented: which one (rate limits count per credential) and whose. */
+export interface TenantCredential {
+  credentialId: string;
+  tenant: TenantRow;
+}
+
 async function resolveTenantCredential(
   db: Executor,
   kind: TenantCredentialKind,
   secret: string | undefined,
-): Promise<TenantRow | null> {
+): Promise<TenantCredential | null> {
   if (!secret || !looksLike(kind, secret)) return null;
   const digest = digestSecret(secret);
   return resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, digest));
 }
 
-async function findTenantByDigest(db: Executor, kind: TenantCredentialKind, digest: string): Promise<TenantRow | null> {
+async function findTenantByDigest(
+  db: Executor,
+  kind: TenantCredentialKind,
+  digest: string,
+): Promise<TenantCredential | null> {
   const [found] = await db
-    .select({ tenant: tenants, digest: credentials.digest })
+    .select({ credentialId: credentials.id, tenant: tenants, digest: credentials.digest })
     .from(credentials)
     .innerJoin(tenants, eq(tenants.id, credentials.tenantId))
     .where(
@@ -148,7 +160,9 @@ async function findTenantByDigest(db: Executor, kind: TenantCredentialKind, dige
         eq(tenants.isActive, true),
       ),
     );
-  return found && digestsEqual(found.digest, digest) ? found.tenant : null;
+  return found && digestsEqual(found.digest, digest)
+    ? { credentialId: found.credentialId, tenant: found.tenant }
+    : null;
 }
 
 /** The tenant whose SSO HMAC secret this is (`Authorization: Api-Key` on `/api/v1/`), or null. */

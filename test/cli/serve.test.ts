@@ -103,6 +103,20 @@ describe('partnerctl serve', () => {
   );
 });
 
+describe('logs', () => {
+  it('LOG_FORMAT=pretty prints one readable line per request and no JSON', async () => {
+    const database = await templateCopy();
+    const service = await serve(testEnv(database.target, { LOG_FORMAT: 'pretty' }));
+    expect(await ready(service.urls.backend)).toBe(200);
+    expect((await fetch(`${service.urls.backend}/v1/countries/`)).status).toBe(401);
+    expect(await service.stop('SIGTERM')).toBe(0);
+    const lines = service.output().trim().split('\n');
+    expect(lines.filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
+    expect(lines.some((line) => /INFO.*\[backend\] GET \/v1\/countries\/ 401 [\d.]+ms/.test(line))).toBe(true);
+    expect(lines.some((line) => /backend listener on http:\/\/127\.0\.0\.1:\d+/.test(line))).toBe(true);
+  });
+});
+
 describe('configuration errors', () => {
   it.each([
     [

@@ -12,6 +12,10 @@ export function testEnv(target: DatabaseTarget, overrides: Record<string, string
     ADMIN_PORT: '0',
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
+    LOG_FORMAT: 'json',
+    // Off unless a test is about them: suites send many requests, and many bad keys, from one address.
+    RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
     ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
     SECRET_ENCRYPTION_KEY: '00'.repeat(32),
     ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : { DATA_DIR: target.dataDir! }),

@@ -42,7 +42,8 @@ export async function startServiceProcess(env: Record<string, string>, listeners
     const onData = (chunk: Buffer) => {
       output += chunk;
       for (const line of output.split('\n')) {
-        const match = line.match(/"msg":"(\w+) listener on (http:\/\/[^"]+)"/);
+        // A JSON line's msg, or a pretty line (LOG_FORMAT=pretty).
+        const match = line.match(/(\w+) listener on (http:\/\/[^"\s]+)/);
         if (match) urls[match[1]] = match[2];
       }
       if (Object.keys(urls).length === listeners) resolve();

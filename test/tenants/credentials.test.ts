@@ -18,8 +18,8 @@ async function partnerKey(body: Record<string, unknown>) {
 
 async function resolvedTenantIds(secret: string) {
   return {
-    sso: (await resolveSsoSecret(db(), secret))?.id ?? null,
-    partnerApiKey: (await resolvePartnerApiKey(db(), secret))?.id ?? null,
+    sso: (await resolveSsoSecret(db(), secret))?.tenant.id ?? null,
+    partnerApiKey: (await resolvePartnerApiKey(db(), secret))?.tenant.id ?? null,
     backend: (await resolveBackendPartnerKey(db(), secret))?.tenantId ?? null,
   };
 }
@@ -65,8 +65,8 @@ describe('tenant credentials', () => {
     expect(issued.statusCode).toBe(201);
     const { id: newId, secret: newSecret, kind } = issued.json();
     expect(kind).toBe('sso_hmac_secret');
-    expect((await resolveSsoSecret(db(), newSecret))?.id).toBe(tenant.tenant.id);
-    expect((await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret))?.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret))?.tenant.id).toBe(tenant.tenant.id);
 
     const listed = (await service.admin('GET', `/tenants/${tenant.tenant.id}/credentials`)).json().credentials;
     const predecessor = listed.find(
@@ -77,7 +77,7 @@ describe('tenant credentials', () => {
     expect(revoked.json().credential.revoked_at).not.toBeNull();
 
     expect(await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret)).toBeNull();
-    expect((await resolveSsoSecret(db(), newSecret))?.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
   });
 
   it("resolves none of a deactivated tenant's secrets, its backend keys included, until reactivated", async () => {
@@ -91,8 +91,8 @@ describe('tenant credentials', () => {
       expect(await resolvedTenantIds(secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
 
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: true });
-    expect((await resolveSsoSecret(db(), secrets[0]))?.id).toBe(tenant.tenant.id);
-    expect((await resolvePartnerApiKey(db(), secrets[1]))?.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), secrets[0]))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolvePartnerApiKey(db(), secrets[1]))?.tenant.id).toBe(tenant.tenant.id);
     expect((await resolveBackendPartnerKey(db(), secrets[2]))?.scopes).toEqual(['cities:read']);
   });
 

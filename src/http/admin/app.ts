@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { registerRateLimits } from '../rate-limit.js';
 import { adminDocs, type DocumentBuilder } from './docs.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
@@ -48,6 +49,12 @@ export async function buildAdminApp(
     },
   });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  // Prometheus scrapes without a token: the admin listener is private (127.0.0.1 by default).
+  const { registry } = context.metrics;
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+  const limits = await registerRateLimits(app, context, 'admin');
   await app.register(adminDocs, { integrationsDocument });
 
   app.setErrorHandler((error, request, reply) => {
@@ -63,11 +70,15 @@ export async function buildAdminApp(
 
   await app.register(
     async (admin) => {
-      admin.addHook('onRequest', async (request) => {
+      admin.addHook('onRequest', async (request, reply) => {
+        await limits.beforeAuthentication(request, reply);
         const header = request.headers.authorization ?? '';
         const [scheme, token] = header.split(' ');
         const presented = sha256(scheme?.toLowerCase() === 'bearer' && token ? token : '');
-        if (!timingSafeEqual(presented, expectedToken)) throw new AppError(ErrorCode.UNAUTHORIZED);
+        if (!timingSafeEqual(presented, expectedToken)) {
+          await limits.authenticationFailed(request, reply);
+          throw new AppError(ErrorCode.UNAUTHORIZED);
+        }
       });
       // Every change an operator makes is logged (never with its body: it may carry secrets).
       admin.addHook('onResponse', async (request, reply) => {

@@ -7,6 +7,7 @@ import { type AppError, ErrorCode } from '../../errors.js';
 import { schemaFieldErrors, toAppError } from '../errors.js';
 import { rememberBackendPort } from '../geo-listings.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { registerRateLimits } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { backendGeoRoutes, flagRoutes } from './geo.js';
 
@@ -91,6 +92,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  await app.register(backendGeoRoutes, { context, prefix: BACKEND_PREFIX });
+  const limits = await registerRateLimits(app, context, 'backend');
+  await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
   return app;
 }

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/reference-data.js';
@@ -11,6 +11,7 @@ import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/crede
 import { apiKeyFromAuthorization } from '../api-key.js';
 import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
+import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,21 +34,25 @@ const ERROR_RESPONSES = {
   401: { ...Detail, description: 'Missing, invalid or revoked Api-Key (or its tenant is inactive)' },
   403: { ...Detail, description: 'The key lacks the scope of this list' },
   422: { ...ValidationDetail, description: 'Invalid query parameters, one entry each' },
+  429: { ...Detail, description: 'Over the rate limit; retry after `Retry-After` seconds' },
   500: { ...Detail, description: 'Unexpected server error' },
 };
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
-function requirePartnerKey(context: AppContext) {
-  return async (request: FastifyRequest) => {
+function requirePartnerKey(context: AppContext, limits: RateLimitGuard) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    await limits.beforeAuthentication(request, reply);
     const secret = apiKeyFromAuthorization(request.headers.authorization);
     const partner = await resolveBackendPartnerKey(context.db, secret);
     if (!partner) {
+      await limits.authenticationFailed(request, reply);
       throw new AppError(
         ErrorCode.UNAUTHORIZED,
         request.headers.authorization ? 'Invalid API key.' : 'Authentication credentials were not provided.',
       );
     }
+    await limits.authenticated(request, reply, partner.keyId);
     const scope = request.routeOptions.config.scope;
     if (scope && !partner.scopes.includes(scope)) {
       throw new AppError(ErrorCode.FORBIDDEN, `This API key lacks the ${scope} permission.`);
@@ -55,8 +60,11 @@ function requirePartnerKey(context: AppContext) {
   };
 }
 
-export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  app.addHook('onRequest', requirePartnerKey(context));
+export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
+  app,
+  { context, limits },
+) => {
+  app.addHook('onRequest', requirePartnerKey(context, limits));
   app.addHook('onSend', async (_request, reply) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
   });

@@ -6,6 +6,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
+import { registerRateLimits } from '../rate-limit.js';
 import { renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
@@ -19,6 +20,7 @@ export const API_PREFIX = '/api/v1';
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'integrations', logger });
   const allowedMethods = trackAllowedMethods(app);
+  const authentication = { db: context.db, limits: await registerRateLimits(app, context, 'integrations') };
   await registerOpenApi(app, context, API_PREFIX);
 
   app.setErrorHandler((error, request, reply) => {
@@ -35,16 +37,20 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     }
     if (request.url.startsWith(`${API_PREFIX}/`)) {
       // An unknown resource path: say so plainly, unless it tries to name a tenant.
-      await refuseTenantInPath(context.db, request);
+      await refuseTenantInPath(authentication, request, reply);
     }
     throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
   });
 
-  await app.register(paymentCallbackRoutes, { context, prefix: PAYMENT_CALLBACK_PREFIX });
+  await app.register(paymentCallbackRoutes, {
+    context,
+    limits: authentication.limits,
+    prefix: PAYMENT_CALLBACK_PREFIX,
+  });
   await app.register(
     async (api) => {
       api.decorateRequest('tenant', null as never);
-      api.addHook('onRequest', authenticateTenant(context.db));
+      api.addHook('onRequest', authenticateTenant(authentication));
       api.addHook('preValidation', refuseTenantInRequest);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');

@@ -58,6 +58,7 @@ export const ERROR_RESPONSES = {
   404: errorResponse('NOT_FOUND: no such resource for this tenant'),
   405: errorResponse('METHOD_NOT_ALLOWED'),
   413: errorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB'),
+  429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds'),
   500: errorResponse('INTERNAL_ERROR'),
 };
 

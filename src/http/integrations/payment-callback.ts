@@ -14,6 +14,7 @@ import {
 } from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { toAppError } from '../errors.js';
+import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
 export const PAYMENT_CALLBACK_PATH = `${PAYMENT_CALLBACK_PREFIX}/`;
@@ -46,7 +47,7 @@ const Accepted = Type.Object({
 });
 const ErrorBody = (description: string) => Type.Object({ error: Type.String() }, { description });
 
-type CallbackError = 400 | 401 | 403 | 404 | 413;
+type CallbackError = 400 | 401 | 403 | 404 | 413 | 429;
 
 /** Each refusal's status and exact message (DECISIONS §4). */
 function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
@@ -74,9 +75,10 @@ function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; err
   }
 }
 
-/** The body of a request Fastify refused before our handler ran (bad JSON, too large, ...). */
-function parserFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
+/** The body of a request refused before our handler ran (bad JSON, too large, rate limited...). */
+function earlyFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
   const appError = toAppError(error);
+  if (appError.code === 'RATE_LIMITED') return { httpStatus: 429, error: 'Too many requests' };
   if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: 'Payload too large' };
   if (['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_ERROR'].includes(appError.code)) {
     return { httpStatus: 400, error: 'Invalid JSON body' };
@@ -103,11 +105,22 @@ declare module 'fastify' {
 }
 
 /** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
-export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
+  app,
+  { context, limits },
+) => {
   const { db } = context;
+  const notifications = context.metrics.paymentNotifications;
   const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
-    if (result.accepted) return reply.code(200).send({ status: result.accepted });
+    if (result.accepted) {
+      notifications.inc({ outcome: result.accepted });
+      return reply.code(200).send({ status: result.accepted });
+    }
     const { httpStatus, error } = refusal(result.rejected);
+    return refuse(request, reply, httpStatus, error);
+  };
+  const refuse = (request: FastifyRequest, reply: FastifyReply, httpStatus: CallbackError, error: string) => {
+    notifications.inc({ outcome: error });
     request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
     return reply.code(httpStatus).send({ error });
   };
@@ -116,11 +129,8 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
 
   // Errors of this scope (body parser included) in the callback's own body, never the envelope.
   app.setErrorHandler((error, request, reply) => {
-    const failure = parserFailure(error as FastifyError);
-    if (failure) {
-      request.log.warn({ reason: failure.error }, 'payment notification rejected');
-      return reply.code(failure.httpStatus).send({ error: failure.error });
-    }
+    const failure = earlyFailure(error as FastifyError);
+    if (failure) return refuse(request, reply, failure.httpStatus, failure.error);
     request.log.error({ err: error }, 'unexpected error in the payment callback');
     return reply.code(500).send({ error: 'Internal server error' });
   });
@@ -135,8 +145,13 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
+    await limits.beforeAuthentication(request, reply);
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
-    if (result.rejected) return answer(request, reply, result);
+    if (result.rejected) {
+      await limits.authenticationFailed(request, reply);
+      return answer(request, reply, result);
+    }
+    await limits.authenticated(request, reply, result.credentialId);
     request.partnerTenant = result.tenant;
   });
 
@@ -168,6 +183,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           403: ErrorBody('`Forbidden`: the invoice belongs to another tenant'),
           404: ErrorBody('`Invoice not found`'),
           413: ErrorBody('`Payload too large`: body over 64 KiB'),
+          429: ErrorBody('`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
         },
       },
     },

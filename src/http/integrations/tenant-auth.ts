@@ -1,11 +1,12 @@
 // The tenant of an `/api/v1/` request comes from its credential, once, and nowhere else:
 // a tenant named in the path, query or body is refused (spec §1 rule 2).
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { resolveSsoSecret } from '../../tenants/credentials.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
+import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,15 +17,26 @@ declare module 'fastify' {
 
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
-async function tenantOf(db: Executor, request: FastifyRequest): Promise<TenantRow> {
-  const tenant = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
-  if (!tenant) throw new AppError(ErrorCode.UNAUTHORIZED);
-  return tenant;
+/** How the tenant of a request is found: its SSO secret, under the rate limits. */
+export interface TenantAuthentication {
+  db: Executor;
+  limits: RateLimitGuard;
 }
 
-export function authenticateTenant(db: Executor) {
-  return async (request: FastifyRequest) => {
-    request.tenant = await tenantOf(db, request);
+async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRequest, reply: FastifyReply) {
+  await limits.beforeAuthentication(request, reply);
+  const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
+  if (!credential) {
+    await limits.authenticationFailed(request, reply);
+    throw new AppError(ErrorCode.UNAUTHORIZED);
+  }
+  await limits.authenticated(request, reply, credential.credentialId);
+  return credential.tenant;
+}
+
+export function authenticateTenant(authentication: TenantAuthentication) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    request.tenant = await tenantOf(authentication, request, reply);
   };
 }
 
@@ -40,8 +52,12 @@ export async function refuseTenantInRequest(request: FastifyRequest) {
 }
 
 /** For an unknown `/api/v1/` path: refuse it if a segment names a tenant, the caller's own included. */
-export async function refuseTenantInPath(db: Executor, request: FastifyRequest) {
-  const tenant = await tenantOf(db, request);
+export async function refuseTenantInPath(
+  authentication: TenantAuthentication,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const tenant = await tenantOf(authentication, request, reply);
   const segments = request.url
     .split('?')[0]
     .split('/')

@@ -1,0 +1,90 @@
+// What operators scrape (`GET /metrics` on the admin listener, Prometheus text format). Labels
+// are bounded sets only: listener, route template, method, status, outcome, cache name. Never an
+// id, a key or a URL, so the number of series stays fixed whatever the traffic.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { cacheStatistics } from './cache.js';
+
+export interface MetricSources {
+  /** Payment requests waiting for an attempt, and the age of the oldest. */
+  paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
+  /** Database connections busy with a query, and queries waiting for one. */
+  databasePool(): { size: number; inUse: number; waiting: number };
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer a request, by listener, route template, method and status',
+    labelNames: ['listener', 'route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly paymentNotifications = new Counter({
+    name: 'payment_notifications_total',
+    help: 'Payment callbacks by outcome: success, duplicate, or the error message answered',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly paymentRequestAttempts = new Counter({
+    name: 'payment_request_attempts_total',
+    help: 'Outbound payment request attempts by outcome: delivered, retrying or failed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimited = new Counter({
+    name: 'rate_limited_requests_total',
+    help: 'Requests answered 429, by listener and limit (credential or auth_failures)',
+    labelNames: ['listener', 'limit'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    new Gauge({
+      name: 'payment_requests_waiting',
+      help: 'Payment requests not yet attempted or waiting for a retry',
+      registers,
+      async collect() {
+        const backlog = await sources.paymentBacklog();
+        this.set(backlog.waiting);
+        oldest.set(backlog.oldestAgeSeconds);
+      },
+    });
+    const oldest = new Gauge({
+      name: 'payment_requests_oldest_waiting_seconds',
+      help: 'Age of the oldest payment request still waiting (0 when none)',
+      registers,
+    });
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Database connections by state (size, in_use) and queries waiting for one (waiting)',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        const pool = sources.databasePool();
+        this.set({ state: 'size' }, pool.size);
+        this.set({ state: 'in_use' }, pool.inUse);
+        this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    new Counter({
+      name: 'cache_requests_total',
+      help: 'In-process cache look-ups by cache and result (hit or miss), since the process started',
+      labelNames: ['cache', 'result'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [cache, counts] of cacheStatistics()) {
+          this.inc({ cache, result: 'hit' }, counts.hits);
+          this.inc({ cache, result: 'miss' }, counts.misses);
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,246 @@
+// Rate limits: failed authentications per client address on every host, requests per credential
+// on the integrations and backend hosts, each 429 in its host's own body with the standard
+// headers; counters in Redis shared by two instances.
+import { randomBytes } from 'node:crypto';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/server.js';
+import { createInvoice, keyOf, notificationFor } from '../payments/support.js';
+import { TEST_DATABASE_URL } from '../support/database.js';
+import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+
+const LIMITS = { AUTH_FAILURE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_PER_MINUTE: '1200' };
+const ATTACKER = '203.0.113.7';
+const PARTNER = '198.51.100.20';
+
+type Host = 'integrations' | 'backend' | 'admin';
+
+interface Probe {
+  name: string;
+  host: Host;
+  request: (secret: string) => InjectOptions;
+  valid: () => string;
+  limitedBody: unknown;
+}
+
+function send(service: RunningService, host: Host, options: InjectOptions, remoteAddress: string) {
+  return service.apps[host]!.inject({ ...options, remoteAddress });
+}
+
+function expectLimitHeaders(response: LightMyRequestResponse, limit: number) {
+  expect(Number(response.headers['ratelimit-limit'])).toBe(limit);
+  expect(Number(response.headers['ratelimit-remaining'])).toBeGreaterThanOrEqual(0);
+  expect(Number(response.headers['ratelimit-reset'])).toBeGreaterThan(0);
+}
+
+async function backendKey(service: TestService): Promise<string> {
+  const response = await service.admin('POST', '/partner-keys', { name: 'limits', scopes: ['countries:read'] });
+  expect(response.statusCode).toBe(201);
+  return response.json().key;
+}
+
+describe('failed authentications per client address', () => {
+  let service: TestService;
+  let tenant: TestTenant;
+  let partnerKey: string;
+  let invoiceBody: Record<string, unknown>;
+
+  beforeAll(async () => {
+    service = await startTestService(LIMITS);
+    tenant = await service.createTenant();
+    partnerKey = await backendKey(service);
+    invoiceBody = notificationFor(await createInvoice(service, tenant));
+  });
+  afterAll(() => service?.stop());
+
+  const probes: Probe[] = [
+    {
+      name: 'integrations resources',
+      host: 'integrations',
+      request: (secret) => ({
+        method: 'GET',
+        url: '/api/v1/countries/',
+        headers: { authorization: `Api-Key ${secret}` },
+      }),
+      valid: () => tenant.credentials.sso_hmac_secret,
+      limitedBody: { success: false, message: 'Too many requests.', data: null, error: { code: 'RATE_LIMITED' } },
+    },
+    {
+      name: 'payment callback',
+      host: 'integrations',
+      request: (secret) => ({
+        method: 'POST',
+        url: '/api/v1/payments/notify/',
+        headers: { 'x-api-key': secret },
+        payload: { ...invoiceBody, transaction_id: `txn_${randomBytes(4).toString('hex')}` },
+      }),
+      valid: () => keyOf(tenant)['x-api-key'],
+      limitedBody: { error: 'Too many requests' },
+    },
+    {
+      name: 'backend',
+      host: 'backend',
+      request: (secret) => ({ method: 'GET', url: '/v1/countries/', headers: { authorization: `Api-Key ${secret}` } }),
+      valid: () => partnerKey,
+      limitedBody: { detail: 'Too many requests.' },
+    },
+    {
+      name: 'admin',
+      host: 'admin',
+      request: (secret) => ({
+        method: 'GET',
+        url: '/admin/v1/tenants',
+        headers: { authorization: `Bearer ${secret}` },
+      }),
+      valid: () => TEST_ADMIN_TOKEN,
+      limitedBody: { error: { code: 'RATE_LIMITED', message: 'Too many requests.' } },
+    },
+  ];
+
+  it.each(probes.map((probe, index) => [probe.name, probe, index] as const))(
+    '%s: the 31st failure from one address is a 429; a valid key from another address still works',
+    async (_name, probe, index) => {
+      // Each probe from its own address: the budget is per address and per host.
+      const attacker = `${ATTACKER.slice(0, -1)}${index}`;
+      for (let i = 0; i < 30; i++) {
+        const response = await send(service, probe.host, probe.request(`pis_wrong_${i}`), attacker);
+        expect(response.statusCode).toBe(401);
+      }
+      const limited = await send(service, probe.host, probe.request('pis_wrong_31'), attacker);
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json()).toMatchObject(probe.limitedBody as object);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      expectLimitHeaders(limited, 30);
+      expect(limited.headers['ratelimit-remaining']).toBe('0');
+
+      // The address stays refused before its credential is even looked at, a right one included.
+      expect((await send(service, probe.host, probe.request(probe.valid()), attacker)).statusCode).toBe(429);
+      const partner = await send(service, probe.host, probe.request(probe.valid()), PARTNER);
+      expect(partner.statusCode).toBeLessThan(300);
+    },
+  );
+});
+
+describe('requests per credential', () => {
+  let service: TestService;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    service = await startTestService({ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_WINDOW_SECONDS: '2' });
+    tenant = await service.createTenant();
+  });
+  afterAll(() => service?.stop());
+
+  it('carries RateLimit headers on every answer, refuses past the budget, and recovers after the reset', async () => {
+    const request: InjectOptions = {
+      method: 'GET',
+      url: '/api/v1/countries/?limit=1',
+      headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+    };
+    for (let remaining = 4; remaining >= 0; remaining--) {
+      const response = await send(service, 'integrations', request, PARTNER);
+      expect(response.statusCode).toBe(200);
+      expectLimitHeaders(response, 5);
+      expect(Number(response.headers['ratelimit-remaining'])).toBe(remaining);
+    }
+    const limited = await send(service, 'integrations', request, PARTNER);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+
+    // Another credential of the same tenant's kind has its own budget: the backend key.
+    const key = await backendKey(service);
+    const backend = await send(
+      service,
+      'backend',
+      { method: 'GET', url: '/v1/countries/?limit=1', headers: { authorization: `Api-Key ${key}` } },
+      PARTNER,
+    );
+    expect(backend.statusCode).toBe(200);
+    expectLimitHeaders(backend, 5);
+
+    let recovered: LightMyRequestResponse | undefined;
+    for (let tries = 0; tries < 40 && recovered?.statusCode !== 200; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      recovered = await send(service, 'integrations', request, PARTNER);
+    }
+    expect(recovered?.statusCode).toBe(200);
+  });
+});
+
+describe('counters in Redis, shared by two instances', () => {
+  const shared = {
+    ...LIMITS,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}`,
+  };
+  let first: TestService;
+  let second: RunningService | undefined;
+
+  beforeAll(async () => {
+    first = await startTestService(shared);
+  });
+  afterAll(async () => {
+    await second?.close();
+    await first?.stop();
+  });
+
+  async function startSecond(databaseTarget: TestService['database']['target'], env: Record<string, string>) {
+    second = await startService(loadConfig(testEnv(databaseTarget, { ...shared, ...env })), createLogger('silent'));
+    return second;
+  }
+
+  it('enforces one failure budget: 15 failures on each instance, then either refuses', async () => {
+    // Its own database (PGlite directories cannot be shared): the failure budget is per address.
+    const other = await startTestService(shared);
+    try {
+      const attempt = (service: RunningService) =>
+        send(
+          service,
+          'backend',
+          { method: 'GET', url: '/v1/countries/', headers: { authorization: 'Api-Key pis_bk_wrong' } },
+          ATTACKER,
+        );
+      const answers: Record<string, number[]> = { first: [], second: [] };
+      for (let i = 0; i < 15; i++) {
+        answers.first.push((await attempt(first)).statusCode);
+        answers.second.push((await attempt(other)).statusCode);
+      }
+      expect([...answers.first, ...answers.second].every((status) => status === 401)).toBe(true);
+      expect((await attempt(first)).statusCode).toBe(429);
+      expect((await attempt(other)).statusCode).toBe(429);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('enforces one budget per credential across instances on one database', async () => {
+    const budget = { ...shared, RATE_LIMIT_PER_MINUTE: '10' };
+    const one = await startTestService(budget);
+    try {
+      const two = await startSecond(one.database.target, budget);
+      const tenant = await one.createTenant();
+      const request: InjectOptions = {
+        method: 'GET',
+        url: '/api/v1/countries/?limit=1',
+        headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+      };
+      const answered = { one: [] as number[], two: [] as number[] };
+      for (let i = 0; i < 6; i++) {
+        answered.one.push((await send(one, 'integrations', request, PARTNER)).statusCode);
+        answered.two.push((await send(two, 'integrations', request, PARTNER)).statusCode);
+      }
+      // 12 requests against a budget of 10 shared in Redis: the last one on each instance is refused.
+      expect(answered).toEqual({ one: [200, 200, 200, 200, 200, 429], two: [200, 200, 200, 200, 200, 429] });
+    } finally {
+      await second?.close();
+      second = undefined;
+      await one.stop();
+    }
+  });
+});
