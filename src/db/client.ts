@@ -64,6 +64,7 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
   if (!(result instanceof Promise)) return result;
   const then = result.then;
   let counted = false;
+  // biome-ignore lint/suspicious/noThenProperty: wrapping the query's own then is the point.
   result.then = function (this: Promise<unknown>, onFulfilled, onRejected) {
     if (counted) return then.call(this, onFulfilled, onRejected);
     counted = true;

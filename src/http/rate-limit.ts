@@ -66,7 +66,9 @@ export async function registerRateLimits(
   const limited = (limit: 'credential' | 'auth_failures') => metrics.rateLimited.inc({ listener, limit });
   app.decorateRequest('rateLimitCredential', '');
   const limiter = (max: number, key: (request: FastifyRequest) => string): Limiter | null =>
-    max > 0 ? (app.createRateLimit({ max, timeWindow: config.rateLimitWindowSeconds * 1000, keyGenerator: key }) as Limiter) : null;
+    max > 0
+      ? (app.createRateLimit({ max, timeWindow: config.rateLimitWindowSeconds * 1000, keyGenerator: key }) as Limiter)
+      : null;
 
   const perCredential = limiter(config.rateLimitPerMinute, (request) => `credential:${request.rateLimitCredential}`);
   const authFailures = limiter(config.authFailureLimitPerMinute, (request) => `auth:${listener}:${request.ip}`);

@@ -8,6 +8,8 @@ import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
+const MECCA = 104515;
+const LA_PAZ = 3911925;
 
 interface Snapshot {
   countries: number;
@@ -87,5 +89,46 @@ describe('reference data import', () => {
       skippedCities: 0,
     });
     expect(await snapshot()).toEqual(before);
+  });
+
+  it("applies new reference data over an older database, keeps operators' settings, and bumps the version once", async () => {
+    const run = async (statement: ReturnType<typeof sql>) => {
+      const context = await openContext(loadConfig(testEnv(service.database.target)));
+      try {
+        return rowsOf<Record<string, unknown>>(await context.db.execute(statement));
+      } finally {
+        await context.database.close();
+      }
+    };
+    // What an older import left: an ISO formal country name, no Arabic name for Mecca, and a
+    // second primary city in Bolivia; an operator has since marked Mecca supported.
+    await run(sql`update countries set name = 'Taiwan, Province of China' where code = 'TW'`);
+    await run(sql`update cities set name_ar = null, supported = true where geonames_id = ${MECCA}`);
+    await run(sql`update cities set capital = 'primary' where geonames_id = ${LA_PAZ}`);
+    const [{ version: before }] = await run(sql`select version from geo_data_version where id = 1`);
+
+    const result = await partnerctl(['data', 'import', '--json'], testEnv(service.database.target));
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      countries: { inserted: 0, updated: 1 },
+      cities: { inserted: 0, updated: 2 },
+    });
+    const [after] = await run(sql`
+      select (select version from geo_data_version where id = 1) as version,
+             (select name from countries where code = 'TW') as taiwan,
+             (select name_ar from cities where geonames_id = ${MECCA}) as mecca,
+             (select supported from cities where geonames_id = ${MECCA}) as mecca_supported,
+             (select capital from cities where geonames_id = ${LA_PAZ}) as la_paz,
+             (select count(*)::int from attractions) as attractions,
+             (select array_agg(code order by code) from countries where supported) as supported_countries`);
+    expect(after).toEqual({
+      version: Number(before) + 1,
+      taiwan: 'Taiwan',
+      mecca: 'مكة المكرمة',
+      mecca_supported: true,
+      la_paz: 'admin',
+      attractions: 1,
+      supported_countries: ['SA'],
+    });
   });
 });
