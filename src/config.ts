@@ -4,9 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { maskPassword } from './logger.js';
 
 export const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
+
+export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
 
 export interface ListenerConfig {
   host: string;
@@ -50,6 +53,9 @@ export interface Config {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** An admin token shorter than this is guessable; a generated one is 32 random bytes. */
+export const ADMIN_TOKEN_MIN_CHARACTERS = 32;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -114,7 +120,7 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be a URL, got "${maskPassword(raw)}"`);
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(`${name} must be a ${protocols.join(' or ')} URL, got "${parsed.protocol}"`);
@@ -134,9 +140,9 @@ function listeners(env: Env): Config['listeners'] {
   }
   const host = env.HOST || '0.0.0.0';
   const all: Record<ListenerName, ListenerConfig> = {
-    integrations: { host, port: port(env, 'INTEGRATIONS_PORT', 8080) },
-    backend: { host, port: port(env, 'BACKEND_PORT', 8081) },
-    admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', 8090) },
+    integrations: { host, port: port(env, 'INTEGRATIONS_PORT', DEFAULT_PORTS.integrations) },
+    backend: { host, port: port(env, 'BACKEND_PORT', DEFAULT_PORTS.backend) },
+    admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', DEFAULT_PORTS.admin) },
   };
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
 }
@@ -180,9 +186,14 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   }
 
   const adminToken = env.ADMIN_TOKEN ?? '';
+  if (adminToken && adminToken.length < ADMIN_TOKEN_MIN_CHARACTERS) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters (for example: openssl rand -hex 32)`,
+    );
+  }
   return {
     listeners: listeners(env),
-    adminToken: adminToken || randomBytes(24).toString('base64url'),
+    adminToken: adminToken || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),

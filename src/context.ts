@@ -7,6 +7,11 @@ import type { Metrics } from './metrics.js';
 import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
+export interface PublicUrls {
+  integrations: string;
+  backend: string;
+}
+
 export interface AppContext {
   config: Config;
   database: DatabaseHandle;
@@ -15,6 +20,12 @@ export interface AppContext {
   /** Created with the context, started by startService: invoice creation enqueues on it. */
   paymentQueue: PaymentQueue;
   metrics: Metrics;
+  /**
+   * Where partners reach each public host: INTEGRATIONS_PUBLIC_URL and BACKEND_PUBLIC_URL, else the
+   * listener's own loopback address. Links and flag URLs are built from these, never from a request's
+   * Host header, which the client chooses.
+   */
+  publicUrls: PublicUrls;
   /** Shared rate-limit counters (REDIS_URL); null keeps them in this process. */
   redis: Redis | null;
 }

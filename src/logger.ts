@@ -1,5 +1,5 @@
 // JSON log lines; secrets and key headers never reach them.
-import { type BaseLogger, type DestinationStream, pino } from 'pino';
+import { type BaseLogger, type DestinationStream, pino, stdSerializers } from 'pino';
 import pretty from 'pino-pretty';
 
 /** What domain modules log with: any pino logger, Fastify's included. */
@@ -37,11 +37,40 @@ export function prettyDestination(colorize: boolean, destination: NodeJS.Writabl
   });
 }
 
+// What an error may carry that must never reach a log: the raw request bytes of a client error
+// (headers with keys in full), and a database driver's statement and parameters (a whole payment
+// notification, card data in an extra field included).
+const ERROR_FIELDS_NEVER_LOGGED = new Set(['rawPacket', 'query', 'parameters', 'params', 'values', 'args']);
+
+/** pino's error serializer without those fields, on the error and every error in its cause chain. */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
+  for (const field of ERROR_FIELDS_NEVER_LOGGED) delete serialized[field];
+  if (error.cause !== undefined) serialized.cause = serializeError(error.cause);
+  return serialized;
+}
+
+/** A URL as logged: the values of query parameters that look like credentials are replaced. */
+export function loggableUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  return url.slice(0, query) + url.slice(query).replace(CREDENTIAL_PARAMETER, '$1[redacted]');
+}
+const CREDENTIAL_PARAMETER =
+  /([?&][^=&]*(?:key|token|secret|password|passwd|auth|signature|sig|session|credential)[^=&]*=)[^&#]*/gi;
+
+/** A URL with its password masked, for messages: `postgres://app:***@db/app`. */
+export function maskPassword(text: string): string {
+  return text.replace(/(\/\/[^/:@\s]*:)[^@/\s]*@/g, '$1***@');
+}
+
 export function createLogger(level: string, destination?: DestinationStream) {
   return pino(
     {
       level,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -1,9 +1,11 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
-import type { Config, ListenerName } from './config.js';
+import { type Config, ConfigError, DEFAULT_PORTS, type ListenerConfig, type ListenerName } from './config.js';
 import type { AppContext } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -41,6 +43,8 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
+
 export async function openContext(config: Config): Promise<AppContext> {
   const database = await openDatabase(config);
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
@@ -51,6 +55,11 @@ export async function openContext(config: Config): Promise<AppContext> {
     db: database.db,
     secretBox: secretBoxFor(config.secretEncryptionKey, config.dataDir),
     paymentQueue,
+    publicUrls: {
+      integrations:
+        config.integrationsPublicUrl ?? loopbackUrl(config.listeners.integrations?.port ?? DEFAULT_PORTS.integrations),
+      backend: config.backendPublicUrl ?? loopbackUrl(config.listeners.backend?.port ?? DEFAULT_PORTS.backend),
+    },
     metrics: new Metrics({
       paymentBacklog: () => paymentQueue.backlog(),
       databasePool: () => database.poolStatistics(),
@@ -70,17 +79,12 @@ function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
 const PAYMENT_WORKER_CONCURRENCY = 10;
 
 /**
- * Runs the payment request worker. `notify_url` is INTEGRATIONS_PUBLIC_URL's callback, else this
- * process's integrations listener, else the default integrations port on loopback (local use).
+ * Runs the payment request worker. `notify_url` is the integrations host's public URL
+ * (INTEGRATIONS_PUBLIC_URL, else its loopback address: local use only).
  */
-async function startPaymentWorker(
-  context: AppContext,
-  logger: FastifyBaseLogger,
-  retryPolicy: RetryPolicy,
-  integrationsUrl: string | undefined,
-) {
+async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger, retryPolicy: RetryPolicy) {
   const { config } = context;
-  const base = config.integrationsPublicUrl ?? integrationsUrl ?? 'http://127.0.0.1:8080';
+  const base = context.publicUrls.integrations;
   if (!config.integrationsPublicUrl) {
     logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
   }
@@ -98,7 +102,41 @@ async function startPaymentWorker(
   logger.info('payment request worker started');
 }
 
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/**
+ * A generated admin token is shown where only the operator sees it: on the terminal that started
+ * the service, else in a file only its owner can read, whose path is logged. Never in the log.
+ */
+function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
+  if (process.stderr.isTTY) {
+    process.stderr.write(`ADMIN_TOKEN not set: this run's admin token is ${config.adminToken}\n`);
+    logger.warn('ADMIN_TOKEN not set: generated one for this run, shown on the terminal');
+    return;
+  }
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(config.dataDir, 'admin-token');
+  writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
+}
+
+/** Starts listening; the listener's base URL, with the port it got and loopback for "every address". */
+async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
+  await app.listen({ host: listener.host, port: listener.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : listener.port;
+  const host = listener.host === '0.0.0.0' || listener.host === '::' ? '127.0.0.1' : listener.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
+  if (config.databaseUrl && !config.secretEncryptionKey) {
+    // Each instance would seal signing secrets with a key file of its own: none could open another's.
+    throw new ConfigError(
+      'SECRET_ENCRYPTION_KEY must be set with DATABASE_URL: every instance seals and opens the signing secrets with it',
+    );
+  }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config);
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
@@ -118,26 +156,27 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
-    for (const [name, listener] of Object.entries(config.listeners) as [
-      ListenerName,
-      { host: string; port: number },
-    ][]) {
-      const app = await HOST_BUILDERS[name](context, logger);
-      apps[name] = app;
-      await app.listen({ host: listener.host, port: listener.port });
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : listener.port;
-      const host = listener.host === '0.0.0.0' || listener.host === '::' ? '127.0.0.1' : listener.host;
-      urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-      logger.info({ listener: name, host: listener.host, port }, `${name} listener on ${urls[name]}`);
+    for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
+      apps[name] = await HOST_BUILDERS[name](context, logger);
+      urls[name] = await listen(apps[name], listener);
+      logger.info({ listener: name, host: listener.host }, `${name} listener on ${urls[name]}`);
     }
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy, urls.integrations);
+    // Port 0 picks a free port: the default public URL is the one actually listening.
+    if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
+    if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
+    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
-  if (config.adminTokenGenerated && config.listeners.admin) {
-    logger.warn({ admin_token: config.adminToken }, 'ADMIN_TOKEN not set: generated one for this run');
+  if (config.adminTokenGenerated && config.listeners.admin) announceGeneratedAdminToken(config, logger);
+  const admin = config.listeners.admin;
+  if (admin && !isLoopback(admin.host)) {
+    logger.warn(
+      { host: admin.host },
+      'THE ADMIN LISTENER IS NOT ON LOOPBACK: anyone who reaches it can try the admin token and scrape /metrics; ' +
+        'keep it on a private network',
+    );
   }
   return { context, apps, urls, close };
 }

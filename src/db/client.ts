@@ -1,6 +1,7 @@
 // One schema, two drivers: postgres.js against PostgreSQL when DATABASE_URL is set, PGlite
 // (embedded PostgreSQL in DATA_DIR) when it is not. Everything above this file sees `Database`.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -182,13 +183,27 @@ function preparingStatements<T extends postgres.Sql | postgres.TransactionSql>(s
   });
 }
 
+/** Removes group and other permissions from everything below `dir`. */
+function makePrivate(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    const { mode } = lstatSync(full);
+    if (!entry.isSymbolicLink() && (mode & 0o077) !== 0) chmodSync(full, mode & 0o700);
+  }
+}
+
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {
-  mkdirSync(dataDir, { recursive: true });
+  // The database's files are the service's alone, whatever the umask it was started with: the
+  // directory is 0700, and the files PGlite creates with explicit 0666 modes are made private
+  // after it opens and as it closes.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   // PGlite does not lock its directory; two processes on one directory corrupt it silently.
   const lock = acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
     pglite = await PGlite.create(dataDir);
+    makePrivate(dataDir);
   } catch (error) {
     lock.release();
     throw error;
@@ -220,6 +235,7 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     async close() {
       try {
         await pglite.close();
+        makePrivate(dataDir);
       } finally {
         lock.release();
       }

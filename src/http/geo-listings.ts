@@ -70,20 +70,9 @@ export function negotiateLanguage(header: string | undefined): Language {
   return best?.language ?? 'en';
 }
 
-// The backend host's port once it listens (BACKEND_PORT may be 0, "any free port").
-const backendPorts = new WeakMap<AppContext, number>();
-export function rememberBackendPort(context: AppContext, port: number): void {
-  backendPorts.set(context, port);
-}
-
-/**
- * Flags live on the backend host: `BACKEND_PUBLIC_URL`, or else the request's host name with the
- * backend port, so both hosts hand out the same absolute URL for the same request host name.
- */
-export function flagUrlFor(context: AppContext, request: FastifyRequest): FlagUrl {
-  const { backendPublicUrl, listeners } = context.config;
-  const base =
-    backendPublicUrl ?? `http://${request.hostname}:${backendPorts.get(context) ?? listeners.backend?.port ?? 8081}`;
+/** Flags live on the backend host, at its public URL (never the request's Host header). */
+export function flagUrlFor(context: AppContext): FlagUrl {
+  const base = context.publicUrls.backend;
   return (code) => `${base}/static/flags/${code.toLowerCase()}.svg`;
 }
 
@@ -112,6 +101,7 @@ async function serveListing<T, Wrapped>(
   context: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
+  host: PublicHost,
   source: ListingSource<T>,
   page: Page,
   wrap: (list: PagedListBody<T>) => Wrapped,
@@ -121,14 +111,12 @@ async function serveListing<T, Wrapped>(
   const fingerprint = [
     source.variant,
     language,
-    request.protocol,
-    request.host,
     request.url.split('?')[0],
     JSON.stringify(source.filters),
     page.limit,
     page.offset,
-    context.config.backendPublicUrl,
-    backendPorts.get(context),
+    context.publicUrls[host],
+    context.publicUrls.backend,
   ].join('|');
   const etag = `"g${version}-${createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22)}"`;
   reply
@@ -141,8 +129,11 @@ async function serveListing<T, Wrapped>(
     return undefined;
   }
   const { count, results } = await source.fetch(version, page, language);
-  return wrap(pagedList(request, source.filters, page, count, results));
+  return wrap(pagedList(context.publicUrls[host], request, source.filters, page, count, results));
 }
+
+/** The host a listing is served on: its links point there. */
+type PublicHost = keyof AppContext['publicUrls'];
 
 export type CountryQueryType = { limit?: number; offset?: number };
 export type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
@@ -152,14 +143,15 @@ export function serveCountries<Wrapped>(
   request: FastifyRequest,
   query: CountryQueryType,
   reply: FastifyReply,
-  host: string,
+  host: PublicHost,
   wrap: (list: PagedListBody<CountryView>) => Wrapped,
 ) {
-  const flagUrl = flagUrlFor(context, request);
+  const flagUrl = flagUrlFor(context);
   return serveListing(
     context,
     request,
     reply,
+    host,
     {
       variant: `${host}:countries`,
       filters: {},
@@ -178,7 +170,7 @@ export function serveCities<Wrapped>(
   request: FastifyRequest,
   query: CityQueryType,
   reply: FastifyReply,
-  host: string,
+  host: PublicHost,
   wrap: (list: PagedListBody<CityView>) => Wrapped,
 ) {
   const { country, has_attractions: hasAttractions } = query;
@@ -195,6 +187,7 @@ export function serveCities<Wrapped>(
     context,
     request,
     reply,
+    host,
     {
       variant: `${host}:cities`,
       filters,

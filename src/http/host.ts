@@ -2,6 +2,7 @@
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
+import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -14,7 +15,9 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { AppContext } from '../context.js';
-import { registerJsonBodyParser } from './json-body.js';
+import { invalid } from '../errors.js';
+import { loggableUrl } from '../logger.js';
+import { registerJsonBodyParser, unacceptableString } from './json-body.js';
 
 export type HostApp = FastifyInstance<
   RawServerDefault,
@@ -74,7 +77,7 @@ class RequestLog extends LogController {
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
     const line = {
       method: request.method,
-      url: request.url,
+      url: loggableUrl(request.url),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100,
     };
@@ -101,6 +104,14 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   useStrictBodyValidation(app);
+  // The usual protective headers on every answer (nosniff, frame and referrer policies, ...). JSON
+  // needs no Content-Security-Policy (the docs pages set their own); flags are embedded by
+  // partners' pages on other origins, so resources stay loadable cross-origin.
+  app.register(helmet, {
+    contentSecurityPolicy: false,
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -118,6 +129,11 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     );
   });
   registerJsonBodyParser(app);
+  // Query strings are held to the same rules as bodies (json-body.ts), before any route sees them.
+  app.addHook('preValidation', async (request) => {
+    const problem = unacceptableString(request.query, 'query');
+    if (problem) throw invalid([problem]);
+  });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,6 +1,8 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { LosslessNumber, parse } from 'lossless-json';
 import { scan } from 'secure-json-parse';
+import { type FieldError, invalid } from '../errors.js';
+import { hasUnstorableCharacters } from '../text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,6 +20,43 @@ declare module 'fastify' {
  * of Fastify's own JSON parser, so an error handler maps one code whichever parser answered.
  */
 export const INVALID_JSON_BODY_CODE = 'FST_ERR_CTP_INVALID_JSON_BODY';
+
+/**
+ * The longest string any request may carry, in a body or a query: fields with a limit of their own
+ * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
+ * index can hold.
+ */
+export const MAX_STRING_CHARACTERS = 4096;
+
+/**
+ * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
+ * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
+ * string to the database.
+ */
+export function unacceptableString(
+  value: unknown,
+  location: FieldError['location'],
+  path: string[] = [],
+): FieldError | null {
+  if (typeof value === 'string') {
+    const field = path.join('.') || '(root)';
+    if (hasUnstorableCharacters(value)) {
+      return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
+    }
+    if (value.length > MAX_STRING_CHARACTERS) {
+      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
+    }
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
+    if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
+    const problem = unacceptableString(item, location, [...path, key]);
+    if (problem) return problem;
+  }
+  return null;
+}
 
 const STRUCTURED_JSON_MEDIA_TYPE = /^application\/[^;]+\+json(?:;|$)/;
 const BYTE_ORDER_MARK = '\uFEFF';
@@ -42,7 +81,8 @@ function parseJsonBody(
   body: string,
   done: (error: Error | null, body?: unknown) => void,
 ): void {
-  const parseNumber = request.routeOptions.config.losslessJsonNumbers === true ? toLosslessNumber : Number;
+  const lossless = request.routeOptions.config.losslessJsonNumbers === true;
+  const parseNumber = lossless ? toLosslessNumber : Number;
   let value: unknown;
   try {
     // lossless-json throws on an empty body, like JSON.parse; the BOM is accepted, like Fastify's parser.
@@ -55,6 +95,12 @@ function parseJsonBody(
   } catch {
     // Also catches the stack overflow of absurdly deep nesting: a 400, not a 500.
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+    return;
+  }
+  // The payment callback checks its own fields, in its documented order and words.
+  const problem = lossless ? null : unacceptableString(value, 'body');
+  if (problem) {
+    done(invalid([problem]));
     return;
   }
   done(null, value);

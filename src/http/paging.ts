@@ -39,21 +39,19 @@ export interface PagedListBody<T> {
   results: T[];
 }
 
-/** `scheme://host[:port]` of the host that received the request. */
-export const requestOrigin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
-
 /**
- * The paged list with absolute links on the host that answered: the request's path, the applied
- * `filters` (already in canonical form), then `limit` and `offset`.
+ * The paged list with absolute links on the host's public URL (`origin`): the request's path, the
+ * applied `filters` (already in canonical form), then `limit` and `offset`.
  */
 export function pagedList<T>(
+  origin: string,
   request: FastifyRequest,
   filters: Record<string, string>,
   page: Page,
   count: number,
   results: T[],
 ): PagedListBody<T> {
-  const base = `${requestOrigin(request)}${request.url.split('?')[0]}`;
+  const base = `${origin}${request.url.split('?')[0]}`;
   const link = (offset: number) => {
     const query = new URLSearchParams({ ...filters, limit: String(page.limit), offset: String(offset) });
     return `${base}?${query}`;

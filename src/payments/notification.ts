@@ -3,7 +3,19 @@
  * amount comparison (step 7) and the forward-only status transition.
  */
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
+import { hasUnstorableCharacters } from '../text.js';
 import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
+
+/**
+ * The longest text a callback field may hold: transaction ids, statuses and gateways are short
+ * references, and the deduplication index could not hold a long one.
+ */
+export const FIELD_MAX_CHARACTERS = 255;
+
+/** Whether a string field is short enough and storable as sent (two ids never stored as one). */
+function isStorableField(text: string): boolean {
+  return text.length <= FIELD_MAX_CHARACTERS && !hasUnstorableCharacters(text);
+}
 
 /** Required fields in the order they are checked; the first failure answers. */
 export const REQUIRED_FIELDS = ['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway'] as const;
@@ -37,7 +49,8 @@ export type ParsedNotification =
  * `{"invoice_id": 5}` answers `Invalid invoice_id` before anything about the later fields.
  * "Missing" means absent, null or exactly "" (whitespace is present; it then fails as an unknown
  * invoice, status, currency or gateway, or as an amount mismatch). Every field is a string, except
- * `amount`, which may also be a JSON number. Extra fields are ignored here and stored by the route.
+ * `amount`, which may also be a JSON number. A string longer than FIELD_MAX_CHARACTERS, or with NUL
+ * or an unpaired surrogate, is invalid. Extra fields are ignored here and stored by the route.
  */
 export function parseNotification(body: unknown): ParsedNotification {
   if (!isJsonObject(body)) return reject({ reason: 'invalid_json' });
@@ -48,7 +61,7 @@ export function parseNotification(body: unknown): ParsedNotification {
       // A JS number has already lost the sent digits: the route was registered without the flag.
       throw new TypeError('amount is a JS number: parse the callback body with losslessJsonNumbers');
     }
-    if (typeof value !== 'string' && !(field === 'amount' && isLosslessNumber(value))) {
+    if (typeof value === 'string' ? !isStorableField(value) : !(field === 'amount' && isLosslessNumber(value))) {
       return reject({ reason: 'invalid_field', field });
     }
   }

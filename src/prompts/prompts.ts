@@ -6,6 +6,7 @@ import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
+import { displayTextProblem } from '../text.js';
 
 export const LANGUAGES = ['en', 'ar'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -63,17 +64,15 @@ function promptView(row: PromptRow | DefaultPromptRow): PromptView {
   };
 }
 
-// NUL cannot be stored in PostgreSQL text, and a lone surrogate is not text at all.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses.
-const UNSTORABLE = /[\u0000\p{Cs}]/u;
-
-/** What is wrong with a prompt text once trimmed, or null: 1 to 500 characters (code points), storable. */
+/**
+ * What is wrong with a prompt text once trimmed, or null: 1 to 500 characters (code points), and
+ * display text a traveller can read as it is (see src/text.ts).
+ */
 function textProblem(trimmed: string): string | null {
   const length = [...trimmed].length;
   if (length < 1 || length > TEXT_MAX_CHARACTERS)
     return `must be 1 to ${TEXT_MAX_CHARACTERS} characters after trimming`;
-  if (UNSTORABLE.test(trimmed)) return 'must not contain NUL characters or unpaired surrogates';
-  return null;
+  return displayTextProblem(trimmed);
 }
 
 /** The text as stored (trimmed), or the validation error naming `field`. */

@@ -136,7 +136,10 @@ describe('configuration errors', () => {
   });
 
   it('names an unreachable DATABASE_URL without its password, in one line', async () => {
-    const result = await partnerctl(['serve'], { DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/app' });
+    const result = await partnerctl(['serve'], {
+      DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/app',
+      SECRET_ENCRYPTION_KEY: '00'.repeat(32),
+    });
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 describe('request logs', () => {
@@ -30,7 +31,7 @@ describe('request logs', () => {
       body: '{}',
     });
     const text = lines.join('\n');
-    for (const secret of [...Object.values(tenant.credentials), 'test-admin-token']) expect(text).not.toContain(secret);
+    for (const secret of [...Object.values(tenant.credentials), TEST_ADMIN_TOKEN]) expect(text).not.toContain(secret);
     const records = lines.map((line) => JSON.parse(line));
     const completed = records.filter((record) => record.msg === 'request completed');
     expect(completed.map((record) => record.request_id)).toEqual(expect.arrayContaining(['trace-me-1', 'trace-me-2']));

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
-import { testEnv } from '../support/env.js';
+import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
@@ -266,7 +266,7 @@ describe('outbound payment request', () => {
       replacement!.apps.admin!.inject({
         method: 'GET',
         url: `/admin/v1${path}`,
-        headers: { authorization: 'Bearer test-admin-token' },
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
       });
     const shown = await waitFor('the retry on the new instance', async () => {
       const current = (await admin(`/invoices/${invoice.id}`)).json();

@@ -1,6 +1,6 @@
 import type { DatabaseTarget } from './database.js';
 
-export const TEST_ADMIN_TOKEN = 'test-admin-token';
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123';
 
 /** The environment a test service runs with: every listener on a free loopback port. */
 export function testEnv(target: DatabaseTarget, overrides: Record<string, string> = {}): Record<string, string> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
+import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 let service: TestService;
@@ -140,7 +141,7 @@ describe('tenant credentials', () => {
 
 describe('admin API', () => {
   it('refuses requests without the bearer token, or with another', async () => {
-    for (const authorization of [undefined, 'Bearer wrong', 'Basic dGVzdA==', 'test-admin-token']) {
+    for (const authorization of [undefined, 'Bearer wrong', 'Basic dGVzdA==', TEST_ADMIN_TOKEN]) {
       const response = await service.apps.admin!.inject({
         method: 'GET',
         url: '/admin/v1/tenants',
@@ -195,7 +196,7 @@ describe('admin API', () => {
     const response = await service.apps.admin!.inject({
       method: 'POST',
       url: '/admin/v1/tenants',
-      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
       payload: '{"name": ',
     });
     expect(response.statusCode).toBe(400);

@@ -18,6 +18,7 @@ import { adminTripRoutes } from './trips.js';
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 export const ADMIN_PREFIX = '/admin/v1';
+const BEARER = /^bearer ([!-~]+)$/i;
 
 export function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
@@ -72,9 +73,9 @@ export async function buildAdminApp(
     async (admin) => {
       admin.addHook('onRequest', async (request, reply) => {
         await limits.beforeAuthentication(request, reply);
-        const header = request.headers.authorization ?? '';
-        const [scheme, token] = header.split(' ');
-        const presented = sha256(scheme?.toLowerCase() === 'bearer' && token ? token : '');
+        // Exactly `Bearer <token>`: anything after the token makes the header invalid.
+        const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
+        const presented = sha256(token);
         if (!timingSafeEqual(presented, expectedToken)) {
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);

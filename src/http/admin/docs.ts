@@ -24,6 +24,10 @@ export const adminDocs: FastifyPluginAsync<{ integrationsDocument: DocumentBuild
   });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
+    // A Content-Security-Policy for the UI's own page and assets (hashes of its inline scripts),
+    // without upgrade-insecure-requests: the admin listener is plain http on loopback by default.
+    staticCSP: true,
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     // `/admin/docs/json` serves the integrations host's document rather than the admin's.
     transformSpecification: () => built as unknown as Record<string, unknown>,
     transformSpecificationClone: false,

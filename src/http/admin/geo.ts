@@ -56,8 +56,8 @@ const CountryIdParams = Type.Object({
 
 export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
-  const countryOut = (row: CountryRow, request: Parameters<typeof flagUrlFor>[1]) => ({
-    ...countryView(row, 'en', flagUrlFor(context, request)),
+  const countryOut = (row: CountryRow) => ({
+    ...countryView(row, 'en', flagUrlFor(context)),
     name_ar: row.nameAr,
   });
   const cityOut = (row: CityRow) => ({ ...cityView(row, 'en'), name_ar: row.nameAr, supported: row.supported });
@@ -81,14 +81,13 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 201: Type.Object({ country: AdminCountry }) },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send({ country: countryOut(await createCountry(db, request.body), request) }),
+    async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body)) }),
   );
 
   app.get(
     '/countries/:id',
     { schema: { tags: ['geo'], params: CountryIdParams, response: { 200: Type.Object({ country: AdminCountry }) } } },
-    async (request) => ({ country: countryOut(await getCountry(db, request.params.id), request) }),
+    async (request) => ({ country: countryOut(await getCountry(db, request.params.id)) }),
   );
 
   app.patch(
@@ -110,7 +109,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 200: Type.Object({ country: AdminCountry }) },
       },
     },
-    async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body), request) }),
+    async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body)) }),
   );
 
   app.get(

@@ -5,7 +5,6 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
 import { schemaFieldErrors, toAppError } from '../errors.js';
-import { rememberBackendPort } from '../geo-listings.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
@@ -47,10 +46,6 @@ function validationDetail(error: unknown, appError: AppError) {
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'backend', logger });
-  app.addHook('onListen', async () => {
-    const address = app.server.address();
-    if (typeof address === 'object' && address) rememberBackendPort(context, address.port);
-  });
 
   await app.register(swagger, {
     openapi: {
