@@ -2,11 +2,11 @@
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
-import { DatabaseUnavailableError } from '../db/client.js';
+import { DatabaseUnavailableError, openDatabase } from '../db/client.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { createLogger, prettyDestination } from '../logger.js';
-import { openContext, startService } from '../server.js';
+import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { geoCommands } from './commands/geo.js';
@@ -43,11 +43,12 @@ const serviceCommands: Command[] = [
     name: 'migrate',
     summary: 'Apply pending database migrations and exit',
     async run(invocation) {
-      const context = await openContext(loadConfig());
+      // The database and nothing else: no secret box, no queue, no key file written.
+      const database = await openDatabase(loadConfig());
       try {
-        await migrateDatabase(context.database);
+        await migrateDatabase(database);
       } finally {
-        await context.database.close();
+        await database.close();
       }
       invocation.output('migrations applied', { migrated: true });
     },

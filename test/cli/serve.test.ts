@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -101,6 +102,19 @@ describe('partnerctl serve', () => {
     },
     120_000,
   );
+});
+
+describe('partnerctl migrate', () => {
+  it('opens the database and nothing else: migrations applied, no key file written', async () => {
+    const database = await createEmptyDatabase('pi_migrate');
+    databases.push(database);
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'pi-migrate-')), 'data');
+    const { SECRET_ENCRYPTION_KEY: _unset, ...env } = testEnv(database.target);
+    const result = await partnerctl(['migrate', '--json'], { ...env, DATA_DIR: database.target.dataDir ?? dataDir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ migrated: true });
+    expect(existsSync(path.join(database.target.dataDir ?? dataDir, 'secret-encryption.key'))).toBe(false);
+  });
 });
 
 describe('logs', () => {

@@ -1,2 +1,0 @@
-export * from './defaults.js';
-export * from './prompts.js';

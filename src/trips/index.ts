@@ -1,2 +1,0 @@
-export * from './status.js';
-export * from './trips.js';
