@@ -29,6 +29,7 @@ export type HostApp = FastifyInstance<
 
 /** Request bodies larger than this are refused with 413. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
+export const BODY_LIMIT_TEXT = `${BODY_LIMIT_BYTES / 1024} KiB`;
 
 /**
  * Query strings and path parameters are text, so they are coerced to the schema's types; JSON

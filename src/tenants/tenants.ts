@@ -9,30 +9,6 @@ import { issueCredential } from './credentials.js';
 
 export type { TenantRow };
 
-export interface TenantView {
-  id: string;
-  slug: string;
-  name: string;
-  gateway: string;
-  is_active: boolean;
-  payment_endpoint_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export function tenantView(row: TenantRow): TenantView {
-  return {
-    id: row.id,
-    slug: row.slug,
-    name: row.name,
-    gateway: row.gateway,
-    is_active: row.isActive,
-    payment_endpoint_url: row.paymentEndpointUrl,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
-
 export interface TenantRules {
   supportedGateways: string[];
 }
