@@ -24,7 +24,7 @@ export interface CityFilter {
   withAttractions?: boolean;
 }
 
-export interface Listing<Row> {
+interface Listing<Row> {
   count: number;
   rows: Row[];
 }

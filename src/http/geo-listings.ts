@@ -30,7 +30,7 @@ export const CityQuery = Type.Object({
  * The language of the response from `Accept-Language`: the acceptable (q > 0) range with the highest
  * q-value among ours, `ar-SA` counting as `ar` and `*` as English; English when none matches.
  */
-export function negotiateLanguage(header: string | undefined): Language {
+function negotiateLanguage(header: string | undefined): Language {
   let best: { language: Language; q: number } | null = null;
   for (const part of (header ?? '').split(',')) {
     const [range, ...parameters] = part.trim().split(';');
@@ -110,8 +110,8 @@ async function serveListing<T, Wrapped>(
 /** The host a listing is served on: its links point there. */
 type PublicHost = keyof AppContext['publicUrls'];
 
-export type CountryQueryType = { limit?: number; offset?: number };
-export type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
+type CountryQueryType = { limit?: number; offset?: number };
+type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
 
 export function serveCountries<Wrapped>(
   context: AppContext,

@@ -12,7 +12,7 @@ export type InvoiceRow = typeof invoices.$inferSelect;
 export type PaymentEventRow = typeof paymentEvents.$inferSelect;
 export type PaymentDeliveryRow = typeof paymentDeliveries.$inferSelect;
 
-export interface NewInvoice {
+interface NewInvoice {
   tenant_id: string;
   amount: string;
   currency: string;

@@ -28,16 +28,16 @@ export interface Prompt {
   updatedAt: Date;
 }
 
-export interface PromptInput {
+interface PromptInput {
   language: Language;
   text: string;
   sort_order?: number;
   is_active?: boolean;
 }
 
-export type PromptChanges = Partial<PromptInput>;
+type PromptChanges = Partial<PromptInput>;
 
-export interface EffectivePrompts {
+interface EffectivePrompts {
   language: Language;
   source: PromptSource;
   prompts: Prompt[];
@@ -206,7 +206,7 @@ async function readEffectivePrompts(db: Executor, tenantId: string, language: La
   };
 }
 
-export interface DefaultPromptInput {
+interface DefaultPromptInput {
   text: string;
   sort_order?: number;
 }

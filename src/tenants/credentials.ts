@@ -149,7 +149,7 @@ export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
 export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
   resolveTenantCredential(db, 'partner_api_key', secret);
 
-export interface BackendPartner {
+interface BackendPartner {
   keyId: string;
   tenantId: string | null;
   scopes: string[];

@@ -9,22 +9,22 @@ import { issueCredential } from './credentials.js';
 
 export type { TenantRow };
 
-export interface TenantRules {
+interface TenantRules {
   supportedGateways: string[];
 }
 
-export interface NewTenant {
+interface NewTenant {
   name: string;
   slug: string;
   gateway: string;
   payment_endpoint_url?: string | null;
 }
 
-export type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
+type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
   is_active?: boolean;
 };
 
-export interface IssuedTenantSecrets {
+interface IssuedTenantSecrets {
   sso_hmac_secret: string;
   partner_api_key: string;
   payment_endpoint_secret: string;

@@ -28,7 +28,7 @@ export interface ItineraryDay {
   items: ItineraryItem[];
 }
 
-export interface TripInput {
+interface TripInput {
   title: string;
   start_date?: string | null;
   end_date?: string | null;
@@ -37,11 +37,11 @@ export interface TripInput {
   itinerary?: ItineraryDay[];
 }
 
-export const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
+const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
 
-export type TripRow = typeof trips.$inferSelect;
+type TripRow = typeof trips.$inferSelect;
 
-export interface LatestInvoice {
+interface LatestInvoice {
   id: string;
   status: string;
   amount: string;
