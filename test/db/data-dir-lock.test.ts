@@ -20,30 +20,68 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-/** A process that takes the lock at `startAt` (ms since epoch), holds it `holdMs`, and prints the outcome. */
-function contender(dataDir: string, startAt: number, holdMs: number): ChildProcess {
-  const module = path.join(projectRoot, 'src/db/data-dir-lock.ts');
-  const code = `
-    const { acquireDataDirLock } = await import(${JSON.stringify(module)});
-    while (Date.now() < ${startAt}) {}
-    try {
-      const lock = acquireDataDirLock(${JSON.stringify(dataDir)});
-      console.log('acquired');
-      setTimeout(() => lock.release(), ${holdMs});
-    } catch (error) {
-      console.log(error.name === 'DataDirLockedError' ? 'locked' : 'error ' + error.message);
-    }`;
-  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-    cwd: projectRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+/** A process that loads the lock module, says `ready`, and on a start time written to its stdin takes the lock then. */
+interface Contender {
+  child: ChildProcess;
+  output(): string;
 }
 
-async function outcome(child: ChildProcess): Promise<string> {
+/**
+ * The contender holds a lock it took for `holdMs`, or until its stdin is closed when none is
+ * given; it prints `acquired`, `locked` or `error ...`.
+ */
+function contender(dataDir: string, holdMs?: number): Contender {
+  const module = path.join(projectRoot, 'src/db/data-dir-lock.ts');
+  const release =
+    holdMs === undefined
+      ? "process.stdin.on('end', () => lock.release())"
+      : `setTimeout(() => lock.release(), ${holdMs})`;
+  const code = `
+    const { acquireDataDirLock } = await import(${JSON.stringify(module)});
+    process.stdin.once('data', (startAt) => {
+      while (Date.now() < Number(String(startAt))) {}
+      try {
+        const lock = acquireDataDirLock(${JSON.stringify(dataDir)});
+        console.log('acquired');
+        ${release};
+      } catch (error) {
+        console.log(error.name === 'DataDirLockedError' ? 'locked' : 'error ' + error.message);
+        process.stdin.destroy();
+      }
+    });
+    console.log('ready');`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: projectRoot,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
-  await once(child, 'exit');
-  return output.trim();
+  return { child, output: () => output };
+}
+
+async function waitForOutput(contender: Contender, pattern: RegExp): Promise<string> {
+  for (;;) {
+    const match = contender.output().match(pattern);
+    if (match) return match[0];
+    if (contender.child.exitCode !== null) throw new Error(`contender exited: ${contender.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Starts the contenders at one instant once all have loaded; their outcomes, once all have one. */
+async function race(contenders: Contender[]): Promise<string[]> {
+  await Promise.all(contenders.map((one) => waitForOutput(one, /^ready$/m)));
+  const startAt = Date.now() + 100;
+  for (const one of contenders) one.child.stdin!.write(`${startAt}\n`);
+  // Holders hold until every loser has given up waiting for them; then all are let go.
+  const outcomes = await Promise.all(contenders.map((one) => waitForOutput(one, /^(acquired|locked|error .*)$/m)));
+  await Promise.all(
+    contenders.map((one) => {
+      one.child.stdin!.end();
+      return one.child.exitCode === null ? once(one.child, 'exit') : undefined;
+    }),
+  );
+  return outcomes;
 }
 
 describe('data directory lock', () => {
@@ -60,42 +98,43 @@ describe('data directory lock', () => {
   it('lets exactly one of several processes take over a stale lock at once, round after round', async () => {
     const rounds = 3;
     const contenders = 5;
-    const acquiredPerRound: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const dir = freshDir();
-      writeFileSync(path.join(dir, LOCK_FILE), String(await deadPid()));
-      // They start together once all have loaded; each holds the lock past the others' wait.
-      const startAt = Date.now() + 2500;
-      const results = await Promise.all(
-        Array.from({ length: contenders }, () => outcome(contender(dir, startAt, 4000))),
-      );
+    // The rounds run side by side, each on a directory of its own.
+    const results = await Promise.all(
+      Array.from({ length: rounds }, async () => {
+        const dir = freshDir();
+        writeFileSync(path.join(dir, LOCK_FILE), String(await deadPid()));
+        return race(Array.from({ length: contenders }, () => contender(dir)));
+      }),
+    );
+    for (const round of results) {
       expect(
-        results.every((result) => result === 'acquired' || result === 'locked'),
-        results.join(','),
+        round.every((result) => result === 'acquired' || result === 'locked'),
+        round.join(','),
       ).toBe(true);
-      acquiredPerRound.push(results.filter((result) => result === 'acquired').length);
     }
-    expect(acquiredPerRound).toEqual(Array(rounds).fill(1));
+    expect(results.map((round) => round.filter((result) => result === 'acquired').length)).toEqual(
+      Array(rounds).fill(1),
+    );
   }, 120_000);
 
   it('waits for a holder that is still exiting, and refuses a live one after the wait', async () => {
     const dir = freshDir();
-    const holder = contender(dir, Date.now(), 1000);
-    let holderOutput = '';
-    holder.stdout!.on('data', (chunk) => (holderOutput += chunk));
-    while (!holderOutput.includes('acquired')) await new Promise((resolve) => setTimeout(resolve, 20));
+    const holder = contender(dir, 1000);
+    await waitForOutput(holder, /^ready$/m);
+    holder.child.stdin!.write(`${Date.now()}\n`);
+    await waitForOutput(holder, /^acquired$/m);
     const started = Date.now();
     const lock = acquireDataDirLock(dir);
     expect(Date.now() - started).toBeGreaterThan(300);
     lock.release();
 
-    const live = contender(dir, Date.now(), 10_000);
-    let liveOutput = '';
-    live.stdout!.on('data', (chunk) => (liveOutput += chunk));
-    while (!liveOutput.includes('acquired')) await new Promise((resolve) => setTimeout(resolve, 20));
+    const live = contender(dir);
+    await waitForOutput(live, /^ready$/m);
+    live.child.stdin!.write(`${Date.now()}\n`);
+    await waitForOutput(live, /^acquired$/m);
     expect(() => acquireDataDirLock(dir)).toThrow(DataDirLockedError);
-    live.kill('SIGKILL');
-    await once(live, 'exit');
+    live.child.kill('SIGKILL');
+    await once(live.child, 'exit');
     // Killed without releasing: its lock is stale now and is taken over.
     acquireDataDirLock(dir).release();
   }, 30_000);

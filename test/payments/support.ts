@@ -3,7 +3,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Invoice } from '../../src/http/admin/shapes.js';
-import type { TestService, TestTenant } from '../support/service.js';
+import type { TestApps, TestTenant } from '../support/apps.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
 
@@ -11,7 +11,7 @@ export const CALLBACK_PATH = '/api/v1/payments/notify/';
 export type InvoiceJson = Static<typeof Invoice>;
 
 export async function createInvoice(
-  service: TestService,
+  service: TestApps,
   tenant: TestTenant,
   fields: { amount?: string; currency?: string; trip_id?: string } = {},
 ): Promise<InvoiceJson> {
@@ -25,17 +25,17 @@ export async function createInvoice(
   return response.json().invoice;
 }
 
-export async function createTrip(service: TestService, tenant: TestTenant): Promise<{ id: string; status: string }> {
+export async function createTrip(service: TestApps, tenant: TestTenant): Promise<{ id: string; status: string }> {
   const response = await service.admin('POST', '/trips', { tenant_id: tenant.tenant.id, title: 'Umrah and AlUla' });
   if (response.statusCode !== 201) throw new Error(`trip not created: ${response.statusCode} ${response.body}`);
   return response.json().trip;
 }
 
-export async function tripStatus(service: TestService, tripId: string): Promise<string> {
+export async function tripStatus(service: TestApps, tripId: string): Promise<string> {
   return (await service.admin('GET', `/trips/${tripId}`)).json().trip.status;
 }
 
-export async function showInvoice(service: TestService, invoiceId: string) {
+export async function showInvoice(service: TestApps, invoiceId: string) {
   const response = await service.admin('GET', `/invoices/${invoiceId}`);
   if (response.statusCode !== 200) throw new Error(`invoice not shown: ${response.statusCode} ${response.body}`);
   return { ...response.json(), raw: response.body } as {
@@ -67,7 +67,7 @@ export function notificationFor(invoice: InvoiceJson, fields: Record<string, unk
 
 /** POSTs to the callback in-process; a string body is sent as is, anything else as JSON. */
 export function notify(
-  service: TestService,
+  service: TestApps,
   body: unknown,
   headers: Record<string, string>,
   path = CALLBACK_PATH,

@@ -1,32 +1,17 @@
-// A whole service per test file, on a fresh copy of the run's template database.
+// A whole service, listeners and payment worker included, on a fresh copy of the run's template
+// database: for tests about processes, listeners or delivery. apps.ts has cheaper fixtures.
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import { copyTemplateDatabase, type TestDatabase } from './database.js';
+import type { TestApps, TestTenant } from './apps.js';
+import { copyTemplateDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
 
-export interface TestTenant {
-  tenant: {
-    id: string;
-    slug: string;
-    name: string;
-    gateway: string;
-    is_active: boolean;
-    payment_endpoint_url: string | null;
-  };
-  credentials: { sso_hmac_secret: string; partner_api_key: string; payment_endpoint_secret: string };
-}
-
-export interface TestService extends RunningService {
-  database: TestDatabase;
-  /** A request to the admin API, authorised. */
-  admin(method: InjectOptions['method'], path: string, body?: unknown): Promise<LightMyRequestResponse>;
-  createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
-  stop(): Promise<void>;
-}
+/** A test service offers what the in-process fixtures of apps.ts offer, plus listeners and the worker. */
+export interface TestService extends RunningService, TestApps {}
 
 export async function startTestService(
   env: Record<string, string> = {},
@@ -58,3 +43,5 @@ export async function startTestService(
     },
   };
 }
+
+export type { TestTenant };

@@ -1,7 +1,7 @@
 // Requests to the integrations host as a tenant, and the envelope every answer must be in.
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { TestService } from '../../support/service.js';
+import type { TestApps } from '../../support/apps.js';
 
 export type ApiRequest = (
   method: InjectOptions['method'],
@@ -11,7 +11,7 @@ export type ApiRequest = (
 ) => Promise<LightMyRequestResponse>;
 
 /** Requests with `Authorization: Api-Key <secret>` (no header at all when `secret` is null). */
-export function apiAs(service: TestService, secret: string | null): ApiRequest {
+export function apiAs(service: TestApps, secret: string | null): ApiRequest {
   return (method, url, payload, headers = {}) =>
     service.apps.integrations!.inject({
       method,

@@ -1,0 +1,120 @@
+// Cheaper than a whole service (service.ts): the context opened on a fresh copy of the run's
+// template database, and only the hosts a test names, answered in process with `inject`. No
+// listeners, no payment worker, no LISTEN for other processes' changes: a test that needs those
+// starts a real service.
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
+import { type ListenerName, loadConfig } from '../../src/config.js';
+import type { AppContext } from '../../src/context.js';
+import { buildAdminApp } from '../../src/http/admin/app.js';
+import { tenantView } from '../../src/http/admin/shapes.js';
+import { buildBackendApp } from '../../src/http/backend/app.js';
+import { documentOf, type HostApp } from '../../src/http/host.js';
+import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
+import { createLogger } from '../../src/logger.js';
+import { openContext } from '../../src/server.js';
+import { createTenant } from '../../src/tenants/tenants.js';
+import { copyTemplateDatabase, type TestDatabase } from './database.js';
+import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
+
+export interface TestTenant {
+  tenant: {
+    id: string;
+    slug: string;
+    name: string;
+    gateway: string;
+    is_active: boolean;
+    payment_endpoint_url: string | null;
+  };
+  credentials: { sso_hmac_secret: string; partner_api_key: string; payment_endpoint_secret: string };
+}
+
+export interface TestContext {
+  context: AppContext;
+  database: TestDatabase;
+  /** A tenant with one secret of each kind, as the admin API creates it and shows it. */
+  createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
+  /** Closes the context and drops the database. */
+  stop(): Promise<void>;
+}
+
+export interface TestApps extends TestContext {
+  apps: Partial<Record<ListenerName, HostApp>>;
+  /** A request to the admin API, authorised (the admin host must be among those built). */
+  admin(method: InjectOptions['method'], path: string, body?: unknown): Promise<LightMyRequestResponse>;
+}
+
+const uniqueSlug = () => `tenant-${randomBytes(4).toString('hex')}`;
+
+/**
+ * The context of a service on a fresh copy of the template (migrated and seeded by the global
+ * setup), with the payment queue ready to enqueue but nothing working it.
+ */
+export async function openTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+  const database = await copyTemplateDatabase(inject('databaseTemplate'));
+  const context = await openContext(loadConfig(testEnv(database.target, env)));
+  return {
+    context,
+    database,
+    async createTenant(fields = {}) {
+      const slug = uniqueSlug();
+      const { tenant, secrets } = await createTenant(
+        context.db,
+        { name: `Tenant ${slug}`, slug, gateway: 'tap', ...fields },
+        { supportedGateways: context.config.supportedGateways },
+        (secret) => context.secretBox.seal(secret),
+      );
+      return { tenant: tenantView(tenant), credentials: secrets };
+    },
+    async stop() {
+      await context.database.close();
+      await database.drop();
+    },
+  };
+}
+
+function buildHost(name: ListenerName, context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
+  if (name === 'integrations') return buildIntegrationsApp(context, logger);
+  if (name === 'backend') return buildBackendApp(context, logger);
+  return buildAdminApp(context, logger, {
+    integrationsDocument: () => documentOf(() => buildIntegrationsApp(context, logger)),
+  });
+}
+
+/** The named hosts' apps on a fresh test context, ready for `inject`. */
+export async function startTestApps(
+  hosts: ListenerName[],
+  env: Record<string, string> = {},
+  logger: FastifyBaseLogger = createLogger('silent'),
+): Promise<TestApps> {
+  const opened = await openTestContext(env);
+  const apps: TestApps['apps'] = {};
+  try {
+    for (const name of hosts) {
+      apps[name] = await buildHost(name, opened.context, logger);
+      await apps[name].ready();
+    }
+  } catch (error) {
+    await Promise.all(Object.values(apps).map((app) => app.close()));
+    await opened.stop();
+    throw error;
+  }
+  return {
+    ...opened,
+    apps,
+    admin(method, path, body) {
+      if (!apps.admin) throw new Error('startTestApps: the admin host was not built');
+      return apps.admin.inject({
+        method,
+        url: `/admin/v1${path}`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
+      });
+    },
+    async stop() {
+      await Promise.all(Object.values(apps).map((app) => app.close()));
+      await opened.stop();
+    },
+  };
+}
