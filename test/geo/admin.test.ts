@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestApps, type TestApps } from '../support/apps.js';
 
-let service: TestService;
+let service: TestApps;
 let saudiArabiaId: string;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['admin']);
   saudiArabiaId = (await service.admin('GET', '/countries/sa')).json().country.id;
 });
 afterAll(() => service.stop());

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestApps, type TestApps } from '../support/apps.js';
 
 describe('health probes', () => {
-  let service: TestService;
+  let service: TestApps;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
   });
   afterAll(() => service.stop());
 

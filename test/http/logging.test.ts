@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 describe('request logs', () => {
   const lines: string[] = [];
-  let service: TestService;
+  let service: TestApps;
   let tenant: TestTenant;
   beforeAll(async () => {
     const sink = new Writable({
@@ -15,7 +15,7 @@ describe('request logs', () => {
         done();
       },
     });
-    service = await startTestService({}, createLogger('debug', sink));
+    service = await startTestApps(['integrations'], { logger: createLogger('debug', sink), listen: true });
     tenant = await service.createTenant();
   });
   afterAll(() => service.stop());

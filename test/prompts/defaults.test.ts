@@ -5,12 +5,12 @@ import { defaultPrompts } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { SEED_DEFAULT_PROMPTS, seedDefaultPrompts } from '../../src/prompts/defaults.js';
 import { listDefaultPrompts, replaceDefaultPrompts } from '../../src/prompts/prompts.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { openTestContext, type TestContext } from '../support/apps.js';
 
 describe('default prompt sets', () => {
-  let service: TestService;
+  let service: TestContext;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await openTestContext();
   });
   afterAll(() => service.stop());
 

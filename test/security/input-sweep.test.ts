@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
 import { rowsOf } from '../../src/geo/import.js';
 import { createInvoice } from '../payments/support.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 type Schema = Record<string, any>;
 const BAD_VALUES: [string, string][] = [
@@ -23,14 +23,14 @@ const DOCUMENTS: Record<ListenerName, string> = {
   admin: '/admin/v1/openapi.json',
 };
 
-let service: TestService;
+let service: TestApps;
 let tenant: TestTenant;
 let partnerKey: string;
 /** Ids of real rows, for fields and path parameters that must name one. */
 let ids: Record<string, string>;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['integrations', 'backend', 'admin']);
   tenant = await service.createTenant();
   partnerKey = (await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read'] })).json().key;
   const invoice = await createInvoice(service, tenant);

@@ -8,9 +8,9 @@ import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 const CARD_NUMBER = '4111111111111111';
 
@@ -37,12 +37,15 @@ function rawRequest(url: string, bytes: string): Promise<string> {
 
 describe('the log of a scenario at trace level', () => {
   const lines: string[] = [];
-  let service: TestService;
+  let service: TestApps;
   let tenant: TestTenant;
   let partnerKey: string;
 
   beforeAll(async () => {
-    service = await startTestService({}, createLogger('trace', sinkInto(lines)));
+    service = await startTestApps(['integrations', 'backend', 'admin'], {
+      logger: createLogger('trace', sinkInto(lines)),
+      listen: true,
+    });
     tenant = await service.createTenant();
     partnerKey = (await service.admin('POST', '/partner-keys', { name: 'logs', scopes: ['cities:read'] })).json().key;
   });

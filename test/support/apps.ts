@@ -41,11 +41,26 @@ export interface TestContext {
 
 export interface TestApps extends TestContext {
   apps: Partial<Record<ListenerName, HostApp>>;
+  /** Base URL of each app listening (only with `listen`), e.g. `http://127.0.0.1:41234`. */
+  urls: Partial<Record<ListenerName, string>>;
   /** A request to the admin API, authorised (the admin host must be among those built). */
   admin(method: InjectOptions['method'], path: string, body?: unknown): Promise<LightMyRequestResponse>;
 }
 
-const uniqueSlug = () => `tenant-${randomBytes(4).toString('hex')}`;
+export const uniqueSlug = () => `tenant-${randomBytes(4).toString('hex')}`;
+
+/** Authorised admin API requests, in process, to `app` (undefined when the admin host is not built). */
+export function adminRequests(app: HostApp | undefined): TestApps['admin'] {
+  return (method, path, body) => {
+    if (!app) throw new Error('the admin host was not built');
+    return app.inject({
+      method,
+      url: `/admin/v1${path}`,
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
+    });
+  };
+}
 
 /**
  * The context of a service on a fresh copy of the template (migrated and seeded by the global
@@ -82,19 +97,29 @@ function buildHost(name: ListenerName, context: AppContext, logger: FastifyBaseL
   });
 }
 
+export interface TestAppsOptions {
+  env?: Record<string, string>;
+  logger?: FastifyBaseLogger;
+  /** Also listen on free loopback ports, for tests about real HTTP (the public URLs follow, as in startService). */
+  listen?: boolean;
+}
+
 /** The named hosts' apps on a fresh test context, ready for `inject`. */
 export async function startTestApps(
   hosts: ListenerName[],
-  env: Record<string, string> = {},
-  logger: FastifyBaseLogger = createLogger('silent'),
+  { env = {}, logger = createLogger('silent'), listen = false }: TestAppsOptions = {},
 ): Promise<TestApps> {
   const opened = await openTestContext(env);
   const apps: TestApps['apps'] = {};
+  const urls: TestApps['urls'] = {};
   try {
     for (const name of hosts) {
       apps[name] = await buildHost(name, opened.context, logger);
-      await apps[name].ready();
+      if (listen) urls[name] = await apps[name].listen({ host: '127.0.0.1', port: 0 });
+      else await apps[name].ready();
     }
+    if (urls.integrations) opened.context.publicUrls.integrations = urls.integrations;
+    if (urls.backend) opened.context.publicUrls.backend = urls.backend;
   } catch (error) {
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await opened.stop();
@@ -103,15 +128,8 @@ export async function startTestApps(
   return {
     ...opened,
     apps,
-    admin(method, path, body) {
-      if (!apps.admin) throw new Error('startTestApps: the admin host was not built');
-      return apps.admin.inject({
-        method,
-        url: `/admin/v1${path}`,
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
-        ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
-      });
-    },
+    urls,
+    admin: adminRequests(apps.admin),
     async stop() {
       await Promise.all(Object.values(apps).map((app) => app.close()));
       await opened.stop();

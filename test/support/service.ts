@@ -1,14 +1,13 @@
 // A whole service, listeners and payment worker included, on a fresh copy of the run's template
 // database: for tests about processes, listeners or delivery. apps.ts has cheaper fixtures.
-import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import type { TestApps, TestTenant } from './apps.js';
+import { adminRequests, type TestApps, type TestTenant, uniqueSlug } from './apps.js';
 import { copyTemplateDatabase } from './database.js';
-import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
+import { testEnv } from './env.js';
 
 /** A test service offers what the in-process fixtures of apps.ts offer, plus listeners and the worker. */
 export interface TestService extends RunningService, TestApps {}
@@ -20,19 +19,13 @@ export async function startTestService(
   const database = await copyTemplateDatabase(inject('databaseTemplate'));
   const config = loadConfig(testEnv(database.target, env));
   const service = await startService(config, logger);
-  const admin: TestService['admin'] = (method, path, body) =>
-    service.apps.admin!.inject({
-      method,
-      url: `/admin/v1${path}`,
-      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
-      ...(body !== undefined && { payload: body as InjectOptions['payload'] }),
-    });
+  const admin = adminRequests(service.apps.admin);
   return {
     ...service,
     database,
     admin,
     async createTenant(fields = {}) {
-      const slug = `tenant-${randomBytes(4).toString('hex')}`;
+      const slug = uniqueSlug();
       const response = await admin('POST', '/tenants', { name: `Tenant ${slug}`, slug, gateway: 'tap', ...fields });
       if (response.statusCode !== 201) throw new Error(`tenant not created: ${response.statusCode} ${response.body}`);
       return response.json();

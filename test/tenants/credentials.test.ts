@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
-let service: TestService;
+let service: TestApps;
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['admin']);
 });
 afterAll(() => service.stop());
 

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoices } from '../../src/db/schema.js';
 import { setTripStatus, TRIP_STATUSES } from '../../src/trips/status.js';
 import { createTrip, getTrip } from '../../src/trips/trips.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 
 describe('trip domain', () => {
-  let service: TestService;
+  let service: TestApps;
   let tenant: TestTenant;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['integrations']);
     tenant = await service.createTenant();
   });
   afterAll(() => service.stop());

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
+import { startTestApps, type TestApps } from '../../support/apps.js';
 
-let service: TestService;
+let service: TestApps;
 let key: string;
 let saudiArabia: { id: string };
 let riyadhId: string;
@@ -27,7 +27,7 @@ async function list(path: string, headers: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['backend', 'admin'], { listen: true });
   key = (await partnerKey(['countries:read', 'cities:read'])).key;
   saudiArabia = (await service.admin('GET', '/countries/SA')).json().country;
   const { cities } = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json();

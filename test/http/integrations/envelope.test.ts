@@ -2,15 +2,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { createLogger } from '../../../src/logger.js';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 describe('integrations host /api/v1 skin', () => {
-  let service: TestService;
+  let service: TestApps;
   let owner: TestTenant;
   let api: ApiRequest;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['integrations', 'admin'], { listen: true });
     owner = await service.createTenant();
     api = apiAs(service, owner.credentials.sso_hmac_secret);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
 
-let service: TestService;
+let service: TestApps;
 let tenant: TestTenant;
 let partnerKey: string;
 let saudiArabiaId: string;
@@ -21,7 +21,7 @@ async function envelope(path: string, headers: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
   tenant = await service.createTenant();
   partnerKey = (
     await service.admin('POST', '/partner-keys', { name: 'k', scopes: ['countries:read', 'cities:read'] })

@@ -1,15 +1,15 @@
 // The integrations host's OpenAPI document, and the docs UI on the admin listener only.
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
+import { startTestApps, type TestApps } from '../../support/apps.js';
 
 const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '429', '500'];
 
 describe('OpenAPI', () => {
-  let service: TestService;
+  let service: TestApps;
   let document: any;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['integrations', 'admin'], { listen: true });
     const response = await fetch(`${service.urls.integrations}/api/v1/openapi.json`);
     expect(response.status).toBe(200);
     document = await response.json();

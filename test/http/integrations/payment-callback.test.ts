@@ -12,15 +12,15 @@ import {
   showInvoice,
   tripStatus,
 } from '../../payments/support.js';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
 
-let service: TestService;
+let service: TestApps;
 let tenant: TestTenant;
 let other: TestTenant;
 let invoice: InvoiceJson;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['integrations', 'admin'], { listen: true });
   tenant = await service.createTenant({ gateway: 'tap' });
   other = await service.createTenant({ gateway: 'tap' });
   invoice = await createInvoice(service, tenant);

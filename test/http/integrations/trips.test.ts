@@ -2,13 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cities, countries } from '../../../src/db/schema.js';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 describe('trips', () => {
-  let service: TestService;
+  let service: TestApps;
   let owner: TestTenant;
   let api: ApiRequest;
   const place = { country: '', city: '', otherCountry: '', otherCity: '' };
@@ -32,7 +32,7 @@ describe('trips', () => {
     service.admin('POST', '/trips', { tenant_id: owner.tenant.id, ...body });
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['integrations', 'admin']);
     owner = await service.createTenant();
     api = apiAs(service, owner.credentials.sso_hmac_secret);
     place.country = await addCountry();
