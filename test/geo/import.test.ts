@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/geo/import.js';
 import { openContext } from '../../src/server.js';
+import { startTestApps, type TestApps } from '../support/apps.js';
 import { testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
 
-let service: TestService;
+let service: TestApps;
 const MECCA = 104515;
 const LA_PAZ = 3911925;
 
@@ -49,7 +49,7 @@ async function snapshot(): Promise<Snapshot> {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['admin']);
 });
 afterAll(() => service.database.drop());
 

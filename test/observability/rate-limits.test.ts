@@ -8,9 +8,10 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, keyOf, notificationFor } from '../payments/support.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 const LIMITS = { AUTH_FAILURE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_PER_MINUTE: '1200' };
 const ATTACKER = '203.0.113.7';
@@ -26,7 +27,7 @@ interface Probe {
   limitedBody: unknown;
 }
 
-function send(service: RunningService, host: Host, options: InjectOptions, remoteAddress: string) {
+function send(service: Pick<RunningService, 'apps'>, host: Host, options: InjectOptions, remoteAddress: string) {
   return service.apps[host]!.inject({ ...options, remoteAddress });
 }
 
@@ -36,20 +37,20 @@ function expectLimitHeaders(response: LightMyRequestResponse, limit: number) {
   expect(Number(response.headers['ratelimit-reset'])).toBeGreaterThan(0);
 }
 
-async function backendKey(service: TestService): Promise<string> {
+async function backendKey(service: TestApps): Promise<string> {
   const response = await service.admin('POST', '/partner-keys', { name: 'limits', scopes: ['countries:read'] });
   expect(response.statusCode).toBe(201);
   return response.json().key;
 }
 
 describe('failed authentications per client address', () => {
-  let service: TestService;
+  let service: TestApps;
   let tenant: TestTenant;
   let partnerKey: string;
   let invoiceBody: Record<string, unknown>;
 
   beforeAll(async () => {
-    service = await startTestService(LIMITS);
+    service = await startTestApps(['integrations', 'backend', 'admin'], { env: LIMITS });
     tenant = await service.createTenant();
     partnerKey = await backendKey(service);
     invoiceBody = notificationFor(await createInvoice(service, tenant));
@@ -125,11 +126,13 @@ describe('failed authentications per client address', () => {
 });
 
 describe('requests per credential', () => {
-  let service: TestService;
+  let service: TestApps;
   let tenant: TestTenant;
 
   beforeAll(async () => {
-    service = await startTestService({ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_WINDOW_SECONDS: '2' });
+    service = await startTestApps(['integrations', 'backend', 'admin'], {
+      env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_WINDOW_SECONDS: '2' },
+    });
     tenant = await service.createTenant();
   });
   afterAll(() => service?.stop());

@@ -1,15 +1,15 @@
 // Invoices through the admin API (DECISIONS §8) and partnerctl.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, tripStatus } from './support.js';
 
-let service: TestService;
+let service: TestApps;
 let tenant: TestTenant;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['admin', 'integrations'], { listen: true });
   tenant = await service.createTenant({ gateway: 'tap' });
 });
 afterAll(() => service.stop());

@@ -1,14 +1,14 @@
 // `partnerctl default-prompts` and `partnerctl trips`, as real processes against a test service.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApps, type TestApps } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
 
 describe('partnerctl default-prompts and trips', () => {
-  let service: TestService;
+  let service: TestApps;
   let env: Record<string, string>;
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestApps(['admin'], { listen: true });
     env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
   });
   afterAll(() => service.stop());

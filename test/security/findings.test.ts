@@ -6,16 +6,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { CALLBACK_PATH, createInvoice, keyOf, notificationFor, notify } from '../payments/support.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { createEmptyDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl, startServiceProcess } from '../support/process.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
-let service: TestService;
+let service: TestApps;
 let tenant: TestTenant;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
   tenant = await service.createTenant();
 });
 afterAll(() => service?.stop());

@@ -35,7 +35,9 @@ export interface TestContext {
   database: TestDatabase;
   /** A tenant with one secret of each kind, as the admin API creates it and shows it. */
   createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
-  /** Closes the context and drops the database. */
+  /** Closes the context (and apps), keeping the database: for a test that hands it to a process. */
+  close(): Promise<void>;
+  /** Closes, then drops the database. */
   stop(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export async function openTestContext(env: Record<string, string> = {}): Promise
       );
       return { tenant: tenantView(tenant), credentials: secrets };
     },
+    close: () => context.database.close(),
     async stop() {
       await context.database.close();
       await database.drop();
@@ -112,6 +115,10 @@ export async function startTestApps(
   const opened = await openTestContext(env);
   const apps: TestApps['apps'] = {};
   const urls: TestApps['urls'] = {};
+  const close = async () => {
+    await Promise.all(Object.values(apps).map((app) => app.close()));
+    await opened.close();
+  };
   try {
     for (const name of hosts) {
       apps[name] = await buildHost(name, opened.context, logger);
@@ -121,8 +128,8 @@ export async function startTestApps(
     if (urls.integrations) opened.context.publicUrls.integrations = urls.integrations;
     if (urls.backend) opened.context.publicUrls.backend = urls.backend;
   } catch (error) {
-    await Promise.all(Object.values(apps).map((app) => app.close()));
-    await opened.stop();
+    await close();
+    await opened.database.drop();
     throw error;
   }
   return {
@@ -130,9 +137,10 @@ export async function startTestApps(
     apps,
     urls,
     admin: adminRequests(apps.admin),
+    close,
     async stop() {
-      await Promise.all(Object.values(apps).map((app) => app.close()));
-      await opened.stop();
+      await close();
+      await opened.database.drop();
     },
   };
 }
