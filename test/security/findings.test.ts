@@ -194,7 +194,8 @@ describe('files in DATA_DIR', () => {
     if ((statSync(dataDir).mode & 0o077) !== 0) loose.push(dataDir);
     walk(dataDir);
     expect(loose).toEqual([]);
-  });
+    // A first start: migrations and the whole reference data import, in a process of its own.
+  }, 120_000);
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('the signing-key rule with PostgreSQL', () => {

@@ -1,8 +1,8 @@
-// The service as a real process (`partnerctl serve` from source), for what only processes show:
-// start-up races, the data directory lock, signals, exit codes.
+// The service as a real process (`partnerctl serve`, bundled from source for the run by the global
+// setup), for what only processes show: start-up races, the data directory lock, signals, exit codes.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
+import { inject } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 
 export interface ServiceProcess {
@@ -14,7 +14,7 @@ export interface ServiceProcess {
 }
 
 export function runPartnerctl(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/partnerctl.ts'), ...args], {
+  return spawn(process.execPath, [inject('partnerctlBundle'), ...args], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
