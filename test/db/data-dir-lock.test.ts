@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { acquireDataDirLock, DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { projectRoot } from '../../src/paths.js';
 
@@ -31,7 +31,7 @@ interface Contender {
  * given; it prints `acquired`, `locked` or `error ...`.
  */
 function contender(dataDir: string, holdMs?: number): Contender {
-  const module = path.join(projectRoot, 'src/db/data-dir-lock.ts');
+  const module = inject('processBundles').dataDirLock;
   const release =
     holdMs === undefined
       ? "process.stdin.on('end', () => lock.release())"
@@ -50,7 +50,7 @@ function contender(dataDir: string, holdMs?: number): Contender {
       }
     });
     console.log('ready');`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
     cwd: projectRoot,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -6,19 +6,19 @@ import { seedEmptyDatabase } from '../../src/seed.js';
 import { openContext } from '../../src/server.js';
 import { createEmptyDatabase, TEST_DATABASE_URL } from './database.js';
 import { testEnv } from './env.js';
-import { buildPartnerctl } from './partnerctl-build.js';
+import { buildProcessBundles, type ProcessBundles } from './process-bundles.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseTemplate: string;
-    /** partnerctl bundled for this run (partnerctl-build.ts). */
-    partnerctlBundle: string;
+    /** What tests run as processes, bundled for this run (process-bundles.ts). */
+    processBundles: ProcessBundles;
   }
 }
 
 export default async function setup(project: TestProject) {
-  const partnerctl = await buildPartnerctl();
-  project.provide('partnerctlBundle', partnerctl.file);
+  const bundles = await buildProcessBundles();
+  project.provide('processBundles', bundles.files);
   const template = await createEmptyDatabase('pi_template');
   const context = await openContext(loadConfig(testEnv(template.target)));
   try {
@@ -29,7 +29,7 @@ export default async function setup(project: TestProject) {
   const { databaseUrl, dataDir } = template.target;
   project.provide('databaseTemplate', TEST_DATABASE_URL ? new URL(databaseUrl!).pathname.slice(1) : dataDir!);
   return async () => {
-    partnerctl.remove();
+    bundles.remove();
     await template.drop();
   };
 }

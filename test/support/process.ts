@@ -14,7 +14,7 @@ export interface ServiceProcess {
 }
 
 export function runPartnerctl(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, [inject('partnerctlBundle'), ...args], {
+  return spawn(process.execPath, [inject('processBundles').partnerctl, ...args], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
