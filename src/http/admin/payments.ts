@@ -3,7 +3,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { parse, stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import { createInvoice, getInvoice, invoiceView, listDeliveries, listPaymentEvents } from '../../payments/invoices.js';
+import {
+  createInvoice,
+  getInvoice,
+  invoiceView,
+  listDeliveries,
+  listPaymentEvents,
+  resendPaymentRequest,
+} from '../../payments/invoices.js';
+import { RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
 
 const Invoice = Type.Object({
@@ -44,6 +52,10 @@ const Delivery = Type.Object({
   http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
   latency_ms: Nullable(Type.Integer()),
   error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
+  response_body: Nullable(
+    Type.String({ description: `The start (${RESPONSE_BODY_MAX_BYTES} bytes) of the endpoint's reply; null without one` }),
+  ),
+  next_retry_at: Nullable(Timestamp),
 });
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
@@ -100,6 +112,24 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       const deliveries = await listDeliveries(db, invoice.id);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
       return reply.serializer((payload) => stringify(payload) ?? 'null').send({ invoice, events, deliveries });
+    },
+  );
+
+  app.post(
+    '/invoices/:id/payment-requests',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'Send the payment request again: one more attempt now, even after a final failure',
+        description:
+          'Same `webhook-id`, recorded like every attempt (see the invoice\'s `deliveries`). A 409 once the partner has reported an outcome.',
+        params: IdParams,
+        response: { 202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }) },
+      },
+    },
+    async (request, reply) => {
+      const attempt = await resendPaymentRequest(db, paymentQueue, request.params.id);
+      return reply.code(202).send({ invoice_id: request.params.id, attempt });
     },
   );
 };

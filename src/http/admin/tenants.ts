@@ -35,6 +35,7 @@ const Credential = Type.Object({
   tenant_id: Nullable(Uuid),
   created_at: Timestamp,
   revoked_at: Nullable(Timestamp),
+  last_used_at: Nullable(Type.String({ format: 'date-time', description: 'When it was last presented, to the minute' })),
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
