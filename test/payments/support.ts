@@ -1,6 +1,6 @@
 // Helpers shared by the payment tests: invoices, trips and notifications through the real routes.
 import type { LightMyRequestResponse } from 'fastify';
-import type { InvoiceView } from '../../src/payments/invoices.js';
+import type { DeliveryView, InvoiceView } from '../../src/payments/invoices.js';
 import type { TestService, TestTenant } from '../support/service.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
@@ -39,13 +39,7 @@ export async function showInvoice(service: TestService, invoiceId: string) {
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
     events: Record<string, any>[];
-    deliveries: {
-      attempt: number;
-      http_status: number | null;
-      latency_ms: number | null;
-      error: string | null;
-      attempted_at: string;
-    }[];
+    deliveries: DeliveryView[];
     raw: string;
   };
 }
