@@ -58,7 +58,10 @@ function replyExcerpt(body: string): string {
   const start =
     bytes.length <= RESPONSE_BODY_MAX_BYTES
       ? body
-      : bytes.subarray(0, RESPONSE_BODY_MAX_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+      : bytes
+          .subarray(0, RESPONSE_BODY_MAX_BYTES)
+          .toString('utf8')
+          .replace(/\uFFFD$/, '');
   return start.replaceAll('\u0000', '\uFFFD');
 }
 

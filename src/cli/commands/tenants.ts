@@ -111,9 +111,12 @@ export const tenantCommands: Command[] = [
     summary: 'List backend partner keys',
     async run(invocation) {
       const { partner_keys } = await invocation.admin().request('GET', '/partner-keys');
-      invocation.output(table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at', 'last_used_at']), {
-        partner_keys,
-      });
+      invocation.output(
+        table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at', 'last_used_at']),
+        {
+          partner_keys,
+        },
+      );
     },
   },
   {

@@ -53,7 +53,9 @@ const Delivery = Type.Object({
   latency_ms: Nullable(Type.Integer()),
   error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
   response_body: Nullable(
-    Type.String({ description: `The start (${RESPONSE_BODY_MAX_BYTES} bytes) of the endpoint's reply; null without one` }),
+    Type.String({
+      description: `The start (${RESPONSE_BODY_MAX_BYTES} bytes) of the endpoint's reply; null without one`,
+    }),
   ),
   next_retry_at: Nullable(Timestamp),
 });
@@ -122,7 +124,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         tags: ['invoices'],
         summary: 'Send the payment request again: one more attempt now, even after a final failure',
         description:
-          'Same `webhook-id`, recorded like every attempt (see the invoice\'s `deliveries`). A 409 once the partner has reported an outcome.',
+          "Same `webhook-id`, recorded like every attempt (see the invoice's `deliveries`). A 409 once the partner has reported an outcome.",
         params: IdParams,
         response: { 202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }) },
       },
