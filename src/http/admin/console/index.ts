@@ -111,6 +111,9 @@ export async function consolePlugin(
   };
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    // Not helmet's no-referrer: under it browsers send `Origin: null` with forms, which the
+    // Origin check must refuse. Nothing leaves for other sites either way.
+    reply.header('referrer-policy', 'same-origin');
     if (String(reply.getHeader('content-type') ?? '').startsWith('text/html'))
       reply.header('cache-control', 'no-store');
     return payload;
