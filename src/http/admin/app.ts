@@ -8,6 +8,7 @@ import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
+import { logAdminChange } from './changes.js';
 import { consolePlugin } from './console/index.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder } from './docs.js';
@@ -91,20 +92,7 @@ export async function buildAdminApp(
         }
         request.adminActor = 'admin token';
       });
-      // Every change an operator makes is logged (never with its body: it may carry secrets).
-      admin.addHook('onResponse', async (request, reply) => {
-        if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) {
-          request.log.info(
-            {
-              actor: request.adminActor,
-              route: request.routeOptions.url,
-              params: request.params,
-              status: reply.statusCode,
-            },
-            'admin change',
-          );
-        }
-      });
+      admin.addHook('onResponse', logAdminChange);
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
       await admin.register(adminPromptRoutes, { context });

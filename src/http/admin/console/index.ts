@@ -2,7 +2,7 @@
 // plain forms, enhanced by one small script; no build step, nothing fetched from elsewhere.
 // Sign-in exchanges the admin token for a session cookie (sessions.ts); every state-changing
 // request must carry the session's CSRF token and, when the browser sends one, our own Origin.
-import { createHmac } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import cookie from '@fastify/cookie';
@@ -13,6 +13,7 @@ import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import { unacceptableString } from '../../json-body.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
+import { logAdminChange } from '../changes.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
 import { geoRoutes } from './pages/geo.js';
@@ -109,6 +110,7 @@ export async function consolePlugin(
     const unsigned = raw ? request.unsignCookie(raw) : null;
     return unsigned?.valid ? (unsigned.value ?? undefined) : undefined;
   };
+  app.addHook('onResponse', logAdminChange);
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
     // Not helmet's no-referrer: under it browsers send `Origin: null` with forms, which the
@@ -185,13 +187,13 @@ export async function consolePlugin(
       .update(typeof token === 'string' ? token : '')
       .digest();
     const expected = createHmac('sha256', key).update(context.config.adminToken).digest();
-    if (!presented.equals(expected) || typeof token !== 'string') {
+    if (!timingSafeEqual(presented, expected)) {
       await limits.authenticationFailed(request, reply);
       return sendPage(reply, signInPage('That is not the admin token.'), 401);
     }
     const started = await sessions.start();
-    reply.setCookie(SESSION_COOKIE, started, cookieOptions(request, SESSION_HOURS * 3600));
-    request.log.info({ actor: (await sessions.find(started))?.actor }, 'console sign-in');
+    reply.setCookie(SESSION_COOKIE, started.token, cookieOptions(request, SESSION_HOURS * 3600));
+    request.log.info({ actor: started.actor }, 'console sign-in');
     return reply.redirect(consoleUrl('/'), 303);
   });
   app.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {

@@ -10,6 +10,8 @@ export const SESSION_HOURS = 12;
 
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
 
+const actorOf = (sessionId: string) => `console session ${sessionId.slice(0, 8)}`;
+
 export interface ConsoleSession {
   id: string;
   /** Who did it, for logs and the audit trail: `console session <first 8 of the id>`. */
@@ -28,15 +30,15 @@ export class ConsoleSessions {
     this.csrfKey = createHmac('sha256', key).update('console csrf').digest();
   }
 
-  /** Starts a session; returns the token for the cookie. Expired sessions are swept meanwhile. */
-  async start(now = new Date()): Promise<string> {
+  /** Starts a session: the token for the cookie, and who it is. Expired sessions are swept meanwhile. */
+  async start(now = new Date()): Promise<{ token: string; actor: string }> {
     await this.db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
     const token = randomBytes(32).toString('base64url');
-    await this.db.insert(consoleSessions).values({
-      digest: digest(token),
-      expiresAt: new Date(now.getTime() + SESSION_HOURS * 3600_000),
-    });
-    return token;
+    const [row] = await this.db
+      .insert(consoleSessions)
+      .values({ digest: digest(token), expiresAt: new Date(now.getTime() + SESSION_HOURS * 3600_000) })
+      .returning({ id: consoleSessions.id });
+    return { token, actor: actorOf(row.id) };
   }
 
   async find(token: string | undefined, now = new Date()): Promise<ConsoleSession | null> {
@@ -46,7 +48,7 @@ export class ConsoleSessions {
       .from(consoleSessions)
       .where(and(eq(consoleSessions.digest, digest(token)), gt(consoleSessions.expiresAt, now)));
     if (!row) return null;
-    return { id: row.id, actor: `console session ${row.id.slice(0, 8)}`, csrfToken: this.csrfTokenOf(token) };
+    return { id: row.id, actor: actorOf(row.id), csrfToken: this.csrfTokenOf(token) };
   }
 
   async end(token: string): Promise<void> {

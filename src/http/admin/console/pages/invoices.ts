@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { parse, stringify } from 'lossless-json';
 import {
   type DeliveryView,
+  type InvoiceListing,
   invoiceHistory,
   listInvoices,
   type PaymentEventView,
@@ -61,6 +62,15 @@ function notificationEntry(event: PaymentEventView): Html {
 <dl class="inline"><dt>Invoice</dt><dd>${event.status_before} → ${event.status_after}</dd><dt>Transaction</dt><dd class="mono">${event.transaction_id}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.request_id ?? '—'}</dd></dl>
 <details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(event.payload_json)}</pre></details>
 </div></li>`;
+}
+
+/** Invoices as rows linking to their timelines. */
+export function invoiceTable(invoices: InvoiceListing['invoices'], empty: string): Html {
+  const rows = invoices.map(
+    (invoice) =>
+      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
+  );
+  return table(['Created', 'Tenant', 'Amount', 'Status', 'Id'], rows, empty);
 }
 
 type History = Awaited<ReturnType<typeof invoiceHistory>>;
@@ -122,17 +132,13 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
     const statusOptions = INVOICE_STATUSES.map(
       (status) => html`<option${status === query.status ? html` selected` : ''}>${status}</option>`,
     );
-    const rows = listing.invoices.map(
-      (invoice) =>
-        html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
-    );
     const content = html`<form method="get" class="filters">
 <label>Tenant <select name="tenant" data-autosubmit><option value="">all</option>${tenantOptions}</select></label>
 <label>Status <select name="status" data-autosubmit><option value="">all</option>${statusOptions}</select></label>
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
 <label>To <input type="date" name="to" value="${query.to ?? ''}"></label>
 <button>Filter</button></form>
-${table(['Created', 'Tenant', 'Amount', 'Status', 'Id'], rows, 'No invoice matches.')}
+${invoiceTable(listing.invoices, 'No invoice matches.')}
 ${pager('/invoices', { tenant: query.tenant, status: query.status, from: query.from, to: query.to }, pageNumber, listing.more)}`;
     return sendPage(reply, page(request.consoleView, 'invoices', 'Invoices', content));
   });
