@@ -29,7 +29,10 @@ const Tenant = Type.Object({
 const Credential = Type.Object({
   id: Uuid,
   kind: Type.String(),
-  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
+  hint: Type.String({
+    description:
+      "The secret's prefix and last four characters, to tell secrets apart (earlier ones: its first characters)",
+  }),
   name: Nullable(Type.String()),
   scopes: Type.Array(Type.String()),
   tenant_id: Nullable(Uuid),

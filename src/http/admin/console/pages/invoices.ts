@@ -93,7 +93,7 @@ function timeline(view: View, history: History): Html {
           },
         )
       : html`<span class="muted">The partner reported an outcome: the payment request is not sent again.</span>`;
-  return html`<p>${statusBadge(invoice.status)} <strong>${invoice.amount} ${invoice.currency}</strong> for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a> · ${resend}</p>
+  return html`<div class="toolbar">${statusBadge(invoice.status)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
 ${invoice.paymentUrl && html`<p>Payment URL from the partner: <span class="mono wrap">${invoice.paymentUrl}</span></p>`}
 <ol class="timeline">
 <li class="event created"><div class="when">${when(invoice.createdAt)}</div><div class="what"><h3>Invoice created</h3><dl class="inline"><dt>Id</dt><dd class="mono">${invoice.id}</dd><dt>Gateway</dt><dd>${tenant.gateway}</dd></dl></div></li>

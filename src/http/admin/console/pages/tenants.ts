@@ -101,7 +101,7 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
           className: 'inline',
         },
       );
-  return html`<p>${activeBadge(tenant)} <span class="mono">${tenant.slug}</span> · <a href="${consoleUrl(`/invoices?tenant=${tenant.id}`)}">Invoices</a> · ${toggle}</p>
+  return html`<div class="toolbar">${activeBadge(tenant)} <span class="mono">${tenant.slug}</span> <a href="${consoleUrl(`/invoices?tenant=${tenant.id}`)}">Invoices</a> ${toggle}</div>
 <div class="columns">
 <section class="card"><h2>Details</h2><dl>
 <dt>Id</dt><dd class="mono">${tenant.id}</dd>
