@@ -10,6 +10,7 @@ import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
+import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
@@ -205,9 +206,11 @@ describe('outbound payment request', () => {
     expect(Buffer.byteLength(first.response_body!)).toBeGreaterThan(1020);
     expect(refusal.startsWith(first.response_body!)).toBe(true);
 
-    const resent = await service.admin('POST', `/invoices/${invoice.id}/payment-requests`);
-    expect(resent.statusCode).toBe(202);
-    expect(resent.json()).toEqual({ invoice_id: invoice.id, attempt: 2 });
+    // `partnerctl invoices resend` is POST /admin/v1/invoices/{id}/payment-requests, answered 202.
+    const env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const resent = await partnerctl(['invoices', 'resend', invoice.id, '--json'], env);
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(JSON.parse(resent.stdout)).toEqual({ invoice_id: invoice.id, attempt: 2 });
     const shown = await waitFor('the resent attempt', async () => {
       const current = await showInvoice(service, invoice.id);
       return current.invoice.payment_url ? current : undefined;
@@ -228,6 +231,9 @@ describe('outbound payment request', () => {
       code: 'CONFLICT',
       message: 'The invoice is paid: the partner has reported an outcome, so its payment request is not sent again.',
     });
+    const refusedByCli = await partnerctl(['invoices', 'resend', invoice.id], env);
+    expect(refusedByCli.code).toBe(1);
+    expect(refusedByCli.stderr).toContain('409 CONFLICT The invoice is paid');
     const unknown = await service.admin('POST', '/invoices/00000000-0000-4000-8000-000000000000/payment-requests');
     expect(unknown.statusCode).toBe(404);
   });

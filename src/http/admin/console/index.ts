@@ -47,6 +47,7 @@ declare module 'fastify' {
   }
 }
 
+const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 const ASSET_TYPES: Record<string, string> = { 'console.css': 'text/css', 'console.js': 'text/javascript' };
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -103,7 +104,7 @@ export async function consolePlugin(
   const key = createHmac('sha256', tokenDigest).update('console cookie').digest();
   const sessions = new ConsoleSessions(context.db, key);
   await app.register(cookie, { secret: key });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, parseForm);
+  app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'string' }, parseForm);
 
   const sessionToken = (request: FastifyRequest) => {
     const raw = request.cookies[SESSION_COOKIE];
@@ -143,6 +144,13 @@ export async function consolePlugin(
   app.addHook('preValidation', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD') return;
     if (crossSite(request)) throw new AppError(ErrorCode.FORBIDDEN, 'Refused: this request came from another site.');
+    // Forms only: a JSON body's numbers and objects are not what the form converters read.
+    if (request.body !== undefined && !FORM_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
+      throw new AppError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        'The console takes forms (application/x-www-form-urlencoded).',
+      );
+    }
     const fields = (request.body ?? {}) as FormFields;
     request.consoleFields = fields;
     if (request.consoleSession) {

@@ -115,6 +115,20 @@ describe('operators console', () => {
     const content = await page.content();
     for (const secret of secrets) expect(content).not.toContain(secret);
     expect(await page.locator('section.card', { hasText: 'SSO HMAC secret' }).locator('tbody tr').count()).toBe(1);
+
+    // A refused form comes back to its page with the reason.
+    await page.goto(url('/tenants'));
+    await page.locator('details', { hasText: 'Create a tenant' }).evaluate((details) => {
+      (details as HTMLDetailsElement).open = true;
+    });
+    await page.fill('input[name="name"]', 'Same slug');
+    await page.fill('input[name="slug"]', slug);
+    await page.click('button:has-text("Create tenant")');
+    await page
+      .getByRole('status')
+      .filter({ hasText: `A tenant with slug "${slug}" already exists.` })
+      .waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/tenants');
   });
 
   async function apiStatus(secret: string): Promise<number> {
@@ -231,6 +245,22 @@ describe('operators console', () => {
     expect(payload).toContain('"note": "<script>alert(1)</script>"');
     expect(await page.locator('.event.trip').textContent()).toContain('booked');
     expect(await page.locator('button:has-text("Send the payment request again")').count()).toBe(0);
+  });
+
+  it('charts the last day on the home page: attempts and notifications per hour by outcome', async () => {
+    await page.goto(url('/'));
+    const legend = async (chart: string) =>
+      Object.fromEntries(
+        (await page.locator('figure', { hasText: chart }).locator('.legend li').allTextContents()).map((item) => {
+          const [label, count] = item.trim().split(/ (?=\d+$)/);
+          return [label, Number(count)];
+        }),
+      );
+    expect(await legend('Payment request attempts')).toEqual({ delivered: 2, retrying: 1, failed: 0 });
+    expect(await legend('Payment notifications')).toEqual({ paid: 1, failed: 0, refunded: 0, 'not applied': 0 });
+    const bars = page.locator('figure', { hasText: 'Payment request attempts' }).locator('rect');
+    expect(await bars.count()).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('.stat', { hasText: 'tenants active' }).locator('.value').textContent()).toBe('2');
   });
 
   it('edits the Arabic default prompts right to left, in the order shown', async () => {
