@@ -32,6 +32,8 @@ const SearchQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200 })),
   country: Type.Optional(Type.String({ maxLength: 36 })),
 });
+const supportNotice = (place: { name: string; supported: boolean }) =>
+  `${place.name} is ${place.supported ? 'now supported' : 'no longer supported'}.`;
 const supportedForm = (fields: Record<string, string | string[]>) => ({
   supported: text(fields, 'supported') === 'true',
 });
@@ -87,7 +89,7 @@ ${table(['Code', 'Name', 'Arabic', 'Phone', 'Supported'], rows, q ? `No country 
       const country = await updateCountry(db, request.params.id, request.body);
       return answer(reply, {
         redirect: backTo(request.consoleFields, '/geo/countries'),
-        notice: `${country.name} is ${country.supported ? 'now supported' : 'no longer supported'}.`,
+        notice: supportNotice(country),
       });
     },
   );
@@ -99,7 +101,7 @@ ${table(['Code', 'Name', 'Arabic', 'Phone', 'Supported'], rows, q ? `No country 
       const city = await updateCity(db, request.params.id, request.body);
       return answer(reply, {
         redirect: backTo(request.consoleFields, '/geo'),
-        notice: `${city.name} is ${city.supported ? 'now supported' : 'no longer supported'}.`,
+        notice: supportNotice(city),
       });
     },
   );
