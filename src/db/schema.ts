@@ -274,3 +274,7 @@ export const paymentDeliveries = pgTable(
     index('payment_deliveries_attempted_idx').on(table.attemptedAt),
   ],
 );
+
+export type CountryRow = typeof countries.$inferSelect;
+export type CityRow = typeof cities.$inferSelect;
+export type AttractionRow = typeof attractions.$inferSelect;

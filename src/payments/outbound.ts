@@ -65,7 +65,7 @@ function replyExcerpt(body: string): string {
   return start.replaceAll('\u0000', '\uFFFD');
 }
 
-export interface EndpointReply {
+interface EndpointReply {
   status: number;
   retryAfter: string | undefined;
   body: string;
@@ -74,7 +74,7 @@ export interface EndpointReply {
 class TimeoutError extends Error {}
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-export function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
   return new Promise<EndpointReply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -148,7 +148,7 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-export interface OutboundDependencies {
+interface OutboundDependencies {
   db: Database;
   queue: PaymentQueue;
   openSecret: (sealed: string) => string;
@@ -173,7 +173,7 @@ async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
   return found;
 }
 
-export function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
+function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,

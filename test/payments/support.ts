@@ -1,12 +1,14 @@
 // Helpers shared by the payment tests: invoices, trips and notifications through the real routes.
+
+import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import type { DeliveryView, InvoiceView } from '../../src/payments/invoices.js';
+import type { Delivery, Invoice } from '../../src/http/admin/shapes.js';
 import type { TestService, TestTenant } from '../support/service.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
 
 /** An invoice as the admin API shows it. */
-export type InvoiceJson = InvoiceView;
+export type InvoiceJson = Static<typeof Invoice>;
 
 export async function createInvoice(
   service: TestService,
@@ -39,7 +41,7 @@ export async function showInvoice(service: TestService, invoiceId: string) {
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
     events: Record<string, any>[];
-    deliveries: DeliveryView[];
+    deliveries: Static<typeof Delivery>[];
     raw: string;
   };
 }

@@ -5,11 +5,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { parse, stringify } from 'lossless-json';
 import {
-  type DeliveryView,
   type InvoiceListing,
   invoiceHistory,
   listInvoices,
-  type PaymentEventView,
+  type PaymentDeliveryRow,
+  type PaymentEventRow,
   resendPaymentRequest,
 } from '../../../../payments/invoices.js';
 import { listTenants } from '../../../../tenants/tenants.js';
@@ -39,28 +39,28 @@ function prettyPayload(payloadJson: string): string {
   return stringify(parse(payloadJson), null, 2) ?? payloadJson;
 }
 
-function attemptEntry(delivery: DeliveryView): Html {
+function attemptEntry(delivery: PaymentDeliveryRow): Html {
   const outcome =
     delivery.error === null
       ? badge('delivered', 'ok')
-      : delivery.next_retry_at
+      : delivery.nextRetryAt
         ? badge('will retry', 'wait')
         : badge('failed', 'bad');
-  return html`<li class="event attempt"><div class="when">${when(delivery.attempted_at)}</div><div class="what">
+  return html`<li class="event attempt"><div class="when">${when(delivery.attemptedAt)}</div><div class="what">
 <h3>Payment request, attempt ${delivery.attempt} ${outcome}</h3>
-<dl class="inline"><dt>HTTP status</dt><dd>${delivery.http_status ?? 'no answer'}</dd><dt>Latency</dt><dd>${
-    delivery.latency_ms === null ? '—' : `${delivery.latency_ms} ms`
-  }</dd>${delivery.next_retry_at && html`<dt>Next retry</dt><dd>${when(delivery.next_retry_at)}</dd>`}</dl>
+<dl class="inline"><dt>HTTP status</dt><dd>${delivery.httpStatus ?? 'no answer'}</dd><dt>Latency</dt><dd>${
+    delivery.latencyMs === null ? '—' : `${delivery.latencyMs} ms`
+  }</dd>${delivery.nextRetryAt && html`<dt>Next retry</dt><dd>${when(delivery.nextRetryAt)}</dd>`}</dl>
 ${delivery.error && html`<p class="error-text">${delivery.error}</p>`}
-${delivery.response_body && html`<details><summary>Reply body (start)</summary><pre>${delivery.response_body}</pre></details>`}
+${delivery.responseBody && html`<details><summary>Reply body (start)</summary><pre>${delivery.responseBody}</pre></details>`}
 </div></li>`;
 }
 
-function notificationEntry(event: PaymentEventView): Html {
-  return html`<li class="event notification"><div class="when">${when(event.received_at)}</div><div class="what">
+function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; payloadJson: string }): Html {
+  return html`<li class="event notification"><div class="when">${when(event.receivedAt)}</div><div class="what">
 <h3>Payment notification: ${event.status} ${event.applied ? badge('applied', 'ok') : badge('not applied', 'off')}</h3>
-<dl class="inline"><dt>Invoice</dt><dd>${event.status_before} → ${event.status_after}</dd><dt>Transaction</dt><dd class="mono">${event.transaction_id}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.request_id ?? '—'}</dd></dl>
-<details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(event.payload_json)}</pre></details>
+<dl class="inline"><dt>Invoice</dt><dd>${event.statusBefore} → ${event.statusAfter}</dd><dt>Transaction</dt><dd class="mono">${event.transactionId}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.requestId ?? '—'}</dd></dl>
+<details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(payloadJson)}</pre></details>
 </div></li>`;
 }
 
@@ -77,10 +77,10 @@ type History = Awaited<ReturnType<typeof invoiceHistory>>;
 
 function timeline(view: View, history: History): Html {
   const { invoice, tenant, trip } = history;
-  const dated: [string, Html][] = [
-    ...history.deliveries.map((delivery): [string, Html] => [delivery.attempted_at, attemptEntry(delivery)]),
-    ...history.events.map((event): [string, Html] => [event.received_at, notificationEntry(event)]),
-  ].sort((a, b) => a[0].localeCompare(b[0]));
+  const dated: [Date, Html][] = [
+    ...history.deliveries.map((delivery): [Date, Html] => [delivery.attemptedAt, attemptEntry(delivery)]),
+    ...history.events.map((received): [Date, Html] => [received.event.receivedAt, notificationEntry(received)]),
+  ].sort((a, b) => a[0].getTime() - b[0].getTime());
   const resend =
     invoice.status === 'pending'
       ? postForm(
