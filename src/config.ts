@@ -48,6 +48,19 @@ export interface Config {
   redisKeyPrefix: string;
   /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
   trustProxy: boolean | string[];
+  /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
+  connectionLimits: ConnectionLimits;
+}
+
+export interface ConnectionLimits {
+  /** A request's headers must arrive within this; slowloris connections are closed after it. */
+  headersTimeoutSeconds: number;
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeoutSeconds: number;
+  /** An idle keep-alive connection is closed after this (longer than a load balancer's, typically 60 s). */
+  keepAliveTimeoutSeconds: number;
+  /** Open connections per listener; more are closed at once. 0: no cap. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {}
@@ -105,6 +118,19 @@ function trustProxy(env: Env): Config['trustProxy'] {
     throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses, got "${raw}"`);
   }
   return addresses;
+}
+
+function connectionLimits(env: Env): ConnectionLimits {
+  const limits = {
+    headersTimeoutSeconds: seconds(env, 'HEADERS_TIMEOUT_SECONDS', 10, 1, 600),
+    requestTimeoutSeconds: seconds(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),
+    keepAliveTimeoutSeconds: seconds(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600),
+    maxConnections: count(env, 'MAX_CONNECTIONS', 4096),
+  };
+  if (limits.headersTimeoutSeconds > limits.requestTimeoutSeconds) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
+  }
+  return limits;
 }
 
 function logFormat(env: Env, stdoutIsTerminal: boolean): Config['logFormat'] {
@@ -212,5 +238,6 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'partner-integrations',
     trustProxy: trustProxy(env),
+    connectionLimits: connectionLimits(env),
   };
 }

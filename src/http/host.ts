@@ -92,8 +92,21 @@ export interface HostOptions {
   logger: FastifyBaseLogger;
 }
 
+/**
+ * Node checks the header and request timeouts on this period (30 s by default), so a slowloris
+ * connection would otherwise outlive its timeout by up to that much.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
+  const limits = context.config.connectionLimits;
   const app = Fastify({
+    http: {
+      headersTimeout: limits.headersTimeoutSeconds * 1000,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    requestTimeout: limits.requestTimeoutSeconds * 1000,
+    keepAliveTimeout: limits.keepAliveTimeoutSeconds * 1000,
     loggerInstance: options.logger.child({ listener: options.listener }),
     logController: new RequestLog(),
     genReqId: requestId,
@@ -102,6 +115,9 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     return503OnClosing: true,
     trustProxy: context.config.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Past the cap, new connections are closed at once: the process keeps file descriptors and
+  // memory for the clients it already serves.
+  if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
 
   useStrictBodyValidation(app);
   // The usual protective headers on every answer (nosniff, frame and referrer policies, ...). JSON
