@@ -11,7 +11,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
-import { documentOf, type HostApp } from './http/host.js';
+import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import { Metrics } from './metrics.js';
@@ -121,13 +121,10 @@ function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger):
   logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
 }
 
-/** Starts listening; the listener's base URL, with the port it got and loopback for "every address". */
+/** Starts listening; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
   await app.listen({ host: listener.host, port: listener.port });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : listener.port;
-  const host = listener.host === '0.0.0.0' || listener.host === '::' ? '127.0.0.1' : listener.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return listenerUrl(app);
 }
 
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {

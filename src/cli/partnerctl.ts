@@ -9,6 +9,7 @@ import { createLogger, prettyDestination } from '../logger.js';
 import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
+import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
@@ -62,6 +63,7 @@ const COMMANDS: Command[] = [
   ...geoCommands,
   ...promptCommands,
   ...tripCommands,
+  ...auditCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {

@@ -183,6 +183,17 @@ export function trackAllowedMethods(app: HostApp): (path: string) => string[] {
   };
 }
 
+/**
+ * The base URL of a listening host: the port it got, loopback for "every address". Built from the
+ * socket, never from a request's Host header, which the client chooses.
+ */
+export function listenerUrl(app: Pick<HostApp, 'server'>): string {
+  const address = app.server.address();
+  if (!address || typeof address === 'string') return 'http://127.0.0.1';
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
 /** A host's OpenAPI document, from an instance of it that never listens. */
 export async function documentOf(build: () => Promise<HostApp>): Promise<unknown> {
   const app = await build();

@@ -8,6 +8,7 @@ import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
+import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { adminDocs, type DocumentBuilder } from './docs.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
@@ -19,6 +20,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 export const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
+/** The audit trail's name for whoever presents ADMIN_TOKEN. */
+export const ADMIN_TOKEN_ACTOR = 'admin token';
 
 export function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
@@ -55,6 +58,8 @@ export async function buildAdminApp(
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
+  // Before any route: every change on this host, whatever plugin adds its route, is audited.
+  recordAdminChanges(app, context);
   const limits = await registerRateLimits(app, context, 'admin');
   await app.register(adminDocs, { integrationsDocument });
 
@@ -80,21 +85,14 @@ export async function buildAdminApp(
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);
         }
-      });
-      // Every change an operator makes is logged (never with its body: it may carry secrets).
-      admin.addHook('onResponse', async (request, reply) => {
-        if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) {
-          request.log.info(
-            { route: request.routeOptions.url, params: request.params, status: reply.statusCode },
-            'admin change',
-          );
-        }
+        request.adminActor = ADMIN_TOKEN_ACTOR;
       });
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
       await admin.register(adminPromptRoutes, { context });
       await admin.register(adminTripRoutes, { context });
       await admin.register(adminPaymentRoutes, { context });
+      await admin.register(adminAuditRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );
