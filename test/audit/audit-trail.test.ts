@@ -1,23 +1,14 @@
 // The audit trail: every change the admin API offers leaves an event (who, what, when, from where,
 // on what, never a secret), listed paged and filtered by target by the API and by partnerctl.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditEventView } from '../../src/audit/events.js';
 import { buildAdminApp } from '../../src/http/admin/app.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-interface AuditEvent {
-  id: string;
-  occurred_at: string;
-  actor: string;
-  action: string;
-  target_id: string | null;
-  fields: string[];
-  status: number | null;
-  address: string | null;
-  request_id: string | null;
-}
+type AuditEvent = AuditEventView;
 
 const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
