@@ -32,6 +32,8 @@ export interface Config {
   paymentRetryBaseSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
+  /** Keys being rotated out: they still open secrets sealed before, until `partnerctl secrets rekey`. */
+  previousSecretEncryptionKeys: Buffer[];
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
   integrationsPublicUrl: string | null;
   /** JSON lines (machines) or one coloured line per event (people). */
@@ -173,14 +175,26 @@ function listeners(env: Env): Config['listeners'] {
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
 }
 
+/** A 32-byte key written as 64 hex digits or base64. */
+function parseKey(name: string, raw: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex digits or base64`);
+  return key;
+}
+
 function encryptionKey(env: Env): Buffer | null {
   const raw = env.SECRET_ENCRYPTION_KEY;
-  if (raw === undefined || raw === '') return null;
-  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) {
-    throw new ConfigError('SECRET_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64');
+  return raw === undefined || raw === '' ? null : parseKey('SECRET_ENCRYPTION_KEY', raw);
+}
+
+/** SECRET_ENCRYPTION_KEY_PREVIOUS: a comma list of keys being rotated out. */
+function previousEncryptionKeys(env: Env): Buffer[] {
+  const raw = (env.SECRET_ENCRYPTION_KEY_PREVIOUS ?? '').trim();
+  if (raw === '') return [];
+  if (!env.SECRET_ENCRYPTION_KEY) {
+    throw new ConfigError('SECRET_ENCRYPTION_KEY_PREVIOUS needs SECRET_ENCRYPTION_KEY: the key to seal under now');
   }
-  return key;
+  return raw.split(',').map((key) => parseKey('SECRET_ENCRYPTION_KEY_PREVIOUS', key.trim()));
 }
 
 /**
@@ -231,6 +245,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
     secretEncryptionKey: encryptionKey(env),
+    previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),
     rateLimitPerMinute: count(env, 'RATE_LIMIT_PER_MINUTE', 1200),
     rateLimitWindowSeconds: seconds(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),

@@ -4,11 +4,12 @@
 // effect on the next request in the process that made it, in every other as soon as the
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
 import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
-import type { Executor } from '../db/client.js';
+import type { Database, Executor } from '../db/client.js';
 import { credentials, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
+import type { SecretBox } from './secret-box.js';
 import {
   type CredentialKind,
   digestSecret,
@@ -230,4 +231,41 @@ export async function paymentEndpointSecrets(
     )
     .orderBy(asc(credentials.createdAt));
   return rows.flatMap((row) => (row.sealed ? [openSecret(row.sealed)] : [])).reverse();
+}
+
+export interface RekeySummary {
+  /** Sealed secrets found (payment endpoint signing secrets, revoked ones included). */
+  secrets: number;
+  /** Sealed again under the current key. */
+  resealed: number;
+  /** Ids of credentials whose secret no configured key opens: left as they are. */
+  unreadable: string[];
+}
+
+/** Seals every stored secret under the box's current key, in one transaction. */
+export async function resealSecrets(db: Database, box: SecretBox): Promise<RekeySummary> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select({ id: credentials.id, sealed: credentials.sealedSecret })
+      .from(credentials)
+      .where(isNotNull(credentials.sealedSecret))
+      .for('update');
+    const summary: RekeySummary = { secrets: rows.length, resealed: 0, unreadable: [] };
+    for (const row of rows) {
+      let resealed: string | null;
+      try {
+        resealed = box.reseal(row.sealed!);
+      } catch {
+        summary.unreadable.push(row.id);
+        continue;
+      }
+      if (resealed === null) continue;
+      await tx
+        .update(credentials)
+        .set({ sealedSecret: resealed })
+        .where(and(eq(credentials.id, row.id), eq(credentials.sealedSecret, row.sealed!)));
+      summary.resealed++;
+    }
+    return summary;
+  });
 }
