@@ -158,10 +158,7 @@ describe.skipIf(TEST_DATABASE_URL)('the key file beside the embedded data', () =
 
   it('is warned about at start, and still opens its secrets once a key is configured', async () => {
     const keyFile = keyFilePath(database.target.dataDir!);
-    let service = await startService(
-      loadConfig(testEnv(database.target, { SECRET_ENCRYPTION_KEY: '' })),
-      logger,
-    );
+    let service = await startService(loadConfig(testEnv(database.target, { SECRET_ENCRYPTION_KEY: '' })), logger);
     const created = await service.apps.admin!.inject({
       method: 'POST',
       url: '/admin/v1/tenants',
