@@ -7,7 +7,7 @@ import type { Page } from '../geo/listings.js';
 
 export type AuditEventRow = typeof auditEvents.$inferSelect;
 
-export interface AuditEventInput {
+interface AuditEventInput {
   /** Who: the admin token, a console session's label, a partnerctl command's user. */
   actor: string;
   /** What: e.g. `PATCH /admin/v1/tenants/:id` (a route template, never a concrete URL). */
@@ -35,7 +35,7 @@ export async function recordAuditEvent(db: Executor, event: AuditEventInput): Pr
   });
 }
 
-export interface AuditEventFilter {
+interface AuditEventFilter {
   targetId?: string;
 }
 
@@ -56,30 +56,4 @@ export async function listAuditEvents(
       .offset(page.offset),
   ]);
   return { count: counted, rows };
-}
-
-export interface AuditEventView {
-  id: string;
-  occurred_at: string;
-  actor: string;
-  action: string;
-  target_id: string | null;
-  fields: string[];
-  status: number | null;
-  address: string | null;
-  request_id: string | null;
-}
-
-export function auditEventView(row: AuditEventRow): AuditEventView {
-  return {
-    id: row.id,
-    occurred_at: row.occurredAt.toISOString(),
-    actor: row.actor,
-    action: row.action,
-    target_id: row.targetId,
-    fields: row.fields,
-    status: row.status,
-    address: row.address,
-    request_id: row.requestId,
-  };
 }

@@ -245,6 +245,10 @@ export const paymentDeliveries = pgTable(
   (table) => [index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt)],
 );
 
+export type CountryRow = typeof countries.$inferSelect;
+export type CityRow = typeof cities.$inferSelect;
+export type AttractionRow = typeof attractions.$inferSelect;
+
 /**
  * Operators' changes (admin API, partnerctl): who, what, when, from where, on what. Never a
  * secret: the body's field names are kept, not their values.

@@ -49,7 +49,7 @@ export class SecretBox {
   }
 }
 
-export const KEY_FILE_NAME = 'secret-encryption.key';
+const KEY_FILE_NAME = 'secret-encryption.key';
 
 /** Where the embedded default keeps its generated key: beside the data it protects. */
 export const keyFilePath = (dataDir: string) => path.join(dataDir, KEY_FILE_NAME);

@@ -1,14 +1,16 @@
 // The audit trail: every change the admin API offers leaves an event (who, what, when, from where,
 // on what, never a secret), listed paged and filtered by target by the API and by partnerctl.
+
+import type { Static } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEventView } from '../../src/audit/events.js';
 import { buildAdminApp } from '../../src/http/admin/app.js';
+import type { AuditEvent as AuditEventShape } from '../../src/http/admin/shapes.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-type AuditEvent = AuditEventView;
+type AuditEvent = Static<typeof AuditEventShape>;
 
 const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 

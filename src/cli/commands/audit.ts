@@ -1,11 +1,11 @@
 // partnerctl commands for the audit trail of operators' changes.
 import { CliError } from '../admin-client.js';
-import type { Command, OptionValues } from '../command.js';
+import type { Command, Invocation } from '../command.js';
 import { table } from '../output.js';
 
 const COLUMNS = ['occurred_at', 'actor', 'action', 'target_id', 'fields', 'status', 'address'];
 
-function wholeNumber(options: OptionValues, name: string): string | null {
+function wholeNumber(options: Invocation['options'], name: string): string | null {
   const value = options[name];
   if (value === undefined) return null;
   if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new CliError(`--${name} must be a whole number`);

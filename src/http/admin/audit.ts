@@ -4,11 +4,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { auditEventView, listAuditEvents, recordAuditEvent } from '../../audit/events.js';
+import { listAuditEvents, recordAuditEvent } from '../../audit/events.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
-import { Nullable, Timestamp, Uuid } from '../schemas.js';
+import { AuditEvent, auditEventView } from './shapes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -72,18 +72,6 @@ export function recordAdminChanges(app: HostApp, context: AppContext): void {
     return payload;
   });
 }
-
-const AuditEvent = Type.Object({
-  id: Uuid,
-  occurred_at: Timestamp,
-  actor: Type.String({ description: '`admin token`, or the console session that made the change' }),
-  action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
-  target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
-  fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),
-  status: Nullable(Type.Integer({ description: 'HTTP status answered; null for partnerctl commands' })),
-  address: Nullable(Type.String({ description: "The client's address" })),
-  request_id: Nullable(Type.String()),
-});
 
 export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.get(
