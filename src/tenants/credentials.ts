@@ -218,7 +218,7 @@ interface RekeySummary {
   unreadable: string[];
 }
 
-/** Seals every stored secret under the box's current key, in one transaction. */
+/** Seals every stored secret under the box's current key, in one transaction holding their rows. */
 export async function resealSecrets(db: Database, box: SecretBox): Promise<RekeySummary> {
   return db.transaction(async (tx) => {
     const rows = await tx
@@ -236,10 +236,7 @@ export async function resealSecrets(db: Database, box: SecretBox): Promise<Rekey
         continue;
       }
       if (resealed === null) continue;
-      await tx
-        .update(credentials)
-        .set({ sealedSecret: resealed })
-        .where(and(eq(credentials.id, row.id), eq(credentials.sealedSecret, row.sealed!)));
+      await tx.update(credentials).set({ sealedSecret: resealed }).where(eq(credentials.id, row.id));
       summary.resealed++;
     }
     return summary;

@@ -1,4 +1,5 @@
-// partnerctl commands for tenants, their credentials and backend partner keys.
+// partnerctl commands for tenants, their credentials, backend partner keys, and the signing
+// secrets' rekey after a SECRET_ENCRYPTION_KEY rotation.
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
 import { record, table } from '../output.js';
