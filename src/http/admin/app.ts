@@ -9,6 +9,8 @@ import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
+import { consolePlugin } from './console/index.js';
+import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder } from './docs.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
@@ -17,6 +19,13 @@ import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who made an authenticated admin request: `admin token` (bearer) or `console session <id>`. */
+    adminActor?: string;
+  }
+}
 
 const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
@@ -96,5 +105,6 @@ export async function buildAdminApp(
     },
     { prefix: ADMIN_PREFIX },
   );
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, context, tokenDigest: expectedToken, limits });
   return app;
 }

@@ -10,16 +10,6 @@ import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
 import { AuditEvent, auditEventView } from './shapes.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /**
-     * Who makes this admin request, as the audit trail names them: `admin token` for the bearer
-     * token, a console session's label for a signed-in operator. Set by whatever authenticated it.
-     */
-    adminActor?: string;
-  }
-}
-
 /** The actor of a change no authentication named (a sign-in, say). */
 const UNAUTHENTICATED = 'unauthenticated';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
