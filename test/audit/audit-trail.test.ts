@@ -94,7 +94,8 @@ describe('audit trail', () => {
     await change('POST', `/cities/${city.id}/attractions`, { name: 'Audit Tower' }, city.id);
     await change('PUT', '/default-prompts/ar', { prompts: [{ text: 'أين أسافر؟' }] }, 'ar');
     await change('POST', '/trips', { tenant_id: tenantId, title: 'Audited trip' });
-    await change('POST', '/invoices', { tenant_id: tenantId, amount: '10.00', currency: 'SAR' });
+    const { invoice } = await change('POST', '/invoices', { tenant_id: tenantId, amount: '10.00', currency: 'SAR' });
+    await change('POST', `/invoices/${invoice.id}/payment-requests`, undefined, invoice.id);
     await change('POST', '/secrets/rekey', undefined, null);
 
     // Every change of the API's document was made above: a route added without a case here fails.
@@ -186,6 +187,26 @@ describe('audit trail', () => {
       action: 'POST /admin/console/anonymous',
       target_id: null,
     });
+  });
+
+  it("records the console's sign-in under the session it started, never the token", async () => {
+    const base = service.urls.admin!;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const signIn = await fetch(`${base}/console/sign-in`, {
+      method: 'POST',
+      headers: form,
+      body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+    const [signedIn] = (await service.admin('GET', '/audit-events?limit=1')).json().results;
+    expect(signedIn).toMatchObject({
+      action: 'POST /console/sign-in',
+      actor: expect.stringMatching(/^console session /),
+      fields: ['token'],
+      status: 303,
+    });
+    expect(JSON.stringify(signedIn)).not.toContain(TEST_ADMIN_TOKEN);
   });
 
   it('is listed by partnerctl audit list', async () => {
