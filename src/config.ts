@@ -48,6 +48,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
   trustProxy: boolean | string[];
+  /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
+  readCacheMb: number;
 }
 
 export class ConfigError extends Error {}
@@ -212,5 +214,6 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'partner-integrations',
     trustProxy: trustProxy(env),
+    readCacheMb: count(env, 'READ_CACHE_MB', 16),
   };
 }

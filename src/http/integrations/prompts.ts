@@ -12,6 +12,7 @@ import {
   TEXT_MAX_CHARACTERS,
   updatePrompt,
 } from '../../prompts/prompts.js';
+import { answerWith, sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
@@ -89,8 +90,17 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         },
       },
     },
-    async (request) =>
-      ok('Effective suggested prompts.', await effectivePrompts(db, request.tenant.id, request.query.language)),
+    (request, reply) => {
+      const tenantId = request.tenant.id;
+      const { language } = request.query;
+      // Cached bytes until any prompt changes (src/http/response-cache.ts).
+      answerWith(
+        reply,
+        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => ({
+          payload: ok('Effective suggested prompts.', await effectivePrompts(db, tenantId, language)),
+        })),
+      );
+    },
   );
 
   app.post(
