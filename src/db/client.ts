@@ -17,6 +17,11 @@ export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesW
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 
+/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
 export interface DatabaseHandle {
   db: Database;
   kind: 'postgres' | 'pglite';

@@ -7,9 +7,8 @@
 // reads (at most a second old), so a cached order never outlives its data by more than that.
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import { perDatabase, ShortLivedCache } from '../cache.js';
-import type { Executor } from '../db/client.js';
+import { type Executor, rowsOf } from '../db/client.js';
 import { cities, countries } from '../db/schema.js';
-import { rowsOf } from './import.js';
 import type { CityRow, CountryRow } from './views.js';
 
 export interface Page {

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
-import { rowsOf } from '../../src/geo/import.js';
+import { rowsOf } from '../../src/db/client.js';
 import { createInvoice } from '../payments/support.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
