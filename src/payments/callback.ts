@@ -70,8 +70,8 @@ interface PlannedMove {
 
 const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'booked', refunded: 'cancelled' };
 
-/** planTransition from every status, for the statement to pick from once it holds the row lock. */
-function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMove> {
+/** planTransition from every status, for the statement to pick from once it holds the row lock (and for the bench). */
+export function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMove> {
   const moves = {} as Record<InvoiceStatus, PlannedMove>;
   for (const before of INVOICE_STATUSES) {
     const plan = planTransition(before, notified);
