@@ -123,7 +123,11 @@ async function startService(
   const child =
     how === 'npm start'
       ? startChild('npm', ['start', '--silent'], env, true)
-      : startChild(process.execPath, [...SERVICE_NODE_FLAGS, ...how.nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'], env);
+      : startChild(
+          process.execPath,
+          [...SERVICE_NODE_FLAGS, ...how.nodeFlags, 'dist/src/cli/partnerctl.js', 'serve'],
+          env,
+        );
   const stop = () => stopChild(child);
   cleanups.push(stop);
   try {
@@ -263,7 +267,7 @@ async function render(report: Report): Promise<string> {
     `(\`node ${SERVICE_NODE_FLAGS.map((flag) => `${flag} `).join('')}dist/src/cli/partnerctl.js serve\`, as \`npm start\` runs it; LOG_LEVEL=${LOG_LEVEL}, PostgreSQL pool of ${SERVICE_POOL_SIZE}), loaded over HTTP`,
     `by wrk (C, one thread) in a separate process, ${CONNECTIONS} connections, ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up; every request`,
     'answered 2xx with the expected body. CPU s: seconds of CPU (user + system) used during the measured run by the service,',
-    'by its load client (wrk) and by the ceiling\'s client (wrk or pgbench), all on the same two cores.',
+    "by its load client (wrk) and by the ceiling's client (wrk or pgbench), all on the same two cores.",
     '',
     '| scenario | req/s | p50 ms | p99 ms | CPU s service / client | ceiling (same run) | ceiling req/s | ceiling client CPU s | ratio | peak RSS MB | heap used MB | target |',
     '|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|',

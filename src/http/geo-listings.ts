@@ -1,7 +1,7 @@
 // The countries and cities listings as both hosts serve them (spec 4.1, 4.2, 4.5; DECISIONS §3,
 // §5): one query schema, one language negotiation, one ETag, one flag URL rule. A host only adds
 // its auth and its wrapping (the backend host none, the integrations host the envelope).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -113,10 +113,7 @@ async function serveListing<T, Wrapped>(
   const path = request.url.split('?')[0];
   const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
   const etag = () =>
-    `"g${version}-${createHash('sha256')
-      .update(`${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`)
-      .digest('base64url')
-      .slice(0, 22)}"`;
+    `"g${version}-${hash('sha256', `${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`, 'base64url').slice(0, 22)}"`;
   const ifNoneMatch = request.headers['if-none-match'];
   if (ifNoneMatch) {
     const current = etag();
