@@ -97,11 +97,12 @@ interface StatementRow {
 }
 
 /**
- * Steps 4 to 10 in one statement, one round trip: the invoice and whether the tuple is known (one
- * read, no lock, which answers duplicates and refusals); and only when `store` and the invoice
- * checks pass and the tuple is new, the row lock, the event (`on conflict do nothing`: the unique
- * index decides races) and the forward-only move of invoice and trip, planned from the status read
- * under the lock. No row when the invoice does not exist.
+ * Steps 4 to 10 in one call of receive_payment_notification (migrations/0003_…), one round trip:
+ * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
+ * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
+ * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
+ * of invoice and trip, as plannedMoves says for the status read under the lock. No row when the
+ * invoice does not exist.
  */
 async function receive(
   db: Database,
@@ -109,55 +110,12 @@ async function receive(
   notification: PaymentNotification,
   store: { amount: string; payloadJson: string } | null,
 ): Promise<StatementRow | undefined> {
-  const tenantId = received.tenant.id;
-  const { invoiceId, transactionId, status, gateway } = notification;
+  const { invoiceId, transactionId, status, gateway, currency } = notification;
   const [row] = rowsOf<StatementRow>(
-    await db.execute(sql`
-      with invoice as (
-        select id, tenant_id, amount, currency,
-               exists (select 1 from payment_events
-                       where tenant_id = ${tenantId}::uuid and transaction_id = ${transactionId}::text
-                         and status = ${status}::text and gateway = ${gateway}::text) as known
-        from invoices where id = ${invoiceId}::uuid
-      ),
-      locked as materialized (
-        select locked.id, locked.status, locked.trip_id
-        from invoices locked join invoice on invoice.id = locked.id
-        where ${store !== null}::boolean and not invoice.known and invoice.tenant_id = ${tenantId}::uuid
-          and locked.amount = ${store?.amount ?? null}::numeric and locked.currency = ${notification.currency}::text
-        for update of locked
-      ),
-      plan as materialized (
-        select locked.id, locked.trip_id, locked.status as before, move ->> 'next' as next,
-               (move ->> 'applied')::boolean as applied, (move ->> 'paid_at')::boolean as set_paid_at,
-               move ->> 'trip' as trip_status
-        from locked cross join lateral
-          (select ${JSON.stringify(plannedMoves(status))}::jsonb -> locked.status as move) moves
-        where move is not null
-      ),
-      stored as (
-        insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied,
-                                    status_before, status_after, request_id)
-        select ${tenantId}::uuid, plan.id, ${transactionId}::text, ${status}::text, ${gateway}::text,
-               ${store?.payloadJson ?? null}::jsonb, plan.applied, plan.before, plan.next, ${received.requestId}::text
-        from plan
-        on conflict do nothing
-        returning id
-      ),
-      moved as (
-        update invoices
-        set status = plan.next, gateway_reference = ${transactionId}::text,
-            paid_at = case when plan.set_paid_at then now() else invoices.paid_at end, updated_at = now()
-        from plan
-        where invoices.id = plan.id and plan.applied and exists (select 1 from stored)
-      ),
-      trip as (
-        update trips set status = plan.trip_status, updated_at = now()
-        from plan
-        where trips.id = plan.trip_id and plan.trip_status is not null and exists (select 1 from stored)
-      )
-      select tenant_id, amount::text as amount, currency, known, exists (select 1 from stored) as stored
-      from invoice`),
+    await db.execute(sql`select * from receive_payment_notification(
+      ${received.tenant.id}::uuid, ${invoiceId}::uuid, ${transactionId}::text, ${status}::text, ${gateway}::text,
+      ${store !== null}::boolean, ${store?.amount ?? null}::numeric, ${currency}::text,
+      ${JSON.stringify(plannedMoves(status))}::jsonb, ${store?.payloadJson ?? null}::text, ${received.requestId}::text)`),
   );
   return row;
 }
