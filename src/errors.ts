@@ -17,7 +17,7 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export const HTTP_STATUS: Record<ErrorCode, number> = {
+const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   VALIDATION_ERROR: 400,
@@ -32,7 +32,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   INTERNAL_ERROR: 500,
 };
 
-export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Unauthorized.',
   FORBIDDEN: 'Forbidden.',
   VALIDATION_ERROR: 'Invalid request.',

@@ -12,7 +12,7 @@ import * as schema from './schema.js';
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 
@@ -93,7 +93,7 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
 
 export class DatabaseUnavailableError extends Error {}
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   poolSize?: number;
@@ -104,7 +104,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 }
 
 /** The URL without its password, for messages. */
-export function describeDatabaseUrl(databaseUrl: string): string {
+function describeDatabaseUrl(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   if (url.password) url.password = '***';
   return url.toString();

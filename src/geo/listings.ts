@@ -8,8 +8,7 @@
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import { perDatabase, ShortLivedCache } from '../cache.js';
 import { type Executor, rowsOf } from '../db/client.js';
-import { cities, countries } from '../db/schema.js';
-import type { CityRow, CountryRow } from './views.js';
+import { type CityRow, type CountryRow, cities, countries } from '../db/schema.js';
 
 export interface Page {
   limit: number;
@@ -23,7 +22,7 @@ export interface CityFilter {
   withAttractions?: boolean;
 }
 
-export interface Listing<Row> {
+interface Listing<Row> {
   count: number;
   rows: Row[];
 }

@@ -14,7 +14,7 @@ import {
 } from '../../prompts/prompts.js';
 import { answerWith, sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
-import { Language, PromptObject } from '../shapes/prompt.js';
+import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
@@ -65,7 +65,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompts.', { prompts: await listPrompts(db, request.tenant.id, request.query.language) }),
+      ok('Suggested prompts.', {
+        prompts: (await listPrompts(db, request.tenant.id, request.query.language)).map(promptView),
+      }),
   );
 
   app.get(
@@ -82,7 +84,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
           200: Envelope(
             Type.Object({
               language: Language,
-              source: Type.Unsafe<'tenant' | 'default'>({ type: 'string', enum: ['tenant', 'default'] }),
+              source: PromptSource,
               prompts: Type.Array(PromptRef),
             }),
           ),
@@ -96,9 +98,12 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       // Cached bytes until any prompt changes (src/http/response-cache.ts).
       answerWith(
         reply,
-        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => ({
-          payload: ok('Effective suggested prompts.', await effectivePrompts(db, tenantId, language)),
-        })),
+        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
+          const effective = await effectivePrompts(db, tenantId, language);
+          return {
+            payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
+          };
+        }),
       );
     },
   );
@@ -114,9 +119,11 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
+      reply.code(201).send(
+        ok('Suggested prompt created.', {
+          prompt: promptView(await createPrompt(db, request.tenant.id, request.body)),
+        }),
+      ),
   );
 
   app.patch(
@@ -132,7 +139,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompt updated.', {
-        prompt: await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body),
+        prompt: promptView(await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body)),
       }),
   );
 
