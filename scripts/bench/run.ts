@@ -139,7 +139,7 @@ async function startService(
   }
 }
 
-async function startBareServer(scenarios: Scenario[]): Promise<string> {
+async function startBareServer(scenarios: Scenario[]): Promise<{ url: string; pid: number }> {
   const routes = scenarios.flatMap(({ ceiling }) =>
     ceiling.kind === 'bare'
       ? [
@@ -161,8 +161,9 @@ async function startBareServer(scenarios: Scenario[]): Promise<string> {
   );
   cleanups.push(() => stopChild(child));
   const url = `http://127.0.0.1:${port}`;
+  const pid = child.pid!;
   await waitFor200(`${url}${routes[0].path}`, child, performance.now(), 30_000);
-  return url;
+  return { url, pid };
 }
 
 const load = (spec: ScenarioLoad, durationS = DURATION_S) =>
@@ -186,9 +187,12 @@ interface Row {
   ceilingRps: number;
   /** CPU seconds of the ceiling's client (wrk or pgbench). */
   ceilingClientCpuS: number;
+  serviceCpuUsPerRequest: number;
+  /** The bare route's server CPU per request (read ceilings only). */
+  ceilingServerCpuUsPerRequest?: number;
 }
 
-async function measure(scenario: Scenario, service: Service, bareUrl: string): Promise<Row> {
+async function measure(scenario: Scenario, service: Service, bareServer: { url: string; pid: number }): Promise<Row> {
   log(`- ${scenario.label}`);
   if (WARMUP_S > 0) assertClean(`${scenario.label} (warm-up)`, await load(scenario.warmUp ?? scenario.load, WARMUP_S));
   const cpuBefore = cpuSecondsOf(service.pid);
@@ -196,7 +200,7 @@ async function measure(scenario: Scenario, service: Service, bareUrl: string): P
   const serviceCpuS = cpuSecondsOf(service.pid) - cpuBefore;
   const heapMb = await heapUsedMb(service.urls.admin);
   let ceilingLabel: string;
-  let ceiling: { rps: number; clientCpuS: number };
+  let ceiling: { rps: number; clientCpuS: number; serverCpuUsPerRequest?: number };
   if (scenario.ceiling.kind === 'pgbench') {
     const { tps, clientCpuS } = await pgbench(database.url, scenario.ceiling.script, {
       clients: SERVICE_POOL_SIZE,
@@ -206,11 +210,16 @@ async function measure(scenario: Scenario, service: Service, bareUrl: string): P
     ceilingLabel = `pgbench, the service's SQL, ${SERVICE_POOL_SIZE} clients`;
     ceiling = { rps: tps, clientCpuS };
   } else {
-    const bare = { url: `${bareUrl}${scenario.ceiling.path}`, expectBody: scenario.load.expectBody };
+    const bare = { url: `${bareServer.url}${scenario.ceiling.path}`, expectBody: scenario.load.expectBody };
     if (WARMUP_S > 0) assertClean(`${scenario.label} (bare warm-up)`, await load(bare, WARMUP_S));
     ceilingLabel = 'bare Fastify route, same bytes';
-    const { requestsPerSecond, clientCpuS } = await measuredLoad(`${scenario.label} (bare route)`, bare);
-    ceiling = { rps: requestsPerSecond, clientCpuS };
+    const bareCpuBefore = cpuSecondsOf(bareServer.pid);
+    const { requestsPerSecond, clientCpuS, total } = await measuredLoad(`${scenario.label} (bare route)`, bare);
+    ceiling = {
+      rps: requestsPerSecond,
+      clientCpuS,
+      serverCpuUsPerRequest: ((cpuSecondsOf(bareServer.pid) - bareCpuBefore) / total) * 1e6,
+    };
   }
   log(
     `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceiling.rps.toFixed(0)}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB (heap ${heapMb.toFixed(0)} MB), CPU service ${serviceCpuS.toFixed(1)} s, client ${result.clientCpuS.toFixed(1)} s, ceiling client ${ceiling.clientCpuS.toFixed(1)} s`,
@@ -224,6 +233,8 @@ async function measure(scenario: Scenario, service: Service, bareUrl: string): P
     ceilingLabel,
     ceilingRps: ceiling.rps,
     ceilingClientCpuS: ceiling.clientCpuS,
+    serviceCpuUsPerRequest: (serviceCpuS / result.total) * 1e6,
+    ceilingServerCpuUsPerRequest: ceiling.serverCpuUsPerRequest,
   };
 }
 
@@ -267,10 +278,11 @@ async function render(report: Report): Promise<string> {
     `(\`node ${SERVICE_NODE_FLAGS.map((flag) => `${flag} `).join('')}dist/src/cli/partnerctl.js serve\`, as \`npm start\` runs it; LOG_LEVEL=${LOG_LEVEL}, PostgreSQL pool of ${SERVICE_POOL_SIZE}), loaded over HTTP`,
     `by wrk (C, one thread) in a separate process, ${CONNECTIONS} connections, ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up; every request`,
     'answered 2xx with the expected body. CPU s: seconds of CPU (user + system) used during the measured run by the service,',
-    "by its load client (wrk) and by the ceiling's client (wrk or pgbench), all on the same two cores.",
+    "by its load client (wrk) and by the ceiling's client (wrk or pgbench), all on the same two cores. Server CPU µs/req:",
+    'the CPU per answered request of the service and of the bare route, what each answer costs however busy the machine.',
     '',
-    '| scenario | req/s | p50 ms | p99 ms | CPU s service / client | ceiling (same run) | ceiling req/s | ceiling client CPU s | ratio | peak RSS MB | heap used MB | target |',
-    '|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|',
+    '| scenario | req/s | p50 ms | p99 ms | CPU s service / client | server CPU µs/req service / bare | ceiling (same run) | ceiling req/s | ceiling client CPU s | ratio | peak RSS MB | heap used MB | target |',
+    '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|',
     ...report.rows.map((row) =>
       [
         row.scenario.label,
@@ -278,6 +290,7 @@ async function render(report: Report): Promise<string> {
         figure(row.service.p50),
         figure(row.service.p99),
         `${row.serviceCpuS.toFixed(1)} / ${row.service.clientCpuS.toFixed(1)}`,
+        `${row.serviceCpuUsPerRequest.toFixed(0)} / ${row.ceilingServerCpuUsPerRequest?.toFixed(0) ?? '-'}`,
         row.ceilingLabel,
         row.ceilingRps.toFixed(0),
         row.ceilingClientCpuS.toFixed(1),
@@ -376,11 +389,11 @@ async function main(): Promise<void> {
   await primeDuplicates(urls, fixtures);
   await createPgbenchFixtures(database, fixtures);
   const scenarios = [...callbackScenarios(urls, fixtures), ...(await readScenarios(urls, fixtures))];
-  const bareUrl = await startBareServer(scenarios);
+  const bareServer = await startBareServer(scenarios);
 
   log(`scenarios: ${CONNECTIONS} connections, ${DURATION_S} s each`);
   const rows: Row[] = [];
-  for (const scenario of scenarios) rows.push(await measure(scenario, service, bareUrl));
+  for (const scenario of scenarios) rows.push(await measure(scenario, service, bareServer));
 
   const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE)!;
   const rate = Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
