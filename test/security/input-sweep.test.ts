@@ -95,7 +95,7 @@ function sample(document: Schema, raw: Schema | undefined, field: string): unkno
 }
 
 function sampleOfType(document: Schema, schema: Schema, field: string): unknown {
-  switch (schema.type) {
+  switch ([schema.type].flat().find((type) => type !== 'null')) {
     case 'object':
       return Object.fromEntries(
         (schema.required ?? []).map((name: string) => [name, sample(document, schema.properties?.[name], name)]),
@@ -118,7 +118,8 @@ function stringFields(document: Schema, raw: Schema | undefined, prefix: string[
   if (!schema || schema.type !== 'object') return [];
   return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
     const resolved = resolve(document, property as Schema) ?? {};
-    const types = [resolved.type, ...(resolved.anyOf ?? []).map((option: Schema) => option.type)];
+    // A nullable field is `type: ["string", "null"]` (src/http/schemas.ts) or an anyOf.
+    const types = [resolved.type, ...(resolved.anyOf ?? []).map((option: Schema) => option.type)].flat();
     if (types.includes('string')) return [[...prefix, name]];
     if (resolved.type === 'object') return stringFields(document, resolved, [...prefix, name]);
     return [];
