@@ -97,7 +97,7 @@ interface StatementRow {
 }
 
 /**
- * Steps 4 to 10 in one call of receive_payment_notification (migrations/0003_…), one round trip:
+ * Steps 4 to 10 in one call of receive_payment_notification (migrations/0004_…), one round trip:
  * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
  * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
  * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
