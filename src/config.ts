@@ -52,6 +52,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
   trustProxy: boolean | string[];
+  /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
+  readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
 }
@@ -256,5 +258,6 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'partner-integrations',
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
+    readCacheMb: count(env, 'READ_CACHE_MB', 16),
   };
 }

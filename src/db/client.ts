@@ -2,10 +2,9 @@
 // (embedded PostgreSQL in DATA_DIR) when it is not. Everything above this file sees `Database`.
 import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { acquireDataDirLock } from './data-dir-lock.js';
@@ -16,6 +15,11 @@ export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
+
+/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
 
 export interface DatabaseHandle {
   db: Database;
@@ -200,6 +204,11 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   chmodSync(dataDir, 0o700);
   // PGlite does not lock its directory; two processes on one directory corrupt it silently.
   const lock = acquireDataDirLock(dataDir);
+  // Loaded only here: a service on PostgreSQL never pays for PGlite's module in memory or start time.
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+  ]);
   let pglite: PGlite;
   try {
     pglite = await PGlite.create(dataDir);

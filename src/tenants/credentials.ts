@@ -5,7 +5,7 @@
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
 import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
-import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import { approximateBytes, invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
@@ -28,14 +28,14 @@ export type CredentialRow = typeof credentials.$inferSelect;
 /** A credential with when it was last presented (to the minute; null: never since recorded). */
 export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 
-const RESOLVED_TTL_MS = 1000;
-const RESOLVED_MAX_ENTRIES = 10_000;
-const resolvedTenants = perDatabase(
-  () => new ShortLivedCache<TenantCredential | null>('tenant_credentials', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
-);
-const resolvedPartners = perDatabase(
-  () => new ShortLivedCache<BackendPartner | null>('backend_partner_keys', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
-);
+/** Each cache of answers holds at most this (some thousands of credentials). */
+const RESOLVED_MAX_BYTES = 4 * 1024 * 1024;
+const resolvedCache = <V>(name: string) =>
+  perDatabase(
+    () => new ShortLivedCache<V>({ name, ttlMs: 1000, maxBytes: RESOLVED_MAX_BYTES, sizeOf: approximateBytes }),
+  );
+const resolvedTenants = resolvedCache<TenantCredential | null>('tenant_credentials');
+const resolvedPartners = resolvedCache<BackendPartner | null>('backend_partner_keys');
 
 /** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
 export async function issueCredential(

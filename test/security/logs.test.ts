@@ -64,7 +64,7 @@ describe('the log of a scenario at trace level', () => {
     const invoice = await createInvoice(service, tenant);
     const failing = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
-        property === 'transaction'
+        property === 'transaction' || property === 'execute'
           ? () => {
               const error = new Error('could not write to file: No space left on device') as Error &
                 Record<string, unknown>;

@@ -84,7 +84,7 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
       const page = pageFrom(request.query);
       const { count, rows } = await listAuditEvents(context.db, { targetId }, page);
       const filters: Record<string, string> = targetId === undefined ? {} : { target_id: targetId };
-      return pagedList(listenerUrl(app), request, filters, page, count, rows.map(auditEventView));
+      return pagedList(listenerUrl(app), request.url.split('?')[0], filters, page, count, rows.map(auditEventView));
     },
   );
 };

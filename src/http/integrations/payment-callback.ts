@@ -42,7 +42,9 @@ const NotificationBody = Type.Object(
 );
 
 const Accepted = Type.Object({
-  status: Type.Union([Type.Literal('success'), Type.Literal('duplicate')], {
+  status: Type.Unsafe<'success' | 'duplicate'>({
+    type: 'string',
+    enum: ['success', 'duplicate'],
     description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
   }),
 });
