@@ -60,6 +60,7 @@ export const ERROR_RESPONSES = {
   413: errorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB'),
   429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds'),
   500: errorResponse('INTERNAL_ERROR'),
+  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds'),
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
