@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
+    globalSetup: ['./test/faults/support/global-setup.ts'],
     pool: 'forks',
     fileParallelism: false,
     testTimeout: 120_000,

@@ -62,6 +62,8 @@ export interface LoadOptions {
   timeoutMs?: number;
 }
 
+const NO_ANSWER_PAUSE_MS = 250;
+
 export class CallbackLoad {
   readonly answered = new Map<string, number>();
   readonly notifications: Notification[] = [];
@@ -93,8 +95,10 @@ export class CallbackLoad {
     this.senders = Array.from({ length: concurrency }, async () => {
       while (this.running) {
         const started = Date.now();
-        await this.send(this.retries.shift() ?? this.newNotification());
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, interval - (Date.now() - started))));
+        const outcome = await this.send(this.retries.shift() ?? this.newNotification());
+        // Nobody listening (the service is down): a partner's client backs off a little too.
+        const pause = outcome === 'error' ? NO_ANSWER_PAUSE_MS : interval - (Date.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, pause)));
       }
     });
   }
@@ -144,13 +148,14 @@ export class CallbackLoad {
     return notification;
   }
 
-  private async send(notification: Notification): Promise<void> {
+  private async send(notification: Notification): Promise<Outcome> {
     const started = Date.now();
     const outcome = await this.post(notification);
     this.sent++;
     this.slowestMs = Math.max(this.slowestMs, Date.now() - started);
     this.answered.set(String(outcome), (this.answered.get(String(outcome)) ?? 0) + 1);
     if (outcome !== 200 && notification.accepted === null && this.running) this.retries.push(notification);
+    return outcome;
   }
 
   private async post(notification: Notification): Promise<Outcome> {
