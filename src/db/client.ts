@@ -8,7 +8,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { acquireDataDirLock } from './data-dir-lock.js';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import * as schema from './schema.js';
 
@@ -267,14 +267,16 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   // after it opens and as it closes.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  // PGlite does not lock its directory; two processes on one directory corrupt it silently.
-  const lock = acquireDataDirLock(dataDir);
+  let lock: DataDirLock | undefined;
   let pglite: PGlite;
   try {
+    // PGlite does not lock its directory; two processes on one directory corrupt it silently.
+    lock = acquireDataDirLock(dataDir);
     pglite = await PGlite.create(dataDir);
     makePrivate(dataDir);
   } catch (error) {
-    lock.release();
+    lock?.release();
+    // On a full disk PGlite only says it "failed to initialize properly": say why.
     throw diskFullIn(dataDir) ?? error;
   }
   // One connection: everything beyond the first piece of work in flight is waiting for it.

@@ -67,6 +67,8 @@ const NO_ANSWER_PAUSE_MS = 250;
 export class CallbackLoad {
   readonly answered = new Map<string, number>();
   readonly notifications: Notification[] = [];
+  /** Every request: when it was sent, when it ended, how. */
+  readonly requests: { started: number; ended: number; outcome: Outcome }[] = [];
   /** Longest time any request took to be answered or to fail, in ms. */
   slowestMs = 0;
   sent = 0;
@@ -152,6 +154,7 @@ export class CallbackLoad {
     const started = Date.now();
     const outcome = await this.post(notification);
     this.sent++;
+    this.requests.push({ started, ended: Date.now(), outcome });
     this.slowestMs = Math.max(this.slowestMs, Date.now() - started);
     this.answered.set(String(outcome), (this.answered.get(String(outcome)) ?? 0) + 1);
     if (outcome !== 200 && notification.accepted === null && this.running) this.retries.push(notification);
