@@ -156,6 +156,8 @@ export function describeDatabaseUrl(databaseUrl: string): string {
 /** A connection not made within this fails its queries: while the database is away, answers come fast. */
 const CONNECT_TIMEOUT_SECONDS = 3;
 
+const STARTUP_CONNECT_ATTEMPTS = 3;
+
 /**
  * Seconds before connecting again after a failed connection. postgres.js waits up to 20 s after a
  * run of failures, and a query handed to a connection in that wait waits with it: callbacks hung
@@ -173,7 +175,16 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   });
   try {
-    await client`select 1`;
+    // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client`select 1`;
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'CONNECT_TIMEOUT' || attempt === STARTUP_CONNECT_ATTEMPTS)
+          throw error;
+      }
+    }
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);

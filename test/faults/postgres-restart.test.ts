@@ -2,12 +2,13 @@
 // during the outage the callback answers a clear 503 within a bounded time (never a 200 for
 // something not stored), /readyz turns 503 and back, and the service and its payment worker
 // recover by themselves once the database returns.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';
+import { type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
 import { checkInvariants, summary, withDatabase } from './support/invariants.js';
-import { ownClusterUnavailable, PostgresCluster } from './support/postgres-cluster.js';
+import { PostgresCluster } from './support/postgres-cluster.js';
 import { PartnerEndpoint, Prober, waitFor } from './support/probes.js';
 
 const CALLBACK = '/api/v1/payments/notify/';
@@ -15,25 +16,30 @@ const CALLBACK = '/api/v1/payments/notify/';
 const BOUND_MS = 2000;
 const OUTAGE_MS = 6000;
 
-if (ownClusterUnavailable) console.log(`[faults] PostgreSQL restart skipped: ${ownClusterUnavailable}`);
+const clusterOfTheSuite = inject('postgresCluster');
 
-describe.skipIf(ownClusterUnavailable)('PostgreSQL restarted under callback load', () => {
-  let cluster: PostgresCluster;
+describe.skipIf(!clusterOfTheSuite)('PostgreSQL restarted under callback load', () => {
+  // The suite's own cluster (never the shared server): files run one at a time, so nobody else uses it now.
+  const cluster = clusterOfTheSuite && PostgresCluster.attach(clusterOfTheSuite.dataDir, clusterOfTheSuite.port);
+  let database: ScenarioDatabase;
   let service: ServiceProcess | undefined;
   const partnerEndpoint = new PartnerEndpoint();
 
   beforeAll(async () => {
-    cluster = await PostgresCluster.create();
+    database = await scenarioDatabase('PostgreSQL');
     await partnerEndpoint.start();
   });
   afterAll(async () => {
     await service?.stop('SIGKILL');
     await partnerEndpoint.stop();
-    cluster?.destroy();
+    // Running again for whatever comes next, whatever happened here.
+    if (cluster && !cluster.isRunning()) cluster.start();
+    await database?.drop();
   });
 
   it('answers 503 fast while it is down, stores every 200, and recovers without a restart', async () => {
-    const databaseUrl = cluster.url();
+    if (!cluster) return;
+    const { databaseUrl } = database.target as { databaseUrl: string };
     service = await startServiceProcess(testEnv({ databaseUrl }, { PAYMENT_RETRY_BASE_SECONDS: '0.5' }));
     const { integrations, admin } = service.urls;
     const partner = await createPartner(admin, 40);

@@ -19,6 +19,8 @@ declare module 'vitest' {
     pgliteTemplate: string;
     /** URL of the suite's cluster's template database, or '' when the cluster cannot run here. */
     postgresTemplateUrl: string;
+    /** The suite's cluster, for the scenario that stops and starts it. */
+    postgresCluster: { dataDir: string; port: number } | null;
   }
 }
 
@@ -55,6 +57,8 @@ export default async function setup(project: TestProject) {
   const [, postgresSide] = await Promise.all([migrateAndSeed({ dataDir: pgliteTemplate }), postgresTemplate()]);
   project.provide('pgliteTemplate', pgliteTemplate);
   project.provide('postgresTemplateUrl', postgresSide.url);
+  const { cluster } = postgresSide;
+  project.provide('postgresCluster', cluster && { dataDir: cluster.dataDir, port: cluster.port });
   return () => {
     postgresSide.cluster?.destroy();
     rmSync(path.dirname(pgliteTemplate), { recursive: true, force: true });

@@ -51,6 +51,11 @@ export class PostgresCluster {
     return cluster;
   }
 
+  /** The cluster another process of the run created (the suite's global setup). */
+  static attach(dataDir: string, port: number): PostgresCluster {
+    return new PostgresCluster(dataDir, port, path.dirname(dataDir));
+  }
+
   url(database = 'postgres'): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
@@ -58,6 +63,15 @@ export class PostgresCluster {
   start(): void {
     const options = `-p ${this.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off -c max_connections=200`;
     run('pg_ctl', ['-D', this.dataDir, '-o', options, '-l', path.join(this.dataDir, 'server.log'), '-w', 'start']);
+  }
+
+  isRunning(): boolean {
+    try {
+      run('pg_ctl', ['-D', this.dataDir, 'status']);
+      return true;
+    } catch {
+      return false; // pg_ctl status exits 3 when the server is not running
+    }
   }
 
   /** A fast shutdown: sessions are ended, as in a restart by an operator or an orchestrator. */

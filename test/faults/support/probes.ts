@@ -73,10 +73,10 @@ export interface ReceivedRequest {
   answered: boolean;
 }
 
-/** A partner's payment endpoint answering 200 after `delayMs`; what it received, in order. */
+/** A partner's payment endpoint answering 200, the first request for an invoice after `firstDelayMs`; what it received, in order. */
 export class PartnerEndpoint {
   readonly received: ReceivedRequest[] = [];
-  delayMs = 0;
+  firstDelayMs = 0;
   url = '';
   private readonly server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
@@ -86,8 +86,9 @@ export class PartnerEndpoint {
       invoiceId: JSON.parse(Buffer.concat(chunks).toString('utf8')).invoice_id,
       answered: false,
     };
+    const first = !this.received.some((request) => request.invoiceId === entry.invoiceId);
     this.received.push(entry);
-    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (first) await new Promise((resolve) => setTimeout(resolve, this.firstDelayMs));
     if (response.destroyed || request.socket.destroyed) return;
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ payment_url: `https://pay.example.com/${entry.invoiceId}` }), () => {
