@@ -39,9 +39,10 @@ const CONNECTION_CODES = new Set([
   'EPIPE',
 ]);
 
-// SQLSTATE: 08 connection exception; 57P01-57P03 the server shutting down, crashed or starting;
-// 53 insufficient resources (53100 disk full, 53200 out of memory, 53300 too many connections).
-const UNAVAILABLE_STATE = /^(08...|57P0[123]|53...)$/;
+// SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation: a bug of ours);
+// 57P01-57P03 the server shutting down, crashed or starting; 53 insufficient resources (53100
+// disk full, 53200 out of memory, 53300 too many connections).
+const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
 
 /** Why `error` means the database is unavailable, or null when it is an error of the statement. */
 export function unavailability(error: unknown): DatabaseUnavailableError | null {
