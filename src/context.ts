@@ -7,7 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
-export interface PublicUrls {
+interface PublicUrls {
   integrations: string;
   backend: string;
 }

@@ -18,7 +18,7 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export const HTTP_STATUS: Record<ErrorCode, number> = {
+const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   VALIDATION_ERROR: 400,
@@ -34,7 +34,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
-export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Unauthorized.',
   FORBIDDEN: 'Forbidden.',
   VALIDATION_ERROR: 'Invalid request.',

@@ -8,13 +8,13 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { acquireDataDirLock } from './data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import * as schema from './schema.js';
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 
@@ -68,7 +68,7 @@ class QueryTracker {
 /** How long a write refused for lack of space keeps /readyz at 503 after it. */
 const DISK_FULL_HOLD_MS = 5000;
 /** /readyz answers 503 when the database has not answered `select 1` within this. */
-export const READINESS_TIMEOUT_MS = 1500;
+const READINESS_TIMEOUT_MS = 1500;
 /**
  * The embedded database is reported not ready below this much free space in DATA_DIR: the next
  * write would likely fail.
@@ -136,7 +136,7 @@ function countedWhenAwaited<R>(result: R, inFlight: QueryTracker): R {
   return result;
 }
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   poolSize?: number;
@@ -147,7 +147,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 }
 
 /** The URL without its password, for messages. */
-export function describeDatabaseUrl(databaseUrl: string): string {
+function describeDatabaseUrl(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   if (url.password) url.password = '***';
   return url.toString();
@@ -278,7 +278,7 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   // after it opens and as it closes.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  let lock: DataDirLock | undefined;
+  let lock: ReturnType<typeof acquireDataDirLock> | undefined;
   let pglite: PGlite;
   try {
     // PGlite does not lock its directory; two processes on one directory corrupt it silently.

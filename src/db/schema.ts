@@ -244,3 +244,7 @@ export const paymentDeliveries = pgTable(
   },
   (table) => [index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt)],
 );
+
+export type CountryRow = typeof countries.$inferSelect;
+export type CityRow = typeof cities.$inferSelect;
+export type AttractionRow = typeof attractions.$inferSelect;

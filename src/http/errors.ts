@@ -49,7 +49,7 @@ export function schemaFieldErrors(error: FastifyError): FieldError[] {
 }
 
 /** Seconds a client is asked to wait (`Retry-After`) when the database is unavailable. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;

@@ -49,7 +49,7 @@ export const REQUEST_TIMEOUT_MS = 15_000;
 /** More of the endpoint's reply than this is not read (we only want `payment_url`). */
 const MAX_REPLY_BYTES = 64 * 1024;
 
-export interface EndpointReply {
+interface EndpointReply {
   status: number;
   retryAfter: string | undefined;
   body: string;
@@ -58,7 +58,7 @@ export interface EndpointReply {
 class TimeoutError extends Error {}
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-export function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
   return new Promise<EndpointReply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -131,7 +131,7 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-export interface OutboundDependencies {
+interface OutboundDependencies {
   db: Database;
   queue: PaymentQueue;
   openSecret: (sealed: string) => string;
@@ -156,7 +156,7 @@ async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
   return found;
 }
 
-export function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
+function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,

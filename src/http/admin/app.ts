@@ -17,14 +17,14 @@ import { adminTripRoutes } from './trips.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
-export const ADMIN_PREFIX = '/admin/v1';
+const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
 
-export function renderAdminError(error: AppError) {
+function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
 }
 
-export interface AdminHostOptions {
+interface AdminHostOptions {
   /** The integrations host's document, for the docs UI. */
   integrationsDocument: DocumentBuilder;
 }

@@ -3,7 +3,7 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 
-export const DOCS_PREFIX = '/admin/docs';
+const DOCS_PREFIX = '/admin/docs';
 
 /** Builds the integrations host's OpenAPI document (the wiring knows that host; the admin host does not). */
 export type DocumentBuilder = () => Promise<unknown>;

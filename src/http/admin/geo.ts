@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import type { CityRow, CountryRow } from '../../db/schema.js';
 import {
   addAttraction,
   createCity,
@@ -15,9 +16,11 @@ import {
   updateCity,
   updateCountry,
 } from '../../geo/catalog.js';
-import { attractionView, type CityRow, type CountryRow, cityView, countryView } from '../../geo/views.js';
-import { City, Country, flagUrlFor } from '../geo-listings.js';
+import { CITY_CAPITALS } from '../../geo/reference-data.js';
+import { UUID_PATTERN_SOURCE } from '../../text.js';
+import { flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { Attraction, attractionView, City, Country, cityView, countryView } from '../shapes/geo.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const NameAr = Nullable(
@@ -38,7 +41,7 @@ const Point = Type.Object(
   },
   { additionalProperties: false },
 );
-const Capital = Type.Union([Type.Literal(''), Type.Literal('primary'), Type.Literal('admin'), Type.Literal('minor')]);
+const Capital = Type.Union(CITY_CAPITALS.map((capital) => Type.Literal(capital)));
 const Images = Type.Array(
   Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'http(s) URL' }),
   { maxItems: 50 },
@@ -46,10 +49,9 @@ const Images = Type.Array(
 
 const AdminCountry = Type.Composite([Country, Type.Object({ name_ar: Nullable(Type.String()) })]);
 const AdminCity = Type.Composite([City, Type.Object({ name_ar: Nullable(Type.String()), supported: Type.Boolean() })]);
-const Attraction = Type.Object({ id: Uuid, name: Type.String() });
 const CountryIdParams = Type.Object({
   id: Type.String({
-    pattern: '^([0-9a-fA-F-]{36}|[A-Za-z]{2})$',
+    pattern: `^(${UUID_PATTERN_SOURCE}|[A-Za-z]{2})$`,
     description: "The country's id or its two-letter code",
   }),
 });

@@ -9,7 +9,7 @@ import {
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
 } from '../../prompts/prompts.js';
-import { Language, PromptObject } from '../shapes/prompt.js';
+import { Language, PromptObject, promptView } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });
 const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });
@@ -28,7 +28,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: { 200: DefaultPrompts },
       },
     },
-    async (request) => ({ prompts: await listDefaultPrompts(db, request.params.language) }),
+    async (request) => ({ prompts: (await listDefaultPrompts(db, request.params.language)).map(promptView) }),
   );
 
   app.put(
@@ -57,6 +57,8 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: { 200: DefaultPrompts },
       },
     },
-    async (request) => ({ prompts: await replaceDefaultPrompts(db, request.params.language, request.body.prompts) }),
+    async (request) => ({
+      prompts: (await replaceDefaultPrompts(db, request.params.language, request.body.prompts)).map(promptView),
+    }),
   );
 };

@@ -5,37 +5,15 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import {
   BACKEND_SCOPES,
-  credentialView,
   issueCredential,
   issuePartnerKey,
   listCredentials,
   revokeCredential,
 } from '../../tenants/credentials.js';
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, tenantView, updateTenant } from '../../tenants/tenants.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
-
-const Tenant = Type.Object({
-  id: Uuid,
-  slug: Type.String(),
-  name: Type.String(),
-  gateway: Type.String(),
-  is_active: Type.Boolean(),
-  payment_endpoint_url: Nullable(Type.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const Credential = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
-  name: Nullable(Type.String()),
-  scopes: Type.Array(Type.String()),
-  tenant_id: Nullable(Uuid),
-  created_at: Timestamp,
-  revoked_at: Nullable(Timestamp),
-});
+import { createTenant, getTenant, listTenants, updateTenant } from '../../tenants/tenants.js';
+import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { Credential, credentialView, Tenant, tenantView } from './shapes.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({

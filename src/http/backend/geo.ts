@@ -9,9 +9,10 @@ import { AppError, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/reference-data.js';
 import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/credentials.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
+import { City, Country } from '../shapes/geo.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

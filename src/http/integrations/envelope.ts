@@ -3,6 +3,8 @@
 // OpenAPI document and the wire agree.
 import { type TSchema, Type } from '@sinclair/typebox';
 import { type AppError, ErrorCode, notFound } from '../../errors.js';
+import { isUuid } from '../../text.js';
+import { BODY_LIMIT_TEXT } from '../host.js';
 
 /** A success envelope around `data`. */
 export function ok<T>(message: string, data: T) {
@@ -57,19 +59,17 @@ export const ERROR_RESPONSES = {
   401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant'),
   404: errorResponse('NOT_FOUND: no such resource for this tenant'),
   405: errorResponse('METHOD_NOT_ALLOWED'),
-  413: errorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB'),
+  413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`),
   429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds'),
   500: errorResponse('INTERNAL_ERROR'),
   503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds'),
 };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */
 export const ResourceIdParams = Type.Object({ id: Type.String({ description: 'UUID; anything else is a 404' }) });
 
 /** The id itself when it is a UUID; otherwise the 404 of `what`, as for an unknown id. */
 export function resourceId(id: string, what: string): string {
-  if (!UUID.test(id)) throw notFound(what);
+  if (!isUuid(id)) throw notFound(what);
   return id;
 }

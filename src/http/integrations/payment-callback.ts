@@ -14,6 +14,7 @@ import {
 } from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { reportedError, toAppError } from '../errors.js';
+import { BODY_LIMIT_TEXT } from '../host.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
@@ -185,7 +186,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           401: ErrorBody('`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
           403: ErrorBody('`Forbidden`: the invoice belongs to another tenant'),
           404: ErrorBody('`Invoice not found`'),
-          413: ErrorBody('`Payload too large`: body over 64 KiB'),
+          413: ErrorBody(`\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
           429: ErrorBody('`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
           503: ErrorBody(
             '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +

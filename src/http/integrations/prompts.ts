@@ -13,7 +13,7 @@ import {
   updatePrompt,
 } from '../../prompts/prompts.js';
 import { Uuid } from '../schemas.js';
-import { Language, PromptObject } from '../shapes/prompt.js';
+import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
@@ -64,7 +64,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompts.', { prompts: await listPrompts(db, request.tenant.id, request.query.language) }),
+      ok('Suggested prompts.', {
+        prompts: (await listPrompts(db, request.tenant.id, request.query.language)).map(promptView),
+      }),
   );
 
   app.get(
@@ -81,7 +83,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
           200: Envelope(
             Type.Object({
               language: Language,
-              source: Type.Unsafe<'tenant' | 'default'>({ type: 'string', enum: ['tenant', 'default'] }),
+              source: PromptSource,
               prompts: Type.Array(PromptRef),
             }),
           ),
@@ -89,8 +91,10 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         },
       },
     },
-    async (request) =>
-      ok('Effective suggested prompts.', await effectivePrompts(db, request.tenant.id, request.query.language)),
+    async (request) => {
+      const effective = await effectivePrompts(db, request.tenant.id, request.query.language);
+      return ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) });
+    },
   );
 
   app.post(
@@ -104,9 +108,11 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
+      reply.code(201).send(
+        ok('Suggested prompt created.', {
+          prompt: promptView(await createPrompt(db, request.tenant.id, request.body)),
+        }),
+      ),
   );
 
   app.patch(
@@ -122,7 +128,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompt updated.', {
-        prompt: await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body),
+        prompt: promptView(await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body)),
       }),
   );
 

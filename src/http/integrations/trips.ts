@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { getTrip } from '../../trips/trips.js';
-import { TripObject } from '../shapes/trip.js';
+import { TripObject, tripView } from '../shapes/trip.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
@@ -22,6 +22,8 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
       },
     },
     async (request) =>
-      ok('Trip.', { trip: await getTrip(context.db, resourceId(request.params.id, 'Trip'), request.tenant.id) }),
+      ok('Trip.', {
+        trip: tripView(await getTrip(context.db, resourceId(request.params.id, 'Trip'), request.tenant.id)),
+      }),
   );
 };

@@ -3,7 +3,7 @@
 // is answered 200. What every request was answered is kept, to be checked against the database.
 import { TEST_ADMIN_TOKEN } from '../../support/env.js';
 
-export interface Invoice {
+interface Invoice {
   id: string;
   tripId: string;
   amount: string;
@@ -45,7 +45,7 @@ export async function createPartner(adminUrl: string, count: number): Promise<Pa
 }
 
 /** What one request came to: an HTTP status, `error` (no answer: connection refused or reset) or `timeout`. */
-export type Outcome = number | 'error' | 'timeout';
+type Outcome = number | 'error' | 'timeout';
 
 interface Notification {
   transactionId: string;
@@ -54,7 +54,7 @@ interface Notification {
   accepted: 'success' | 'duplicate' | null;
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   /** Requests per second, across `concurrency` senders. */
   rate: number;
   concurrency?: number;

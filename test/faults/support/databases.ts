@@ -7,7 +7,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 
-export type DatabaseKind = 'PostgreSQL' | 'PGlite';
+type DatabaseKind = 'PostgreSQL' | 'PGlite';
 
 export interface ScenarioDatabase {
   kind: DatabaseKind;

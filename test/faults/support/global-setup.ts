@@ -24,7 +24,7 @@ declare module 'vitest' {
   }
 }
 
-export const TEMPLATE_DATABASE = 'faults_template';
+const TEMPLATE_DATABASE = 'faults_template';
 
 async function migrateAndSeed(target: { databaseUrl?: string; dataDir?: string }): Promise<void> {
   const context = await openContext(loadConfig(testEnv(target as never)));

@@ -31,7 +31,7 @@ export async function withDatabase<T>(
 
 const ORDER: Record<string, number> = { pending: 0, failed: 1, paid: 2, refunded: 3 };
 
-export interface InvariantReport {
+interface InvariantReport {
   rowsChecked: number;
   violations: string[];
 }

@@ -23,7 +23,7 @@ export interface Sample {
 }
 
 /** GETs `url` with a time limit: its status and how long it took. */
-export async function timedGet(url: string, timeoutMs = 5000): Promise<Sample> {
+async function timedGet(url: string, timeoutMs = 5000): Promise<Sample> {
   const at = Date.now();
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -66,7 +66,7 @@ export class Prober {
   }
 }
 
-export interface ReceivedRequest {
+interface ReceivedRequest {
   webhookId: string;
   invoiceId: string;
   /** Whether the answer was written (false: the caller went away first). */
