@@ -6,7 +6,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -14,76 +13,10 @@ import { DEFAULT_RETRY_POLICY, deliverPaymentRequest } from '../../src/payments/
 import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
+import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
-
-/** What the partner's endpoint received, and whether each signing secret verified it. */
-interface Received {
-  body: Record<string, unknown>;
-  headers: http.IncomingHttpHeaders;
-  verifiedWith: boolean[];
-}
-
-type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
-
-/** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
-class PartnerEndpoint {
-  readonly received = new Map<string, Received[]>();
-  readonly scripts = new Map<string, Reply[]>();
-  readonly secrets = new Map<string, string[]>();
-  private server = http.createServer((request, response) => this.handle(request, response));
-  url = '';
-
-  async start() {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  stop() {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(resolve));
-  }
-
-  /** A path answering `replies` in turn, whose requests are verified against `secrets`. */
-  route(path: string, secrets: string[], replies: Reply[]): string {
-    this.scripts.set(path, replies);
-    this.secrets.set(path, secrets);
-    this.received.set(path, []);
-    return `${this.url}${path}`;
-  }
-
-  private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const path = request.url ?? '';
-    const log = this.received.get(path) ?? [];
-    const verifiedWith = (this.secrets.get(path) ?? []).map((secret) => {
-      try {
-        new Webhook(secret).verify(raw, request.headers as Record<string, string>);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    log.push({ body: JSON.parse(raw), headers: request.headers, verifiedWith });
-    const script = this.scripts.get(path) ?? [{ status: 404 }];
-    const reply = script[Math.min(log.length - 1, script.length - 1)];
-    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-    response.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
-  }
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
 
@@ -135,6 +68,15 @@ describe('outbound payment request', () => {
       { attempt: 3, http_status: 200, error: null },
     ]);
     for (const delivery of shown.deliveries) expect(delivery.latency_ms).toBeGreaterThanOrEqual(0);
+    // Each failed attempt says when the next is due; the delivered one plans none.
+    for (const delivery of shown.deliveries.slice(0, 2)) {
+      expect(Date.parse(delivery.next_retry_at!)).toBeGreaterThan(Date.parse(delivery.attempted_at));
+    }
+    expect(
+      Date.parse(shown.deliveries[1].next_retry_at!) - Date.parse(shown.deliveries[1].attempted_at),
+    ).toBeGreaterThanOrEqual(1000);
+    expect(shown.deliveries[2].next_retry_at).toBeNull();
+    expect(shown.deliveries[2].response_body).toBe('{"payment_url":"https://pay.example.com/session/abc"}');
 
     const received = partner.received.get('/retry')!;
     expect(received).toHaveLength(3);
@@ -300,6 +242,55 @@ describe('outbound payment request', () => {
         attempt: 2,
       }),
     ]);
+  });
+
+  it('sends the payment request again on demand after a final 4xx, same webhook-id; refused once settled', async () => {
+    const refusal = JSON.stringify({ error: 'unknown merchant', detail: 'é'.repeat(2000) });
+    const tenant = await tenantWithEndpoint('/resend', [
+      { status: 400, body: refusal },
+      { status: 200, body: { payment_url: 'https://pay.example.com/resent' } },
+    ]);
+    const invoice = await createInvoice(service, tenant);
+    const first = await waitFor('the final attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length === 1 && current.deliveries[0];
+    });
+    expect(first).toMatchObject({ http_status: 400, next_retry_at: null });
+    // The start of the reply, at most 1 KiB, never a split character.
+    expect(Buffer.byteLength(first.response_body!)).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(first.response_body!)).toBeGreaterThan(1020);
+    expect(refusal.startsWith(first.response_body!)).toBe(true);
+
+    // `partnerctl invoices resend` is POST /admin/v1/invoices/{id}/payment-requests, answered 202.
+    const env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const resent = await partnerctl(['invoices', 'resend', invoice.id, '--json'], env);
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(JSON.parse(resent.stdout)).toEqual({ invoice_id: invoice.id, attempt: 2 });
+    const shown = await waitFor('the resent attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.invoice.payment_url ? current : undefined;
+    });
+    expect(shown.deliveries.map(({ attempt, http_status }) => ({ attempt, http_status }))).toEqual([
+      { attempt: 1, http_status: 400 },
+      { attempt: 2, http_status: 200 },
+    ]);
+    const received = partner.received.get('/resend')!;
+    expect(received).toHaveLength(2);
+    expect(received[1].verifiedWith).toEqual([true]);
+    expect(received[1].headers['webhook-id']).toBe(received[0].headers['webhook-id']);
+
+    await notify(service, notificationFor(invoice), keyOf(tenant));
+    const refused = await service.admin('POST', `/invoices/${invoice.id}/payment-requests`);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error).toEqual({
+      code: 'CONFLICT',
+      message: 'The invoice is paid: the partner has reported an outcome, so its payment request is not sent again.',
+    });
+    const refusedByCli = await partnerctl(['invoices', 'resend', invoice.id], env);
+    expect(refusedByCli.code).toBe(1);
+    expect(refusedByCli.stderr).toContain('409 CONFLICT The invoice is paid');
+    const unknown = await service.admin('POST', '/invoices/00000000-0000-4000-8000-000000000000/payment-requests');
+    expect(unknown.statusCode).toBe(404);
   });
 
   // Last: it replaces the service.
