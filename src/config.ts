@@ -32,6 +32,8 @@ export interface Config {
   paymentWorker: boolean;
   /** Delay before the first retry of a payment request; later ones double (see payments/outbound.ts). */
   paymentRetryBaseSeconds: number;
+  /** A payment request attempt whose worker died is made again after this long (pg-boss expiry). */
+  paymentJobTimeoutSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
   /** Keys being rotated out: they still open secrets sealed before, until `partnerctl secrets rekey`. */
@@ -248,6 +250,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
+    // Above the 15 s an attempt may take, or a live attempt would be made twice.
+    paymentJobTimeoutSeconds: seconds(env, 'PAYMENT_JOB_TIMEOUT_SECONDS', 120, 20, 3600),
     secretEncryptionKey: encryptionKey(env),
     previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),

@@ -48,7 +48,10 @@ const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 export async function openContext(config: Config): Promise<AppContext> {
   const database = await openDatabase(config);
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
-  const paymentQueue = new PaymentQueue(database, { supervise: config.paymentWorker });
+  const paymentQueue = new PaymentQueue(database, {
+    supervise: config.paymentWorker,
+    jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
+  });
   return {
     config,
     database,

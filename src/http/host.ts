@@ -172,12 +172,9 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await context.database.ping();
-      return { status: 'ok' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable' });
-    }
+    const unavailable = await context.database.unavailable();
+    if (!unavailable) return { status: 'ok' };
+    return reply.code(503).send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message });
   });
   return app;
 }

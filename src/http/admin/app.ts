@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { toAppError } from '../errors.js';
+import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
@@ -73,8 +73,7 @@ export async function buildAdminApp(
   await app.register(adminDocs, { integrationsDocument });
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+    const appError = reportedError(error, request, reply);
     return reply.code(appError.statusCode).send(renderAdminError(appError));
   });
   app.setNotFoundHandler((request, reply) =>
