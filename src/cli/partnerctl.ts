@@ -2,13 +2,15 @@
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import { parseArgs } from 'node:util';
 import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
-import { DatabaseUnavailableError, openDatabase } from '../db/client.js';
+import { openDatabase } from '../db/client.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
+import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { createLogger, prettyDestination } from '../logger.js';
 import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
+import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
@@ -62,6 +64,7 @@ const COMMANDS: Command[] = [
   ...geoCommands,
   ...promptCommands,
   ...tripCommands,
+  ...auditCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {
@@ -141,7 +144,9 @@ async function main(argv: string[]): Promise<void> {
 const EXPECTED_ERRORS = [CliError, ConfigError, DatabaseUnavailableError, DataDirLockedError];
 const EXPECTED_CODES = ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'EADDRINUSE', 'EACCES'];
 
-main(process.argv.slice(2)).catch((error: Error & { code?: string }) => {
+main(process.argv.slice(2)).catch((thrown: Error & { code?: string }) => {
+  // A database out of reach or out of space, however deep in the failure, is said in its own words.
+  const error: Error & { code?: string } = unavailability(thrown) ?? thrown;
   const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || EXPECTED_CODES.includes(error.code ?? '');
   // Operators get one readable line; a stack trace only for what is a bug.
   console.error(`partnerctl: ${expected ? error.message : (error.stack ?? error.message)}`);

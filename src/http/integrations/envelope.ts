@@ -62,6 +62,7 @@ export const ERROR_RESPONSES = {
   413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`),
   429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds'),
   500: errorResponse('INTERNAL_ERROR'),
+  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds'),
 };
 
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */

@@ -13,7 +13,7 @@ import {
   processNotification,
 } from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
-import { toAppError } from '../errors.js';
+import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -42,7 +42,9 @@ const NotificationBody = Type.Object(
 );
 
 const Accepted = Type.Object({
-  status: Type.Union([Type.Literal('success'), Type.Literal('duplicate')], {
+  status: Type.Unsafe<'success' | 'duplicate'>({
+    type: 'string',
+    enum: ['success', 'duplicate'],
     description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
   }),
 });
@@ -132,7 +134,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   app.setErrorHandler((error, request, reply) => {
     const failure = earlyFailure(error as FastifyError);
     if (failure) return refuse(request, reply, failure.httpStatus, failure.error);
-    request.log.error({ err: error }, 'unexpected error in the payment callback');
+    // Nothing was stored: the partner retries the same notification later.
+    if (reportedError(error, request, reply).code === 'SERVICE_UNAVAILABLE') {
+      return reply.code(503).send({ error: 'Service unavailable' });
+    }
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
@@ -185,6 +190,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           404: ErrorBody('`Invoice not found`'),
           413: ErrorBody(`\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
           429: ErrorBody('`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+          503: ErrorBody(
+            '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
+              'was stored; retry the same notification after `Retry-After` seconds',
+          ),
         },
       },
     },
