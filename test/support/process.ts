@@ -1,7 +1,8 @@
-// The service as a real process (`partnerctl serve`, bundled from source for the run by the global
+// The service as a real process (`partnerctl serve` from source, bundled for the run by the global
 // setup), for what only processes show: start-up races, the data directory lock, signals, exit codes.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import path from 'node:path';
 import { inject } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 
@@ -13,8 +14,14 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** The bundle of the run (global-setup.ts), or the sources under tsx in a suite whose setup builds none (faults). */
+function partnerctlEntry(): string[] {
+  const bundle = inject('processBundles')?.partnerctl;
+  return bundle ? [bundle] : ['--import', 'tsx', path.join(projectRoot, 'src/cli/partnerctl.ts')];
+}
+
 export function runPartnerctl(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, [inject('processBundles').partnerctl, ...args], {
+  return spawn(process.execPath, [...partnerctlEntry(), ...args], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
