@@ -1,7 +1,7 @@
 // What tests run as processes (partnerctl, and the data directory lock's contenders), bundled from
 // source once per run with their packages left to node_modules. Starting a bundle takes a third of
 // the CPU time of running the sources under tsx, and a suite starts these dozens of times.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../../src/paths.js';
@@ -17,6 +17,7 @@ export type ProcessBundles = Record<keyof typeof ENTRY_POINTS, string>;
  */
 export async function buildProcessBundles(): Promise<{ files: ProcessBundles; remove(): void }> {
   const parent = path.join(projectRoot, 'node_modules/.cache');
+  mkdirSync(parent, { recursive: true });
   const dir = mkdtempSync(path.join(parent, 'partner-integrations-tests-'));
   await build({
     entryPoints: Object.fromEntries(
