@@ -3,83 +3,15 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
-
-/** What the partner's endpoint received, and whether each signing secret verified it. */
-interface Received {
-  body: Record<string, unknown>;
-  headers: http.IncomingHttpHeaders;
-  verifiedWith: boolean[];
-}
-
-type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
-
-/** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
-class PartnerEndpoint {
-  readonly received = new Map<string, Received[]>();
-  readonly scripts = new Map<string, Reply[]>();
-  readonly secrets = new Map<string, string[]>();
-  private server = http.createServer((request, response) => this.handle(request, response));
-  url = '';
-
-  async start() {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  stop() {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(resolve));
-  }
-
-  /** A path answering `replies` in turn, whose requests are verified against `secrets`. */
-  route(path: string, secrets: string[], replies: Reply[]): string {
-    this.scripts.set(path, replies);
-    this.secrets.set(path, secrets);
-    this.received.set(path, []);
-    return `${this.url}${path}`;
-  }
-
-  private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const path = request.url ?? '';
-    const log = this.received.get(path) ?? [];
-    const verifiedWith = (this.secrets.get(path) ?? []).map((secret) => {
-      try {
-        new Webhook(secret).verify(raw, request.headers as Record<string, string>);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    log.push({ body: JSON.parse(raw), headers: request.headers, verifiedWith });
-    const script = this.scripts.get(path) ?? [{ status: 404 }];
-    const reply = script[Math.min(log.length - 1, script.length - 1)];
-    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-    response.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
-  }
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
 

@@ -3,7 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { parse, stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import { createInvoice, getInvoice, invoiceView, listDeliveries, listPaymentEvents } from '../../payments/invoices.js';
+import {
+  createInvoice,
+  getInvoice,
+  IDEMPOTENCY_WINDOW_HOURS,
+  invoiceView,
+  listDeliveries,
+  listPaymentEvents,
+} from '../../payments/invoices.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
 
 const Invoice = Type.Object({
@@ -70,11 +77,30 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
           },
           { additionalProperties: false },
         ),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              pattern: '^[!-~]+$',
+              description:
+                `Makes a retried call safe: the same key with the same body within ${IDEMPOTENCY_WINDOW_HOURS} h ` +
+                'answers the first invoice (header `Idempotent-Replayed: true`) and sends no second payment ' +
+                'request; the same key with another body is a 409. 1 to 255 visible ASCII characters, e.g. a UUID.',
+            }),
+          ),
+        }),
         response: { 201: Type.Object({ invoice: Invoice }) },
       },
     },
     async (request, reply) => {
-      const invoice = await createInvoice(db, paymentQueue, request.body);
+      const { invoice, replayed } = await createInvoice(
+        db,
+        paymentQueue,
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send({ invoice: invoiceView(invoice) });
     },
   );

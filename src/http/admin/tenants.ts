@@ -2,7 +2,8 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
+import { type AppContext, signingDependencies } from '../../context.js';
+import { lastPing, pingPaymentEndpoint } from '../../payments/ping.js';
 import {
   BACKEND_SCOPES,
   credentialView,
@@ -37,6 +38,16 @@ const Credential = Type.Object({
   revoked_at: Nullable(Timestamp),
 });
 
+const Ping = Type.Object({
+  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
+  endpoint_url: Nullable(Type.String()),
+  pinged_at: Timestamp,
+  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null when ok' })),
+});
+
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({
   pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
@@ -51,6 +62,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   const { db, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
   const seal = (secret: string) => secretBox.seal(secret);
+  const signing = signingDependencies(context);
 
   app.post(
     '/tenants',
@@ -88,8 +100,39 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
 
   app.get(
     '/tenants/:id',
-    { schema: { tags: ['tenants'], params: IdParams, response: { 200: Type.Object({ tenant: Tenant }) } } },
-    async (request) => ({ tenant: tenantView(await getTenant(db, request.params.id)) }),
+    {
+      schema: {
+        tags: ['tenants'],
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            tenant: Tenant,
+            last_ping: Type.Union([Ping, Type.Null()], { description: 'The latest ping; null: never pinged' }),
+          }),
+        },
+      },
+    },
+    async (request) => ({
+      tenant: tenantView(await getTenant(db, request.params.id)),
+      last_ping: await lastPing(db, request.params.id),
+    }),
+  );
+
+  app.post(
+    '/tenants/:id/payment-endpoint/ping',
+    {
+      schema: {
+        tags: ['tenants'],
+        summary: "Send a signed ping to the tenant's payment endpoint now and report the outcome",
+        description:
+          'Sends `{"type": "ping", "tenant_id", "created_at"}` with the same Standard Webhooks headers and secrets ' +
+          'as a payment request, waits for the answer (15 s at most), records it with the tenant and answers it. ' +
+          'An endpoint that fails is an outcome (`ok: false`), not an error; a tenant without an endpoint is a 409.',
+        params: IdParams,
+        response: { 200: Type.Object({ ping: Ping }) },
+      },
+    },
+    async (request) => ({ ping: await pingPaymentEndpoint(signing, request.params.id) }),
   );
 
   app.patch(

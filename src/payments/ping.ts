@@ -1,0 +1,80 @@
+// Pinging a tenant's payment endpoint: a signed `ping` event, sent now, with the same Standard
+// Webhooks headers and secrets as a payment request, so a partner can test its verification
+// without waiting for an invoice. Every ping is recorded with the tenant.
+import { randomUUID } from 'node:crypto';
+import { desc, eq } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { endpointPings, tenants } from '../db/schema.js';
+import { conflict, notFound } from '../errors.js';
+import { type SigningDependencies, sendSignedMessage } from './outbound.js';
+
+export interface PingView {
+  webhook_id: string;
+  endpoint_url: string | null;
+  pinged_at: string;
+  /** True when the endpoint answered 2xx. */
+  ok: boolean;
+  http_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
+
+function pingView(row: typeof endpointPings.$inferSelect): PingView {
+  return {
+    webhook_id: row.webhookId,
+    endpoint_url: row.endpointUrl,
+    pinged_at: row.pingedAt.toISOString(),
+    ok: isSuccess(row.httpStatus),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
+  };
+}
+
+/** The body of a ping, as the partner receives it. */
+export function pingEvent(tenantId: string, createdAt: Date) {
+  return { type: 'ping', tenant_id: tenantId, created_at: createdAt.toISOString() };
+}
+
+/**
+ * Sends a ping now and records how it went. A tenant without an endpoint is a 409 (nothing to
+ * ping); anything the endpoint or the network does is an outcome, never an error.
+ */
+export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<PingView> {
+  const [tenant] = await deps.db.select().from(tenants).where(eq(tenants.id, tenantId));
+  if (!tenant) throw notFound('Tenant');
+  if (!tenant.paymentEndpointUrl)
+    throw conflict('The tenant has no payment endpoint to ping: set payment_endpoint_url.');
+  const webhookId = `msg_ping_${randomUUID()}`;
+  const body = JSON.stringify(pingEvent(tenant.id, new Date()));
+  const exchange = await sendSignedMessage(deps, tenant, webhookId, body, 'partner-integrations (ping)');
+  const httpStatus = exchange.outcome === 'answered' ? exchange.reply.status : null;
+  let error: string | null = null;
+  if (exchange.outcome !== 'answered') error = exchange.error;
+  else if (!isSuccess(httpStatus)) error = `endpoint answered HTTP ${httpStatus}`;
+  const [row] = await deps.db
+    .insert(endpointPings)
+    .values({
+      tenantId: tenant.id,
+      endpointUrl: tenant.paymentEndpointUrl,
+      webhookId,
+      httpStatus,
+      latencyMs: exchange.outcome === 'not_sent' ? null : exchange.latencyMs,
+      error,
+    })
+    .returning();
+  return pingView(row);
+}
+
+/** The tenant's latest ping, or null when it was never pinged. */
+export async function lastPing(db: Executor, tenantId: string): Promise<PingView | null> {
+  const [row] = await db
+    .select()
+    .from(endpointPings)
+    .where(eq(endpointPings.tenantId, tenantId))
+    .orderBy(desc(endpointPings.pingedAt))
+    .limit(1);
+  return row ? pingView(row) : null;
+}
