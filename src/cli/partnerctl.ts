@@ -10,6 +10,7 @@ import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { geoCommands } from './commands/geo.js';
+import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
 import { tenantCommands } from './commands/tenants.js';
@@ -62,6 +63,7 @@ const COMMANDS: Command[] = [
   ...geoCommands,
   ...promptCommands,
   ...tripCommands,
+  ...partnerToolCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {
