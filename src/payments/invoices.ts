@@ -80,6 +80,11 @@ function requestDigest(input: NewInvoice, amount: string): string {
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 
+export const idempotencyKeyReused = (invoiceId: string) =>
+  `This Idempotency-Key was used in the last ${IDEMPOTENCY_WINDOW_HOURS} h with a different body ` +
+  `(invoice ${invoiceId}); use a new key for a new invoice.`;
+export const INACTIVE_TENANT = 'The tenant is inactive: it cannot be invoiced.';
+
 const withinWindow = sql`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
 
 /**
@@ -94,10 +99,7 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
     .where(and(eq(invoiceIdempotencyKeys.key, key), gt(invoiceIdempotencyKeys.createdAt, withinWindow)));
   if (!found) return null;
   if (found.digest !== digest) {
-    throw conflict(
-      `This Idempotency-Key was used in the last ${IDEMPOTENCY_WINDOW_HOURS} h with a different body ` +
-        `(invoice ${found.invoice.id}); use a new key for a new invoice.`,
-    );
+    throw conflict(idempotencyKeyReused(found.invoice.id));
   }
   return found.invoice;
 }
@@ -148,7 +150,7 @@ export async function createInvoice(
 async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
   const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
   if (!tenant) throw notFound('Tenant');
-  if (!tenant.isActive) throw conflict('The tenant is inactive: it cannot be invoiced.');
+  if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
   const tripId = input.trip_id ?? null;
   if (tripId) {
     const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));

@@ -33,6 +33,8 @@ function pingView(row: typeof endpointPings.$inferSelect): PingView {
   };
 }
 
+export const NOTHING_TO_PING = 'The tenant has no payment endpoint to ping: set payment_endpoint_url.';
+
 /** The body of a ping, as the partner receives it. */
 export function pingEvent(tenantId: string, createdAt: Date) {
   return { type: 'ping', tenant_id: tenantId, created_at: createdAt.toISOString() };
@@ -45,8 +47,7 @@ export function pingEvent(tenantId: string, createdAt: Date) {
 export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<PingView> {
   const [tenant] = await deps.db.select().from(tenants).where(eq(tenants.id, tenantId));
   if (!tenant) throw notFound('Tenant');
-  if (!tenant.paymentEndpointUrl)
-    throw conflict('The tenant has no payment endpoint to ping: set payment_endpoint_url.');
+  if (!tenant.paymentEndpointUrl) throw conflict(NOTHING_TO_PING);
   const webhookId = `msg_ping_${randomUUID()}`;
   const body = JSON.stringify(pingEvent(tenant.id, new Date()));
   const exchange = await sendSignedMessage(deps, tenant, webhookId, body, 'partner-integrations (ping)');

@@ -7,8 +7,10 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminDocs, type DocumentBuilder } from './docs.js';
+import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
@@ -19,10 +21,6 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 export const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
-
-export function renderAdminError(error: AppError) {
-  return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
-}
 
 export interface AdminHostOptions {
   /** The integrations host's document, for the docs UI. */
@@ -48,6 +46,8 @@ export async function buildAdminApp(
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
       security: [{ adminToken: [] }],
     },
+    // Relative: the document is read from the admin listener it describes, wherever that is.
+    transformObject: finishDocument({ servers: () => [{ url: '/', description: 'this admin listener' }] }),
   });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   // Prometheus scrapes without a token: the admin listener is private (127.0.0.1 by default).
@@ -71,6 +71,13 @@ export async function buildAdminApp(
 
   await app.register(
     async (admin) => {
+      // Every route documents the errors it can answer, with their exact bodies.
+      admin.addHook('onRoute', (route) => {
+        route.schema = {
+          ...route.schema,
+          response: { ...adminErrorResponses(route), ...(route.schema?.response as object | undefined) },
+        };
+      });
       admin.addHook('onRequest', async (request, reply) => {
         await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.

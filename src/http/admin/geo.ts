@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import {
   addAttraction,
+  countryCodeTaken,
   createCity,
   createCountry,
   findCities,
@@ -18,6 +19,7 @@ import {
 import { attractionView, type CityRow, type CountryRow, cityView, countryView } from '../../geo/views.js';
 import { City, Country, flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { conflictResponse } from './error-responses.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const NameAr = Nullable(
@@ -66,6 +68,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/countries',
     {
       schema: {
+        operationId: 'createCountry',
+
         tags: ['geo'],
         summary: 'Add a country; a code already present is a 409',
         body: Type.Object(
@@ -78,7 +82,10 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ country: AdminCountry }) },
+        response: {
+          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+          201: Type.Object({ country: AdminCountry }),
+        },
       },
     },
     async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body)) }),
@@ -86,7 +93,15 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
 
   app.get(
     '/countries/:id',
-    { schema: { tags: ['geo'], params: CountryIdParams, response: { 200: Type.Object({ country: AdminCountry }) } } },
+    {
+      schema: {
+        operationId: 'getCountry',
+        summary: 'A country by id or two-letter code, with its Arabic name',
+        tags: ['geo'],
+        params: CountryIdParams,
+        response: { 200: Type.Object({ country: AdminCountry }) },
+      },
+    },
     async (request) => ({ country: countryOut(await getCountry(db, request.params.id)) }),
   );
 
@@ -94,6 +109,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/countries/:id',
     {
       schema: {
+        operationId: 'updateCountry',
+
         tags: ['geo'],
         summary: 'Change a country (by id or code), e.g. mark it supported',
         params: CountryIdParams,
@@ -106,7 +123,10 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ country: AdminCountry }) },
+        response: {
+          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+          200: Type.Object({ country: AdminCountry }),
+        },
       },
     },
     async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body)) }),
@@ -116,6 +136,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities',
     {
       schema: {
+        operationId: 'findCities',
+
         tags: ['geo'],
         summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
         querystring: Type.Object({
@@ -148,6 +170,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities',
     {
       schema: {
+        operationId: 'createCity',
+
         tags: ['geo'],
         summary: 'Add a city',
         body: Type.Object(
@@ -170,7 +194,15 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
 
   app.get(
     '/cities/:id',
-    { schema: { tags: ['geo'], params: IdParams, response: { 200: Type.Object({ city: AdminCity }) } } },
+    {
+      schema: {
+        operationId: 'getCity',
+        summary: 'A city, with its Arabic name and whether it is supported',
+        tags: ['geo'],
+        params: IdParams,
+        response: { 200: Type.Object({ city: AdminCity }) },
+      },
+    },
     async (request) => ({ city: cityOut(await getCity(db, request.params.id)) }),
   );
 
@@ -178,6 +210,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id',
     {
       schema: {
+        operationId: 'updateCity',
+
         tags: ['geo'],
         summary: 'Change a city, e.g. supported or images',
         params: IdParams,
@@ -203,6 +237,9 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id/attractions',
     {
       schema: {
+        operationId: 'listAttractions',
+        summary: "A city's attractions",
+
         tags: ['geo'],
         params: IdParams,
         response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) },
@@ -215,6 +252,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id/attractions',
     {
       schema: {
+        operationId: 'addAttraction',
+
         tags: ['geo'],
         summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
         params: IdParams,

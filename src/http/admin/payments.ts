@@ -7,11 +7,15 @@ import {
   createInvoice,
   getInvoice,
   IDEMPOTENCY_WINDOW_HOURS,
+  INACTIVE_TENANT,
+  idempotencyKeyReused,
   invoiceView,
   listDeliveries,
   listPaymentEvents,
 } from '../../payments/invoices.js';
+import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { conflictResponse } from './error-responses.js';
 
 const Invoice = Type.Object({
   id: Uuid,
@@ -62,6 +66,8 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
       config: { losslessJsonNumbers: true },
       schema: {
+        operationId: 'createInvoice',
+
         tags: ['invoices'],
         summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
         body: Type.Object(
@@ -90,7 +96,13 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
             }),
           ),
         }),
-        response: { 201: Type.Object({ invoice: Invoice }) },
+        response: {
+          409: conflictResponse({
+            'inactive tenant': INACTIVE_TENANT,
+            'Idempotency-Key reused': idempotencyKeyReused(EXAMPLE_UUID),
+          }),
+          201: Type.Object({ invoice: Invoice }),
+        },
       },
     },
     async (request, reply) => {
@@ -109,6 +121,8 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     '/invoices/:id',
     {
       schema: {
+        operationId: 'getInvoice',
+
         tags: ['invoices'],
         summary: 'An invoice with its stored payment events and its delivery attempts',
         params: IdParams,

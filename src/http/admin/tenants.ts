@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type AppContext, signingDependencies } from '../../context.js';
-import { lastPing, pingPaymentEndpoint } from '../../payments/ping.js';
+import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/ping.js';
 import {
   BACKEND_SCOPES,
   credentialView,
@@ -13,8 +13,9 @@ import {
   revokeCredential,
 } from '../../tenants/credentials.js';
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, tenantView, updateTenant } from '../../tenants/tenants.js';
+import { createTenant, getTenant, listTenants, slugTaken, tenantView, updateTenant } from '../../tenants/tenants.js';
 import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { conflictResponse } from './error-responses.js';
 
 const Tenant = Type.Object({
   id: Uuid,
@@ -68,6 +69,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants',
     {
       schema: {
+        operationId: 'createTenant',
+
         tags: ['tenants'],
         summary: 'Create a tenant with one secret of each kind (shown once)',
         body: Type.Object(
@@ -75,6 +78,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
           { additionalProperties: false },
         ),
         response: {
+          409: conflictResponse({ 'slug taken': slugTaken('acme') }),
+
           201: Type.Object({
             tenant: Tenant,
             credentials: Type.Object({
@@ -94,7 +99,14 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
 
   app.get(
     '/tenants',
-    { schema: { tags: ['tenants'], response: { 200: Type.Object({ tenants: Type.Array(Tenant) }) } } },
+    {
+      schema: {
+        operationId: 'listTenants',
+        summary: 'List tenants, oldest first',
+        tags: ['tenants'],
+        response: { 200: Type.Object({ tenants: Type.Array(Tenant) }) },
+      },
+    },
     async () => ({ tenants: (await listTenants(db)).map(tenantView) }),
   );
 
@@ -102,6 +114,9 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id',
     {
       schema: {
+        operationId: 'getTenant',
+        summary: 'A tenant, with the outcome of its latest payment endpoint ping',
+
         tags: ['tenants'],
         params: IdParams,
         response: {
@@ -122,6 +137,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id/payment-endpoint/ping',
     {
       schema: {
+        operationId: 'pingPaymentEndpoint',
+
         tags: ['tenants'],
         summary: "Send a signed ping to the tenant's payment endpoint now and report the outcome",
         description:
@@ -129,7 +146,10 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
           'as a payment request, waits for the answer (15 s at most), records it with the tenant and answers it. ' +
           'An endpoint that fails is an outcome (`ok: false`), not an error; a tenant without an endpoint is a 409.',
         params: IdParams,
-        response: { 200: Type.Object({ ping: Ping }) },
+        response: {
+          409: conflictResponse({ 'no endpoint': NOTHING_TO_PING }),
+          200: Type.Object({ ping: Ping }),
+        },
       },
     },
     async (request) => ({ ping: await pingPaymentEndpoint(signing, request.params.id) }),
@@ -139,6 +159,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id',
     {
       schema: {
+        operationId: 'updateTenant',
+
         tags: ['tenants'],
         summary: 'Change a tenant; is_active false makes all its credentials fail at once',
         params: IdParams,
@@ -161,6 +183,9 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id/credentials',
     {
       schema: {
+        operationId: 'listTenantCredentials',
+        summary: "A tenant's credentials (hints only, never the secrets), revoked ones included",
+
         tags: ['credentials'],
         params: IdParams,
         response: { 200: Type.Object({ credentials: Type.Array(Credential) }) },
@@ -177,6 +202,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id/credentials',
     {
       schema: {
+        operationId: 'issueTenantCredential',
+
         tags: ['credentials'],
         summary: 'Issue another secret of a kind (rotation); earlier ones stay valid until revoked',
         params: IdParams,
@@ -198,6 +225,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/credentials/:id',
     {
       schema: {
+        operationId: 'revokeTenantCredential',
+
         tags: ['credentials'],
         summary: 'Revoke a tenant credential; it stops working on the next request',
         params: IdParams,
@@ -213,6 +242,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/partner-keys',
     {
       schema: {
+        operationId: 'createPartnerKey',
+
         tags: ['partner keys'],
         summary: 'Issue a backend partner key with scopes (shown once)',
         body: Type.Object(
@@ -233,7 +264,12 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.get(
     '/partner-keys',
     {
-      schema: { tags: ['partner keys'], response: { 200: Type.Object({ partner_keys: Type.Array(Credential) }) } },
+      schema: {
+        operationId: 'listPartnerKeys',
+        summary: 'List backend partner keys (hints only), revoked ones included',
+        tags: ['partner keys'],
+        response: { 200: Type.Object({ partner_keys: Type.Array(Credential) }) },
+      },
     },
     async () => ({ partner_keys: (await listCredentials(db, { kind: 'backend_partner_key' })).map(credentialView) }),
   );
@@ -242,6 +278,8 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/partner-keys/:id',
     {
       schema: {
+        operationId: 'revokePartnerKey',
+
         tags: ['partner keys'],
         summary: 'Revoke a backend partner key; it stops working on the next request',
         params: IdParams,

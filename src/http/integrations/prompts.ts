@@ -56,6 +56,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/',
     {
       schema: {
+        operationId: 'listSuggestedPrompts',
+
         tags,
         summary: "List the tenant's own prompts, active and inactive",
         description: 'Ordered by language, sort_order, created_at.',
@@ -71,6 +73,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/effective/',
     {
       schema: {
+        operationId: 'getEffectiveSuggestedPrompts',
+
         tags,
         summary: 'The prompts the widget shows for a language',
         description:
@@ -97,6 +101,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/',
     {
       schema: {
+        operationId: 'createSuggestedPrompt',
+
         tags,
         summary: 'Create a prompt',
         body: CreateBody,
@@ -113,6 +119,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/:id/',
     {
       schema: {
+        operationId: 'updateSuggestedPrompt',
+
         tags,
         summary: 'Change a prompt (partial); `name` follows `text`',
         params: ResourceIdParams,
@@ -130,6 +138,8 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/:id/',
     {
       schema: {
+        operationId: 'deleteSuggestedPrompt',
+
         tags,
         summary: 'Delete a prompt',
         params: ResourceIdParams,
