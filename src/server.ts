@@ -31,7 +31,10 @@ const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyB
   backend: buildBackendApp,
   admin: (context, logger) =>
     buildAdminApp(context, logger, {
-      integrationsDocument: () => documentOf(() => buildIntegrationsApp(context, logger)),
+      documents: {
+        integrations: () => documentOf(() => buildIntegrationsApp(context, logger)),
+        backend: () => documentOf(() => buildBackendApp(context, logger)),
+      },
     }),
 };
 

@@ -9,7 +9,7 @@ import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
-import { adminDocs, type DocumentBuilder } from './docs.js';
+import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
 import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
@@ -23,14 +23,14 @@ export const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
 
 export interface AdminHostOptions {
-  /** The integrations host's document, for the docs UI. */
-  integrationsDocument: DocumentBuilder;
+  /** The public hosts' documents, for the docs UI. */
+  documents: Record<PublicHostName, DocumentBuilder>;
 }
 
 export async function buildAdminApp(
   context: AppContext,
   logger: FastifyBaseLogger,
-  { integrationsDocument }: AdminHostOptions,
+  { documents }: AdminHostOptions,
 ): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger });
   const expectedToken = sha256(context.config.adminToken);
@@ -56,7 +56,7 @@ export async function buildAdminApp(
     reply.type(registry.contentType).send(await registry.metrics()),
   );
   const limits = await registerRateLimits(app, context, 'admin');
-  await app.register(adminDocs, { integrationsDocument });
+  await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);

@@ -66,7 +66,7 @@ const RESOURCE_OF_SEGMENT: Record<string, string> = {
 
 function notFoundExample(url: string, hasParams: boolean): AppError | null {
   const segments = url.split('/').filter(Boolean);
-  const owner = segments.findIndex((segment, i) => segments[i + 1]?.startsWith(':'));
+  const owner = segments.findIndex((_segment, i) => segments[i + 1]?.startsWith(':'));
   if (hasParams && owner >= 0) return notFound(RESOURCE_OF_SEGMENT[segments[owner]] ?? 'Resource');
   // Creating something for a tenant names the tenant in the body.
   return ['invoices', 'trips', 'partner-keys'].includes(segments.at(-1) ?? '') ? notFound('Tenant') : null;
