@@ -2,11 +2,9 @@
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
-import { DatabaseUnavailableError, openDatabase } from '../db/client.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
-import { migrateDatabase } from '../db/migrate.js';
+import { DatabaseUnavailableError } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
-import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { geoCommands } from './commands/geo.js';
@@ -26,6 +24,8 @@ const serviceCommands: Command[] = [
         config.logLevel,
         config.logFormat === 'pretty' ? prettyDestination(process.stdout.isTTY === true) : undefined,
       );
+      // Loaded here, not at the top: client commands start without the service's dependencies.
+      const { startService } = await import('../server.js');
       const service = await startService(config, logger);
       let stopping = false;
       const stop = async (signal: string) => {
@@ -45,6 +45,8 @@ const serviceCommands: Command[] = [
     summary: 'Apply pending database migrations and exit',
     async run(invocation) {
       // The database and nothing else: no secret box, no queue, no key file written.
+      const { openDatabase } = await import('../db/client.js');
+      const { migrateDatabase } = await import('../db/migrate.js');
       const database = await openDatabase(loadConfig());
       try {
         await migrateDatabase(database);

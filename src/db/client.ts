@@ -9,6 +9,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { acquireDataDirLock } from './data-dir-lock.js';
+import { DatabaseUnavailableError } from './errors.js';
 import * as schema from './schema.js';
 
 export type Schema = typeof schema;
@@ -87,7 +88,7 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
   return result;
 }
 
-export class DatabaseUnavailableError extends Error {}
+export { DatabaseUnavailableError };
 
 export interface DatabaseOptions {
   databaseUrl: string | null;

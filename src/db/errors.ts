@@ -7,3 +7,6 @@ export function sqlState(error: unknown): string | undefined {
 }
 
 export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
+
+/** The database cannot be reached or opened (a readable start-up failure, not a bug). */
+export class DatabaseUnavailableError extends Error {}
