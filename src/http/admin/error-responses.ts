@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { namedExamples } from '../openapi.js';
+import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 export function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
@@ -12,18 +13,9 @@ export function renderAdminError(error: AppError) {
 const AdminError = Type.Object(
   {
     error: Type.Object({
-      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) }),
+      code: ErrorCodeSchema,
       message: Type.String(),
-      details: Type.Optional(
-        Type.Array(
-          Type.Object({
-            field: Type.String({ description: 'Dotted for nested fields' }),
-            message: Type.String(),
-            location: Type.Optional(Type.String({ description: 'body, query, path or header' })),
-          }),
-          { description: 'On VALIDATION_ERROR: one entry per invalid field' },
-        ),
-      ),
+      details: Type.Optional(FieldErrorDetails),
     }),
   },
   { title: 'Admin error' },

@@ -4,6 +4,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { namedExamples } from '../openapi.js';
+import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 /** A success envelope around `data`. */
 export function ok<T>(message: string, data: T) {
@@ -34,17 +35,8 @@ export const ErrorEnvelope = Type.Object(
     message: Type.String({ description: 'Human-readable; names the field on a validation error' }),
     data: Type.Null(),
     error: Type.Object({
-      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) }),
-      details: Type.Optional(
-        Type.Array(
-          Type.Object({
-            field: Type.String({ description: 'Dotted for nested fields, e.g. travelers.adults' }),
-            message: Type.String(),
-            location: Type.Optional(Type.String({ description: 'body, query, path or header' })),
-          }),
-          { description: 'On VALIDATION_ERROR: one entry per invalid field' },
-        ),
-      ),
+      code: ErrorCodeSchema,
+      details: Type.Optional(FieldErrorDetails),
     }),
   },
   { $id: 'ErrorEnvelope', title: 'Error envelope' },
