@@ -10,7 +10,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { countries as countriesList, type TCountryCode } from 'countries-list';
 import isoCountries from 'i18n-iso-countries';
@@ -23,13 +22,12 @@ import {
   COUNTRIES_FILE_NAME,
   flagSvgPath,
   type PreparedCountry,
-  REFERENCE_DATA_DIR_NAME,
 } from '../src/geo/reference-data.js';
+import { projectRoot, referenceDataDir } from '../src/paths.js';
 import { arabicName } from './arabic-names.js';
 
 const require = createRequire(import.meta.url);
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outputDir = join(repoRoot, REFERENCE_DATA_DIR_NAME);
+const outputDir = referenceDataDir;
 // The package's `exports` entry sits in dist/, next to the bundled GeoNames dump. The dump is read
 // line by line here because the package's own reader throws on a row with an empty feature code
 // (geonameid 6269202, Lac-des-Aigles).
@@ -322,7 +320,7 @@ function singleLine(text: string): string {
 }
 
 function packageVersion(name: string): string {
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8'));
+  const manifest = JSON.parse(readFileSync(join(projectRoot, 'node_modules', name, 'package.json'), 'utf8'));
   return manifest.version as string;
 }
 
@@ -400,7 +398,7 @@ async function main(): Promise<void> {
     const path = join(outputDir, fileName);
     const { size } = statSync(path);
     totalBytes += size;
-    console.log(`${relative(repoRoot, path)}: ${size} bytes`);
+    console.log(`${relative(projectRoot, path)}: ${size} bytes`);
   }
   console.log(`total: ${totalBytes} bytes`);
 }

@@ -6,10 +6,12 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { maskPassword } from './logger.js';
 
-export const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
+const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
 export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+/** Where partnerctl finds the admin API when ADMIN_URL is not set. */
+export const DEFAULT_ADMIN_URL = `http://127.0.0.1:${DEFAULT_PORTS.admin}`;
 
 export interface ListenerConfig {
   host: string;
@@ -55,7 +57,7 @@ export class ConfigError extends Error {}
 type Env = Record<string, string | undefined>;
 
 /** An admin token shorter than this is guessable; a generated one is 32 random bytes. */
-export const ADMIN_TOKEN_MIN_CHARACTERS = 32;
+const ADMIN_TOKEN_MIN_CHARACTERS = 32;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 

@@ -8,7 +8,7 @@ import type { SigningDependencies } from './payments/outbound.js';
 import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
-export interface PublicUrls {
+interface PublicUrls {
   integrations: string;
   backend: string;
 }

@@ -5,7 +5,7 @@ import pretty from 'pino-pretty';
 /** What domain modules log with: any pino logger, Fastify's included. */
 export type Logger = Pick<BaseLogger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'>;
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
@@ -43,7 +43,7 @@ export function prettyDestination(colorize: boolean, destination: NodeJS.Writabl
 const ERROR_FIELDS_NEVER_LOGGED = new Set(['rawPacket', 'query', 'parameters', 'params', 'values', 'args']);
 
 /** pino's error serializer without those fields, on the error and every error in its cause chain. */
-export function serializeError(error: unknown): unknown {
+function serializeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
   for (const field of ERROR_FIELDS_NEVER_LOGGED) delete serialized[field];

@@ -4,7 +4,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { cacheStatistics } from './cache.js';
 
-export interface MetricSources {
+interface MetricSources {
   /** Payment requests waiting for an attempt, and the age of the oldest. */
   paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
   /** Database connections busy with a query, and queries waiting for one. */

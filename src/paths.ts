@@ -14,3 +14,4 @@ function findProjectRoot(start: string): string {
 
 export const projectRoot = findProjectRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const migrationsDir = path.join(projectRoot, 'migrations');
+export const referenceDataDir = path.join(projectRoot, 'reference-data');

@@ -1,5 +1,13 @@
 // Rules for text received from outside, shared by the domains and the hosts.
 
+/** A UUID in any case, as text a schema pattern can embed. */
+export const UUID_PATTERN_SOURCE = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const UUID = new RegExp(`^${UUID_PATTERN_SOURCE}$`);
+
+export function isUuid(text: string): boolean {
+  return UUID.test(text);
+}
+
 // NUL cannot be stored in PostgreSQL text, and a lone surrogate is not text at all: the driver
 // would store U+FFFD for it, so two different strings could be stored as one.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this finds.

@@ -1,7 +1,7 @@
 // partnerctl's client of the admin API.
 export class CliError extends Error {}
 
-export interface AdminClientOptions {
+interface AdminClientOptions {
   url: string;
   token: string;
 }

@@ -1,7 +1,7 @@
 // partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
@@ -84,7 +84,7 @@ function usage(): string {
     'commands:',
     ...lines,
     '',
-    'Client commands talk to the admin API at ADMIN_URL (default http://127.0.0.1:8090) with ADMIN_TOKEN.',
+    `Client commands talk to the admin API at ADMIN_URL (default ${DEFAULT_ADMIN_URL}) with ADMIN_TOKEN.`,
     "Run `partnerctl <command> --help` for a command's arguments.",
   ].join('\n');
 }
@@ -132,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
     admin() {
       const token = (values['admin-token'] as string | undefined) ?? process.env.ADMIN_TOKEN;
       if (!token) throw new CliError('ADMIN_TOKEN (or --admin-token) is required');
-      const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? 'http://127.0.0.1:8090';
+      const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
       return new AdminClient({ url, token });
     },
     output(human, data) {

@@ -90,7 +90,7 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
 
 export { DatabaseUnavailableError };
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   poolSize?: number;
@@ -101,7 +101,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 }
 
 /** The URL without its password, for messages. */
-export function describeDatabaseUrl(databaseUrl: string): string {
+function describeDatabaseUrl(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   if (url.password) url.password = '***';
   return url.toString();

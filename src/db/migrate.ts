@@ -4,7 +4,7 @@ import { migrationsDir } from '../paths.js';
 import type { DatabaseHandle } from './client.js';
 
 /** Advisory lock key serialising schema changes and first-start seeding across instances. */
-export const SCHEMA_LOCK_KEY = 715_100_001;
+const SCHEMA_LOCK_KEY = 715_100_001;
 
 /**
  * Applies pending migrations, then `afterMigrate` (first-start seeding), under one advisory lock:

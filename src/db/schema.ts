@@ -245,6 +245,10 @@ export const paymentDeliveries = pgTable(
   (table) => [index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt)],
 );
 
+export type CountryRow = typeof countries.$inferSelect;
+export type CityRow = typeof cities.$inferSelect;
+export type AttractionRow = typeof attractions.$inferSelect;
+
 /** Every ping of a tenant's payment endpoint (`POST /admin/v1/tenants/{id}/payment-endpoint/ping`). */
 export const endpointPings = pgTable(
   'endpoint_pings',

@@ -3,11 +3,12 @@
 import { and, desc, eq, ilike, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
+import type { AttractionRow, CityRow, CountryRow } from '../db/schema.js';
 import { attractions, cities, countries } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
+import { isUuid } from '../text.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import type { CityCapital } from './reference-data.js';
-import type { AttractionRow, CityRow, CountryRow } from './views.js';
 
 export interface NewCountry {
   code: string;
@@ -34,13 +35,9 @@ export interface NewCity {
 }
 export type CityChanges = Partial<NewCity>;
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A country by UUID or by its two-letter code (either case). */
 export async function getCountry(db: Executor, idOrCode: string): Promise<CountryRow> {
-  const condition = UUID_PATTERN.test(idOrCode)
-    ? eq(countries.id, idOrCode)
-    : eq(countries.code, idOrCode.toUpperCase());
+  const condition = isUuid(idOrCode) ? eq(countries.id, idOrCode) : eq(countries.code, idOrCode.toUpperCase());
   const [row] = await db.select().from(countries).where(condition);
   if (!row) throw notFound('Country');
   return row;

@@ -10,6 +10,9 @@ import { geoDataVersion } from '../db/schema.js';
 
 const ROW_ID = 1;
 
+/** The current version as a subquery, for a statement that must read it in its own snapshot. */
+export const geoDataVersionSubquery = sql`(select ${geoDataVersion.version} from ${geoDataVersion} where ${geoDataVersion.id} = ${ROW_ID})`;
+
 /** Raises the version; call inside the transaction that changes geo data. */
 export async function bumpGeoDataVersion(tx: Executor): Promise<void> {
   await tx

@@ -11,7 +11,7 @@ import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from 
 /** Rows per statement: large enough to amortise round trips, small enough for PGlite's memory. */
 const CITY_BATCH_SIZE = 10_000;
 
-export interface ImportCounts {
+interface ImportCounts {
   inserted: number;
   updated: number;
   unchanged: number;

@@ -8,9 +8,9 @@
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import { perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
-import { cities, countries } from '../db/schema.js';
+import { type CityRow, type CountryRow, cities, countries } from '../db/schema.js';
+import { geoDataVersionSubquery } from './data-version.js';
 import { rowsOf } from './import.js';
-import type { CityRow, CountryRow } from './views.js';
 
 export interface Page {
   limit: number;
@@ -24,7 +24,7 @@ export interface CityFilter {
   withAttractions?: boolean;
 }
 
-export interface Listing<Row> {
+interface Listing<Row> {
   count: number;
   rows: Row[];
 }
@@ -91,7 +91,7 @@ const cacheFor = perDatabase(() => new OrderCache());
 async function loadOrder(db: Executor, table: typeof countries | typeof cities, where: SQL): Promise<OrderedIds> {
   const [row] = rowsOf<{ version: number | null; ids: string | null }>(
     await db.execute(sql`
-      select (select version from geo_data_version where id = 1) as version,
+      select ${geoDataVersionSubquery} as version,
              string_agg(id::text, ',' order by name, id) as ids
       from ${table} where ${where}`),
   );

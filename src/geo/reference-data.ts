@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import { referenceDataDir } from '../paths.js';
 
 export interface ReferenceCountry {
   code: string;
@@ -19,7 +19,9 @@ export interface ReferenceCountry {
   phoneCode: string;
 }
 
-export type CityCapital = '' | 'primary' | 'admin' | 'minor';
+/** A city's capital role: national (`primary`), first-order division (`admin`), lower (`minor`), none. */
+export const CITY_CAPITALS = ['', 'primary', 'admin', 'minor'] as const;
+export type CityCapital = (typeof CITY_CAPITALS)[number];
 
 export interface ReferenceCity {
   geonamesId: number;
@@ -40,7 +42,6 @@ export interface PreparedCountry {
   phone_code: string;
 }
 
-export const REFERENCE_DATA_DIR_NAME = 'reference-data';
 export const COUNTRIES_FILE_NAME = 'countries.json';
 export const CITIES_FILE_NAME = 'cities.tsv.gz';
 
@@ -56,12 +57,12 @@ export const CITY_COLUMNS = [
   'population',
 ] as const;
 
-const CITY_CAPITALS: ReadonlySet<string> = new Set(['', 'primary', 'admin', 'minor'] satisfies CityCapital[]);
+const KNOWN_CAPITALS: ReadonlySet<string> = new Set(CITY_CAPITALS);
 
 const gunzipAsync = promisify(gunzip);
 
 export async function loadReferenceCountries(): Promise<ReferenceCountry[]> {
-  const text = await readFile(join(referenceDataDir(), COUNTRIES_FILE_NAME), 'utf8');
+  const text = await readFile(join(referenceDataDir, COUNTRIES_FILE_NAME), 'utf8');
   const rows = JSON.parse(text) as PreparedCountry[];
   return rows.map((row) => ({
     code: row.code,
@@ -72,7 +73,7 @@ export async function loadReferenceCountries(): Promise<ReferenceCountry[]> {
 }
 
 export async function loadReferenceCities(): Promise<ReferenceCity[]> {
-  const file = join(referenceDataDir(), CITIES_FILE_NAME);
+  const file = join(referenceDataDir, CITIES_FILE_NAME);
   const text = (await gunzipAsync(await readFile(file))).toString('utf8');
   const lines = text.split('\n');
   if (lines[0] !== CITY_COLUMNS.join('\t')) {
@@ -84,7 +85,7 @@ export async function loadReferenceCities(): Promise<ReferenceCity[]> {
     if (line === '') continue;
     const fields = line.split('\t');
     const capital = fields[6];
-    if (fields.length !== CITY_COLUMNS.length || !CITY_CAPITALS.has(capital)) {
+    if (fields.length !== CITY_COLUMNS.length || !KNOWN_CAPITALS.has(capital)) {
       throw new Error(`${file}: malformed row on line ${index + 1}`);
     }
     cities.push({
@@ -112,20 +113,4 @@ export function flagSvgPath(code: string): string | null {
   if (!/^[A-Za-z]{2}$/.test(code)) return null;
   const path = join(flagsDir, `${code.toLowerCase()}.svg`);
   return existsSync(path) ? path : null;
-}
-
-/**
- * The `reference-data/` directory at the repository root. Found by walking up from this module
- * because the module runs both as `src/geo/` (tsx, vitest) and as `dist/src/geo/` (compiled), which
- * sit at different depths below the root.
- */
-function referenceDataDir(): string {
-  const start = dirname(fileURLToPath(import.meta.url));
-  for (let dir = start; ; dir = dirname(dir)) {
-    const candidate = join(dir, REFERENCE_DATA_DIR_NAME);
-    if (existsSync(join(candidate, COUNTRIES_FILE_NAME))) return candidate;
-    if (dirname(dir) === dir) {
-      throw new Error(`No ${REFERENCE_DATA_DIR_NAME}/ directory above ${start}`);
-    }
-  }
 }

@@ -2,39 +2,14 @@
 // §5): one query schema, one language negotiation, one ETag, one flag URL rule. A host only adds
 // its auth and its wrapping (the backend host none, the integrations host the envelope).
 import { createHash } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { readGeoDataVersion } from '../geo/data-version.js';
 import { type CityFilter, listCities, listCountries, type Page } from '../geo/listings.js';
-import { type CityView, type CountryView, cityView, countryView, type FlagUrl, type Language } from '../geo/views.js';
+import type { Language } from '../languages.js';
 import { type PagedListBody, PagingQuery, pagedList, pageFrom } from './paging.js';
-import { Uuid } from './schemas.js';
-
-export const Country = Type.Object({
-  id: Uuid,
-  code: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
-  name: Type.String({ description: 'Arabic with `Accept-Language: ar` (all countries), English otherwise' }),
-  phone_code: Type.String({ description: 'International dialing prefix, e.g. +966' }),
-  supported: Type.Boolean(),
-  flag: Type.String({ format: 'uri', description: 'SVG flag served by the backend host, without auth' }),
-});
-
-export const City = Type.Object({
-  id: Uuid,
-  name: Type.String({ description: 'Arabic with `Accept-Language: ar` where known, English otherwise' }),
-  coordinates: Type.Object({
-    type: Type.Literal('Point'),
-    coordinates: Type.Tuple([Type.Number(), Type.Number()], { description: '[longitude, latitude]' }),
-  }),
-  capital: Type.Unsafe<'' | 'primary' | 'admin' | 'minor'>({
-    type: 'string',
-    enum: ['', 'primary', 'admin', 'minor'],
-    description: 'primary: national capital; admin: seat of a first-order division; minor: of a lower one; empty: none',
-  }),
-  images: Type.Array(Type.String({ format: 'uri' })),
-  country: Uuid,
-});
+import { type City, type Country, cityView, countryView, type FlagUrl } from './shapes/geo.js';
 
 const BOOLEAN_TEXT = ['true', 'false', '1', '0'] as const;
 
@@ -55,7 +30,7 @@ export const CityQuery = Type.Object({
  * The language of the response from `Accept-Language`: the acceptable (q > 0) range with the highest
  * q-value among ours, `ar-SA` counting as `ar` and `*` as English; English when none matches.
  */
-export function negotiateLanguage(header: string | undefined): Language {
+function negotiateLanguage(header: string | undefined): Language {
   let best: { language: Language; q: number } | null = null;
   for (const part of (header ?? '').split(',')) {
     const [range, ...parameters] = part.trim().split(';');
@@ -135,8 +110,8 @@ async function serveListing<T, Wrapped>(
 /** The host a listing is served on: its links point there. */
 type PublicHost = keyof AppContext['publicUrls'];
 
-export type CountryQueryType = { limit?: number; offset?: number };
-export type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
+type CountryQueryType = { limit?: number; offset?: number };
+type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
 
 export function serveCountries<Wrapped>(
   context: AppContext,
@@ -144,7 +119,7 @@ export function serveCountries<Wrapped>(
   query: CountryQueryType,
   reply: FastifyReply,
   host: PublicHost,
-  wrap: (list: PagedListBody<CountryView>) => Wrapped,
+  wrap: (list: PagedListBody<Static<typeof Country>>) => Wrapped,
 ) {
   const flagUrl = flagUrlFor(context);
   return serveListing(
@@ -171,7 +146,7 @@ export function serveCities<Wrapped>(
   query: CityQueryType,
   reply: FastifyReply,
   host: PublicHost,
-  wrap: (list: PagedListBody<CityView>) => Wrapped,
+  wrap: (list: PagedListBody<Static<typeof City>>) => Wrapped,
 ) {
   const { country, has_attractions: hasAttractions } = query;
   const filter: CityFilter = {

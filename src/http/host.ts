@@ -28,7 +28,8 @@ export type HostApp = FastifyInstance<
 >;
 
 /** Request bodies larger than this are refused with 413. */
-export const BODY_LIMIT_BYTES = 64 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024;
+export const BODY_LIMIT_TEXT = `${BODY_LIMIT_BYTES / 1024} KiB`;
 
 /**
  * Query strings and path parameters are text, so they are coerced to the schema's types; JSON
@@ -86,7 +87,7 @@ class RequestLog extends LogController {
   }
 }
 
-export interface HostOptions {
+interface HostOptions {
   /** Which listener this is, in every log line. */
   listener: 'integrations' | 'backend' | 'admin';
   logger: FastifyBaseLogger;

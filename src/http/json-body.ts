@@ -26,7 +26,7 @@ export const INVALID_JSON_BODY_CODE = 'FST_ERR_CTP_INVALID_JSON_BODY';
  * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
  * index can hold.
  */
-export const MAX_STRING_CHARACTERS = 4096;
+const MAX_STRING_CHARACTERS = 4096;
 
 /**
  * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer

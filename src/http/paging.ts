@@ -5,8 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Page } from '../geo/listings.js';
 import { Nullable } from './schemas.js';
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
 
 export const PagingQuery = {
   limit: Type.Optional(

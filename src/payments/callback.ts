@@ -46,7 +46,7 @@ export async function authenticatePartner(
   return credential ?? { rejected: { reason: 'unauthorized' } };
 }
 
-export interface ReceivedNotification {
+interface ReceivedNotification {
   tenant: TenantRow;
   /** The body parsed with lossless numbers (src/http/json-body.ts), or undefined when there is none. */
   body: unknown;

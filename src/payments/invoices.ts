@@ -11,38 +11,10 @@ import { minorUnits, validateInvoiceAmount } from './money.js';
 import type { PaymentQueue } from './queue.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
+export type PaymentEventRow = typeof paymentEvents.$inferSelect;
+export type PaymentDeliveryRow = typeof paymentDeliveries.$inferSelect;
 
-export interface InvoiceView {
-  id: string;
-  tenant_id: string;
-  trip_id: string | null;
-  amount: string;
-  currency: string;
-  status: string;
-  gateway_reference: string | null;
-  paid_at: string | null;
-  payment_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export function invoiceView(row: InvoiceRow): InvoiceView {
-  return {
-    id: row.id,
-    tenant_id: row.tenantId,
-    trip_id: row.tripId,
-    amount: row.amount,
-    currency: row.currency,
-    status: row.status,
-    gateway_reference: row.gatewayReference,
-    paid_at: row.paidAt?.toISOString() ?? null,
-    payment_url: row.paymentUrl,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
-
-export interface NewInvoice {
+interface NewInvoice {
   tenant_id: string;
   amount: string;
   currency: string;
@@ -180,67 +152,26 @@ export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> 
   return invoice;
 }
 
-export interface PaymentEventView {
-  id: string;
-  tenant_id: string;
-  invoice_id: string;
-  transaction_id: string;
-  status: string;
-  gateway: string;
-  /** The payload as received, as JSON text: numbers keep their digits (`100.10` stays so). */
-  payload_json: string;
-  applied: boolean;
-  status_before: string;
-  status_after: string;
-  request_id: string | null;
-  received_at: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  attempt: number;
-  attempted_at: string;
-  http_status: number | null;
-  latency_ms: number | null;
-  error: string | null;
-}
-
-/** The invoice's stored notifications, oldest first. */
-export async function listPaymentEvents(db: Executor, invoiceId: string): Promise<PaymentEventView[]> {
-  const rows = await db
+/**
+ * The invoice's stored notifications, oldest first, each with its payload as JSON text: parsed
+ * losslessly by the reader, its numbers keep their digits (`100.10` stays so).
+ */
+export async function listPaymentEvents(
+  db: Executor,
+  invoiceId: string,
+): Promise<{ event: PaymentEventRow; payloadJson: string }[]> {
+  return db
     .select({ event: paymentEvents, payloadJson: sql<string>`${paymentEvents.payload}::text` })
     .from(paymentEvents)
     .where(eq(paymentEvents.invoiceId, invoiceId))
     .orderBy(asc(paymentEvents.receivedAt), asc(paymentEvents.id));
-  return rows.map(({ event, payloadJson }) => ({
-    id: event.id,
-    tenant_id: event.tenantId,
-    invoice_id: event.invoiceId,
-    transaction_id: event.transactionId,
-    status: event.status,
-    gateway: event.gateway,
-    payload_json: payloadJson,
-    applied: event.applied,
-    status_before: event.statusBefore,
-    status_after: event.statusAfter,
-    request_id: event.requestId,
-    received_at: event.receivedAt.toISOString(),
-  }));
 }
 
 /** Every attempt to deliver the invoice's payment request, in order. */
-export async function listDeliveries(db: Executor, invoiceId: string): Promise<DeliveryView[]> {
-  const rows = await db
+export async function listDeliveries(db: Executor, invoiceId: string): Promise<PaymentDeliveryRow[]> {
+  return db
     .select()
     .from(paymentDeliveries)
     .where(eq(paymentDeliveries.invoiceId, invoiceId))
     .orderBy(asc(paymentDeliveries.attempt), asc(paymentDeliveries.attemptedAt));
-  return rows.map((row) => ({
-    id: row.id,
-    attempt: row.attempt,
-    attempted_at: row.attemptedAt.toISOString(),
-    http_status: row.httpStatus,
-    latency_ms: row.latencyMs,
-    error: row.error,
-  }));
 }

@@ -88,9 +88,9 @@ function unitsAtScale(amount: Decimal, scale: number): bigint {
   return amount.units * 10n ** BigInt(scale - amount.scale);
 }
 
-export type InvoiceAmountError = 'unknown_currency' | 'not_a_decimal' | 'not_positive' | 'too_many_places';
+type InvoiceAmountError = 'unknown_currency' | 'not_a_decimal' | 'not_positive' | 'too_many_places';
 
-export type InvoiceAmountResult = { ok: true; amount: string } | { ok: false; reason: InvoiceAmountError };
+type InvoiceAmountResult = { ok: true; amount: string } | { ok: false; reason: InvoiceAmountError };
 
 /**
  * The admin API's invoice amount rule (DECISIONS §8): a positive decimal string with at most the

@@ -10,7 +10,7 @@ import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './mo
  * The longest text a callback field may hold: transaction ids, statuses and gateways are short
  * references, and the deduplication index could not hold a long one.
  */
-export const FIELD_MAX_CHARACTERS = 255;
+const FIELD_MAX_CHARACTERS = 255;
 
 /** Whether a string field is short enough and storable as sent (two ids never stored as one). */
 function isStorableField(text: string): boolean {
@@ -20,9 +20,9 @@ function isStorableField(text: string): boolean {
 /** Required fields in the order they are checked; the first failure answers. */
 export const REQUIRED_FIELDS = ['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway'] as const;
 
-export type NotificationField = (typeof REQUIRED_FIELDS)[number];
+type NotificationField = (typeof REQUIRED_FIELDS)[number];
 
-export interface PaymentNotification {
+interface PaymentNotification {
   invoiceId: string;
   transactionId: string;
   status: string;
@@ -38,9 +38,7 @@ export type BodyRejection =
   | { reason: 'missing_field'; field: NotificationField }
   | { reason: 'invalid_field'; field: NotificationField };
 
-export type ParsedNotification =
-  | { ok: true; notification: PaymentNotification }
-  | { ok: false; rejection: BodyRejection };
+type ParsedNotification = { ok: true; notification: PaymentNotification } | { ok: false; rejection: BodyRejection };
 
 /**
  * Reads a callback body parsed with `config: { losslessJsonNumbers: true }` (src/http/json-body.ts).

@@ -49,7 +49,7 @@ export const REQUEST_TIMEOUT_MS = 15_000;
 /** More of the endpoint's reply than this is not read (we only want `payment_url`). */
 const MAX_REPLY_BYTES = 64 * 1024;
 
-export interface EndpointReply {
+interface EndpointReply {
   status: number;
   retryAfter: string | undefined;
   body: string;
@@ -58,7 +58,7 @@ export interface EndpointReply {
 class TimeoutError extends Error {}
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-export function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
   return new Promise<EndpointReply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -104,6 +104,7 @@ export function signatureHeader(secrets: string[], id: string, timestamp: number
 }
 
 const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
 
 /** `payment_url` of a JSON reply, when it is an http(s) URL of sane length. */
 function paymentUrlOf(replyBody: string): string | null {
@@ -131,7 +132,7 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-export interface OutboundDependencies extends SigningDependencies {
+interface OutboundDependencies extends SigningDependencies {
   queue: PaymentQueue;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
@@ -153,7 +154,7 @@ async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
   return found;
 }
 
-export function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
+function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,

@@ -6,32 +6,9 @@ import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
-import { type SigningDependencies, sendSignedMessage } from './outbound.js';
+import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './outbound.js';
 
-export interface PingView {
-  webhook_id: string;
-  endpoint_url: string | null;
-  pinged_at: string;
-  /** True when the endpoint answered 2xx. */
-  ok: boolean;
-  http_status: number | null;
-  latency_ms: number | null;
-  error: string | null;
-}
-
-const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
-
-function pingView(row: typeof endpointPings.$inferSelect): PingView {
-  return {
-    webhook_id: row.webhookId,
-    endpoint_url: row.endpointUrl,
-    pinged_at: row.pingedAt.toISOString(),
-    ok: isSuccess(row.httpStatus),
-    http_status: row.httpStatus,
-    latency_ms: row.latencyMs,
-    error: row.error,
-  };
-}
+export type EndpointPingRow = typeof endpointPings.$inferSelect;
 
 export const NOTHING_TO_PING = 'The tenant has no payment endpoint to ping: set payment_endpoint_url.';
 
@@ -44,7 +21,7 @@ export function pingEvent(tenantId: string, createdAt: Date) {
  * Sends a ping now and records how it went. A tenant without an endpoint is a 409 (nothing to
  * ping); anything the endpoint or the network does is an outcome, never an error.
  */
-export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<PingView> {
+export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<EndpointPingRow> {
   const [tenant] = await deps.db.select().from(tenants).where(eq(tenants.id, tenantId));
   if (!tenant) throw notFound('Tenant');
   if (!tenant.paymentEndpointUrl) throw conflict(NOTHING_TO_PING);
@@ -54,7 +31,7 @@ export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: s
   const httpStatus = exchange.outcome === 'answered' ? exchange.reply.status : null;
   let error: string | null = null;
   if (exchange.outcome !== 'answered') error = exchange.error;
-  else if (!isSuccess(httpStatus)) error = `endpoint answered HTTP ${httpStatus}`;
+  else if (!isSuccessStatus(httpStatus)) error = `endpoint answered HTTP ${httpStatus}`;
   const [row] = await deps.db
     .insert(endpointPings)
     .values({
@@ -66,16 +43,16 @@ export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: s
       error,
     })
     .returning();
-  return pingView(row);
+  return row;
 }
 
 /** The tenant's latest ping, or null when it was never pinged. */
-export async function lastPing(db: Executor, tenantId: string): Promise<PingView | null> {
+export async function lastPing(db: Executor, tenantId: string): Promise<EndpointPingRow | null> {
   const [row] = await db
     .select()
     .from(endpointPings)
     .where(eq(endpointPings.tenantId, tenantId))
     .orderBy(desc(endpointPings.pingedAt))
     .limit(1);
-  return row ? pingView(row) : null;
+  return row ?? null;
 }

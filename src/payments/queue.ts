@@ -5,7 +5,7 @@ import PgBoss from 'pg-boss';
 import type { DatabaseHandle, Executor } from '../db/client.js';
 
 /** What pg-boss calls to run SQL (its `db` option and the `db` option of `send`/`complete`). */
-export interface SqlRunner {
+interface SqlRunner {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
 }
 
@@ -74,7 +74,7 @@ function driverClientOf(executor: Executor): unknown {
   return (executor as unknown as { session: { client: unknown } }).session.client;
 }
 
-export const PAYMENT_REQUEST_QUEUE = 'payment-request';
+const PAYMENT_REQUEST_QUEUE = 'payment-request';
 
 export interface PaymentRequestJob {
   invoice_id: string;
@@ -82,7 +82,7 @@ export interface PaymentRequestJob {
   attempt: number;
 }
 
-export interface QueueOptions {
+interface QueueOptions {
   /** Whether this process also runs maintenance (expiring stuck jobs); worker processes do. */
   supervise: boolean;
 }

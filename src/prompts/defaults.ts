@@ -3,8 +3,9 @@
 
 import type { Executor } from '../db/client.js';
 import { defaultPrompts } from '../db/schema.js';
+import { LANGUAGES, type Language } from '../languages.js';
 import type { Logger } from '../logger.js';
-import { LANGUAGES, type Language, replaceDefaultPrompts } from './prompts.js';
+import { replaceDefaultPrompts } from './prompts.js';
 
 export const SEED_DEFAULT_PROMPTS: Record<Language, string[]> = {
   en: [

@@ -6,10 +6,8 @@ import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
+import type { Language } from '../languages.js';
 import { displayTextProblem } from '../text.js';
-
-export const LANGUAGES = ['en', 'ar'] as const;
-export type Language = (typeof LANGUAGES)[number];
 
 export const TEXT_MAX_CHARACTERS = 500;
 /** Bounds of `sort_order`: room for any ordering scheme, well inside a PostgreSQL integer. */
@@ -18,49 +16,47 @@ export const SORT_ORDER_MAX = 1_000_000;
 
 export type PromptSource = 'tenant' | 'default';
 
-export interface PromptView {
+/** A tenant's prompt or one of a language's defaults (always active), told apart by `source`. */
+export interface Prompt {
   id: string;
   language: Language;
   text: string;
-  /** Carries the same value as `text` (spec 2.2). */
-  name: string;
-  sort_order: number;
-  is_active: boolean;
+  sortOrder: number;
+  isActive: boolean;
   source: PromptSource;
-  created_at: string;
-  updated_at: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-export interface PromptInput {
+interface PromptInput {
   language: Language;
   text: string;
   sort_order?: number;
   is_active?: boolean;
 }
 
-export type PromptChanges = Partial<PromptInput>;
+type PromptChanges = Partial<PromptInput>;
 
-export interface EffectivePrompts {
+interface EffectivePrompts {
   language: Language;
   source: PromptSource;
-  prompts: PromptView[];
+  prompts: Prompt[];
 }
 
 type PromptRow = typeof suggestedPrompts.$inferSelect;
 type DefaultPromptRow = typeof defaultPrompts.$inferSelect;
 
-function promptView(row: PromptRow | DefaultPromptRow): PromptView {
+function toPrompt(row: PromptRow | DefaultPromptRow): Prompt {
   const isDefault = !('tenantId' in row);
   return {
     id: row.id,
     language: row.language as Language,
     text: row.text,
-    name: row.text,
-    sort_order: row.sortOrder,
-    is_active: isDefault ? true : row.isActive,
+    sortOrder: row.sortOrder,
+    isActive: isDefault ? true : row.isActive,
     source: isDefault ? 'default' : 'tenant',
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
@@ -89,16 +85,16 @@ const tenantPrompt = (tenantId: string, id: string) =>
 const tenantOrder = [asc(suggestedPrompts.sortOrder), asc(suggestedPrompts.createdAt), asc(suggestedPrompts.id)];
 const defaultOrder = [asc(defaultPrompts.sortOrder), asc(defaultPrompts.createdAt), asc(defaultPrompts.id)];
 
-export async function listPrompts(db: Executor, tenantId: string, language?: Language): Promise<PromptView[]> {
+export async function listPrompts(db: Executor, tenantId: string, language?: Language): Promise<Prompt[]> {
   const rows = await db
     .select()
     .from(suggestedPrompts)
     .where(and(eq(suggestedPrompts.tenantId, tenantId), language && eq(suggestedPrompts.language, language)))
     .orderBy(asc(suggestedPrompts.language), ...tenantOrder);
-  return rows.map(promptView);
+  return rows.map(toPrompt);
 }
 
-export async function createPrompt(db: Executor, tenantId: string, input: PromptInput): Promise<PromptView> {
+export async function createPrompt(db: Executor, tenantId: string, input: PromptInput): Promise<Prompt> {
   const [row] = await db
     .insert(suggestedPrompts)
     .values({
@@ -110,7 +106,7 @@ export async function createPrompt(db: Executor, tenantId: string, input: Prompt
     })
     .returning();
   invalidateCaches();
-  return promptView(row);
+  return toPrompt(row);
 }
 
 /** A partial update; at least one field must be given. */
@@ -119,7 +115,7 @@ export async function updatePrompt(
   tenantId: string,
   id: string,
   changes: PromptChanges,
-): Promise<PromptView> {
+): Promise<Prompt> {
   if (Object.values(changes).every((value) => value === undefined)) {
     throw invalid([
       { field: '(root)', message: 'must have at least one of language, text, sort_order, is_active', location: 'body' },
@@ -138,7 +134,7 @@ export async function updatePrompt(
     .returning();
   if (!row) throw notFound('Suggested prompt');
   invalidateCaches();
-  return promptView(row);
+  return toPrompt(row);
 }
 
 export async function deletePrompt(db: Executor, tenantId: string, id: string): Promise<{ id: string }> {
@@ -151,13 +147,13 @@ export async function deletePrompt(db: Executor, tenantId: string, id: string): 
   return row;
 }
 
-export async function listDefaultPrompts(db: Executor, language: Language): Promise<PromptView[]> {
+export async function listDefaultPrompts(db: Executor, language: Language): Promise<Prompt[]> {
   const rows = await db
     .select()
     .from(defaultPrompts)
     .where(eq(defaultPrompts.language, language))
     .orderBy(...defaultOrder);
-  return rows.map(promptView);
+  return rows.map(toPrompt);
 }
 
 /** A hot path read far more often than prompts change: cached until any prompt changes (src/cache.ts). */
@@ -206,11 +202,11 @@ async function readEffectivePrompts(db: Executor, tenantId: string, language: La
   return {
     language,
     source,
-    prompts: rows.map(({ isDefault, tenantId, ...row }) => promptView(isDefault ? row : { ...row, tenantId })),
+    prompts: rows.map(({ isDefault, tenantId, ...row }) => toPrompt(isDefault ? row : { ...row, tenantId })),
   };
 }
 
-export interface DefaultPromptInput {
+interface DefaultPromptInput {
   text: string;
   sort_order?: number;
 }
@@ -220,7 +216,7 @@ export async function replaceDefaultPrompts(
   db: Executor,
   language: Language,
   prompts: DefaultPromptInput[],
-): Promise<PromptView[]> {
+): Promise<Prompt[]> {
   const values = prompts.map((prompt, index) => ({
     language,
     text: prompt.text.trim(),

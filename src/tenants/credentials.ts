@@ -33,30 +33,6 @@ const resolvedPartners = perDatabase(
   () => new ShortLivedCache<BackendPartner | null>('backend_partner_keys', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
 );
 
-export interface CredentialView {
-  id: string;
-  kind: string;
-  hint: string;
-  name: string | null;
-  scopes: string[];
-  tenant_id: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-export function credentialView(row: CredentialRow): CredentialView {
-  return {
-    id: row.id,
-    kind: row.kind,
-    hint: row.hint,
-    name: row.name,
-    scopes: row.scopes,
-    tenant_id: row.tenantId,
-    created_at: row.createdAt.toISOString(),
-    revoked_at: row.revokedAt?.toISOString() ?? null,
-  };
-}
-
 /** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
 export async function issueCredential(
   db: Executor,
@@ -173,7 +149,7 @@ export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
 export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
   resolveTenantCredential(db, 'partner_api_key', secret);
 
-export interface BackendPartner {
+interface BackendPartner {
   keyId: string;
   tenantId: string | null;
   scopes: string[];

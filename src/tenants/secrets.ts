@@ -3,7 +3,7 @@
 // most a digest prefix, which does not help to forge a secret.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const CREDENTIAL_KINDS = [
+const CREDENTIAL_KINDS = [
   'sso_hmac_secret',
   'partner_api_key',
   'payment_endpoint_secret',

@@ -9,46 +9,22 @@ import { issueCredential } from './credentials.js';
 
 export type { TenantRow };
 
-export interface TenantView {
-  id: string;
-  slug: string;
-  name: string;
-  gateway: string;
-  is_active: boolean;
-  payment_endpoint_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export function tenantView(row: TenantRow): TenantView {
-  return {
-    id: row.id,
-    slug: row.slug,
-    name: row.name,
-    gateway: row.gateway,
-    is_active: row.isActive,
-    payment_endpoint_url: row.paymentEndpointUrl,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
-
-export interface TenantRules {
+interface TenantRules {
   supportedGateways: string[];
 }
 
-export interface NewTenant {
+interface NewTenant {
   name: string;
   slug: string;
   gateway: string;
   payment_endpoint_url?: string | null;
 }
 
-export type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
+type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
   is_active?: boolean;
 };
 
-export interface IssuedTenantSecrets {
+interface IssuedTenantSecrets {
   sso_hmac_secret: string;
   partner_api_key: string;
   payment_endpoint_secret: string;

@@ -4,7 +4,6 @@ import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { cities, invoices, trips } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
-import type { TripStatus } from './status.js';
 
 export interface Travelers {
   adults: number;
@@ -29,7 +28,7 @@ export interface ItineraryDay {
   items: ItineraryItem[];
 }
 
-export interface TripInput {
+interface TripInput {
   title: string;
   start_date?: string | null;
   end_date?: string | null;
@@ -38,49 +37,32 @@ export interface TripInput {
   itinerary?: ItineraryDay[];
 }
 
-export interface TripView {
-  id: string;
-  title: string;
-  status: TripStatus;
-  start_date: string | null;
-  end_date: string | null;
-  travelers: Travelers;
-  destinations: Destination[];
-  itinerary: ItineraryDay[];
-  invoice: { id: string; status: string; amount: string; currency: string } | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
+const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
 
 type TripRow = typeof trips.$inferSelect;
 
+interface LatestInvoice {
+  id: string;
+  status: string;
+  amount: string;
+  currency: string;
+}
+
+/** A trip with its latest invoice (null before the first): how both hosts show a trip. */
+export interface TripWithInvoice {
+  trip: TripRow;
+  invoice: LatestInvoice | null;
+}
+
 /** The trip's latest invoice, or null. Invoices are written by the payment flow. */
-async function latestInvoice(db: Executor, trip: TripRow): Promise<TripView['invoice']> {
+async function withLatestInvoice(db: Executor, trip: TripRow): Promise<TripWithInvoice> {
   const [invoice] = await db
     .select({ id: invoices.id, status: invoices.status, amount: invoices.amount, currency: invoices.currency })
     .from(invoices)
     .where(and(eq(invoices.tripId, trip.id), eq(invoices.tenantId, trip.tenantId)))
     .orderBy(desc(invoices.createdAt), desc(invoices.id))
     .limit(1);
-  return invoice ?? null;
-}
-
-async function tripView(db: Executor, trip: TripRow): Promise<TripView> {
-  return {
-    id: trip.id,
-    title: trip.title,
-    status: trip.status as TripStatus,
-    start_date: trip.startDate,
-    end_date: trip.endDate,
-    travelers: trip.travelers as Travelers,
-    destinations: trip.destinations as Destination[],
-    itinerary: trip.itinerary as ItineraryDay[],
-    invoice: await latestInvoice(db, trip),
-    created_at: trip.createdAt.toISOString(),
-    updated_at: trip.updatedAt.toISOString(),
-  };
+  return { trip, invoice: invoice ?? null };
 }
 
 /**
@@ -117,7 +99,7 @@ async function checkTrip(db: Executor, input: TripInput): Promise<void> {
   if (problems.length) throw invalid(problems.map((problem) => ({ ...problem, location: 'body' })));
 }
 
-export async function createTrip(db: Executor, tenantId: string, input: TripInput): Promise<TripView> {
+export async function createTrip(db: Executor, tenantId: string, input: TripInput): Promise<TripWithInvoice> {
   await checkTrip(db, input);
   const [trip] = await db
     .insert(trips)
@@ -131,15 +113,15 @@ export async function createTrip(db: Executor, tenantId: string, input: TripInpu
       itinerary: input.itinerary ?? [],
     })
     .returning();
-  return tripView(db, trip);
+  return withLatestInvoice(db, trip);
 }
 
 /** A trip by id; with `tenantId`, only that tenant's (another tenant's trip is not found). */
-export async function getTrip(db: Executor, id: string, tenantId?: string): Promise<TripView> {
+export async function getTrip(db: Executor, id: string, tenantId?: string): Promise<TripWithInvoice> {
   const [trip] = await db
     .select()
     .from(trips)
     .where(and(eq(trips.id, id), tenantId === undefined ? undefined : eq(trips.tenantId, tenantId)));
   if (!trip) throw notFound('Trip');
-  return tripView(db, trip);
+  return withLatestInvoice(db, trip);
 }

@@ -1,12 +1,14 @@
 // Helpers shared by the payment tests: invoices, trips and notifications through the real routes.
+
+import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import type { InvoiceView } from '../../src/payments/invoices.js';
+import type { Invoice } from '../../src/http/admin/shapes.js';
 import type { TestService, TestTenant } from '../support/service.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
 
 /** An invoice as the admin API shows it. */
-export type InvoiceJson = InvoiceView;
+export type InvoiceJson = Static<typeof Invoice>;
 
 export async function createInvoice(
   service: TestService,

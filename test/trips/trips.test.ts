@@ -16,13 +16,13 @@ describe('trip domain', () => {
 
   it("setTripStatus moves a trip inside the caller's transaction, and not when it rolls back", async () => {
     const { db } = service.context;
-    const trip = await createTrip(db, tenant.tenant.id, { title: 'Paid trip' });
+    const { trip } = await createTrip(db, tenant.tenant.id, { title: 'Paid trip' });
     expect(trip.status).toBe('draft');
     for (const status of TRIP_STATUSES) {
       await db.transaction((tx) => setTripStatus(tx, trip.id, status));
-      const moved = await getTrip(db, trip.id, tenant.tenant.id);
+      const moved = (await getTrip(db, trip.id, tenant.tenant.id)).trip;
       expect(moved.status).toBe(status);
-      expect(Date.parse(moved.updated_at)).toBeGreaterThanOrEqual(Date.parse(trip.updated_at));
+      expect(moved.updatedAt.getTime()).toBeGreaterThanOrEqual(trip.updatedAt.getTime());
     }
     await expect(
       db.transaction(async (tx) => {
@@ -30,13 +30,13 @@ describe('trip domain', () => {
         throw new Error('payment failed to record');
       }),
     ).rejects.toThrow('payment failed to record');
-    expect((await getTrip(db, trip.id)).status).toBe('cancelled');
+    expect((await getTrip(db, trip.id)).trip.status).toBe('cancelled');
   });
 
   it('shows the newest invoice of the trip, by created_at', async () => {
     const { db } = service.context;
-    const trip = await createTrip(db, tenant.tenant.id, { title: 'Invoiced trip' });
-    const other = await createTrip(db, tenant.tenant.id, { title: 'Another trip' });
+    const { trip } = await createTrip(db, tenant.tenant.id, { title: 'Invoiced trip' });
+    const { trip: other } = await createTrip(db, tenant.tenant.id, { title: 'Another trip' });
     const insert = (tripId: string, amount: string, createdAt: string, status = 'pending') =>
       db
         .insert(invoices)

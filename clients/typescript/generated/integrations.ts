@@ -246,7 +246,9 @@ export interface components {
             start_date: string | null;
             end_date: string | null;
             travelers: {
+                /** @description Default 1 */
                 adults: number;
+                /** @description Default 0 */
                 children: number;
             };
             destinations: {
@@ -737,7 +739,10 @@ export interface operations {
                              * @enum {string}
                              */
                             language: "en" | "ar";
-                            /** @enum {string} */
+                            /**
+                             * @description `tenant` for a tenant's own prompt, `default` for one of the default set
+                             * @enum {string}
+                             */
                             source: "tenant" | "default";
                             prompts: components["schemas"]["SuggestedPrompt"][];
                         };

@@ -19,10 +19,10 @@ import { adminTripRoutes } from './trips.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
-export const ADMIN_PREFIX = '/admin/v1';
+const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
 
-export interface AdminHostOptions {
+interface AdminHostOptions {
   /** The public hosts' documents, for the docs UI. */
   documents: Record<PublicHostName, DocumentBuilder>;
 }

@@ -6,7 +6,7 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-export const DOCS_PREFIX = '/admin/docs';
+const DOCS_PREFIX = '/admin/docs';
 
 /** Builds a public host's OpenAPI document (the wiring knows the hosts; the admin host does not). */
 export type DocumentBuilder = () => Promise<unknown>;

@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import type { CityRow, CountryRow } from '../../db/schema.js';
 import {
   addAttraction,
   countryCodeTaken,
@@ -16,9 +17,11 @@ import {
   updateCity,
   updateCountry,
 } from '../../geo/catalog.js';
-import { attractionView, type CityRow, type CountryRow, cityView, countryView } from '../../geo/views.js';
-import { City, Country, flagUrlFor } from '../geo-listings.js';
+import { CITY_CAPITALS } from '../../geo/reference-data.js';
+import { UUID_PATTERN_SOURCE } from '../../text.js';
+import { flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { Attraction, attractionView, City, Country, cityView, countryView } from '../shapes/geo.js';
 import { conflictResponse } from './error-responses.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -40,7 +43,7 @@ const Point = Type.Object(
   },
   { additionalProperties: false },
 );
-const Capital = Type.Union([Type.Literal(''), Type.Literal('primary'), Type.Literal('admin'), Type.Literal('minor')]);
+const Capital = Type.Union(CITY_CAPITALS.map((capital) => Type.Literal(capital)));
 const Images = Type.Array(
   Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'http(s) URL' }),
   { maxItems: 50 },
@@ -48,10 +51,9 @@ const Images = Type.Array(
 
 const AdminCountry = Type.Composite([Country, Type.Object({ name_ar: Nullable(Type.String()) })]);
 const AdminCity = Type.Composite([City, Type.Object({ name_ar: Nullable(Type.String()), supported: Type.Boolean() })]);
-const Attraction = Type.Object({ id: Uuid, name: Type.String() });
 const CountryIdParams = Type.Object({
   id: Type.String({
-    pattern: '^([0-9a-fA-F-]{36}|[A-Za-z]{2})$',
+    pattern: `^(${UUID_PATTERN_SOURCE}|[A-Za-z]{2})$`,
     description: "The country's id or its two-letter code",
   }),
 });
@@ -69,7 +71,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'createCountry',
-
         tags: ['geo'],
         summary: 'Add a country; a code already present is a 409',
         body: Type.Object(
@@ -110,7 +111,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'updateCountry',
-
         tags: ['geo'],
         summary: 'Change a country (by id or code), e.g. mark it supported',
         params: CountryIdParams,
@@ -137,7 +137,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'findCities',
-
         tags: ['geo'],
         summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
         querystring: Type.Object({
@@ -171,7 +170,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'createCity',
-
         tags: ['geo'],
         summary: 'Add a city',
         body: Type.Object(
@@ -211,7 +209,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'updateCity',
-
         tags: ['geo'],
         summary: 'Change a city, e.g. supported or images',
         params: IdParams,
@@ -253,7 +250,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     {
       schema: {
         operationId: 'addAttraction',
-
         tags: ['geo'],
         summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
         params: IdParams,

@@ -9,53 +9,13 @@ import {
   IDEMPOTENCY_WINDOW_HOURS,
   INACTIVE_TENANT,
   idempotencyKeyReused,
-  invoiceView,
   listDeliveries,
   listPaymentEvents,
 } from '../../payments/invoices.js';
 import { EXAMPLE_UUID } from '../openapi.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
-
-const Invoice = Type.Object({
-  id: Uuid,
-  tenant_id: Uuid,
-  trip_id: Nullable(Uuid),
-  amount: Type.String({ description: 'Decimal string with the currency\'s ISO 4217 minor-unit places, e.g. "100.00"' }),
-  currency: Type.String({ description: 'ISO 4217 code' }),
-  status: Type.String({ description: '`pending`, then `failed`, `paid` or `refunded` (forward only)' }),
-  gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
-  paid_at: Nullable(Timestamp),
-  payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const PaymentEvent = Type.Object({
-  id: Uuid,
-  tenant_id: Uuid,
-  invoice_id: Uuid,
-  transaction_id: Type.String(),
-  status: Type.String({ description: 'As notified' }),
-  gateway: Type.String(),
-  payload: Type.Unknown({ description: 'The notification as received; numbers keep their digits' }),
-  applied: Type.Boolean({
-    description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
-  }),
-  status_before: Type.String(),
-  status_after: Type.String(),
-  request_id: Nullable(Type.String()),
-  received_at: Timestamp,
-});
-
-const Delivery = Type.Object({
-  id: Uuid,
-  attempt: Type.Integer({ minimum: 1 }),
-  attempted_at: Timestamp,
-  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
-  latency_ms: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
-});
+import { Delivery, deliveryView, Invoice, invoiceView, PaymentEvent, paymentEventView } from './shapes.js';
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db, paymentQueue } = context;
@@ -67,7 +27,6 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       config: { losslessJsonNumbers: true },
       schema: {
         operationId: 'createInvoice',
-
         tags: ['invoices'],
         summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
         body: Type.Object(
@@ -122,7 +81,6 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     {
       schema: {
         operationId: 'getInvoice',
-
         tags: ['invoices'],
         summary: 'An invoice with its stored payment events and its delivery attempts',
         params: IdParams,
@@ -133,11 +91,10 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     },
     async (request, reply) => {
       const invoice = invoiceView(await getInvoice(db, request.params.id));
-      const events = (await listPaymentEvents(db, invoice.id)).map(({ payload_json, ...event }) => ({
-        ...event,
-        payload: parse(payload_json),
-      }));
-      const deliveries = await listDeliveries(db, invoice.id);
+      const events = (await listPaymentEvents(db, invoice.id)).map(({ event, payloadJson }) =>
+        paymentEventView(event, parse(payloadJson)),
+      );
+      const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
       return reply.serializer((payload) => stringify(payload) ?? 'null').send({ invoice, events, deliveries });
     },

@@ -9,7 +9,7 @@ import {
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
 } from '../../prompts/prompts.js';
-import { Language, PromptObject } from '../shapes/prompt.js';
+import { Language, PromptObject, promptView } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });
 const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });
@@ -23,14 +23,13 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'getDefaultPrompts',
-
         tags,
         summary: "A language's default prompt set",
         params: LanguageParams,
         response: { 200: DefaultPrompts },
       },
     },
-    async (request) => ({ prompts: await listDefaultPrompts(db, request.params.language) }),
+    async (request) => ({ prompts: (await listDefaultPrompts(db, request.params.language)).map(promptView) }),
   );
 
   app.put(
@@ -38,7 +37,6 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'replaceDefaultPrompts',
-
         tags,
         summary: "Replace a language's default prompt set, at once",
         description: 'A prompt without sort_order takes its position in the list.',
@@ -61,6 +59,8 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: { 200: DefaultPrompts },
       },
     },
-    async (request) => ({ prompts: await replaceDefaultPrompts(db, request.params.language, request.body.prompts) }),
+    async (request) => ({
+      prompts: (await replaceDefaultPrompts(db, request.params.language, request.body.prompts)).map(promptView),
+    }),
   );
 };

@@ -6,48 +6,16 @@ import { type AppContext, signingDependencies } from '../../context.js';
 import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/ping.js';
 import {
   BACKEND_SCOPES,
-  credentialView,
   issueCredential,
   issuePartnerKey,
   listCredentials,
   revokeCredential,
 } from '../../tenants/credentials.js';
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, slugTaken, tenantView, updateTenant } from '../../tenants/tenants.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { createTenant, getTenant, listTenants, slugTaken, updateTenant } from '../../tenants/tenants.js';
+import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
-
-const Tenant = Type.Object({
-  id: Uuid,
-  slug: Type.String(),
-  name: Type.String(),
-  gateway: Type.String(),
-  is_active: Type.Boolean(),
-  payment_endpoint_url: Nullable(Type.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const Credential = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
-  name: Nullable(Type.String()),
-  scopes: Type.Array(Type.String()),
-  tenant_id: Nullable(Uuid),
-  created_at: Timestamp,
-  revoked_at: Nullable(Timestamp),
-});
-
-const Ping = Type.Object({
-  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
-  endpoint_url: Nullable(Type.String()),
-  pinged_at: Timestamp,
-  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
-  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
-  latency_ms: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'null when ok' })),
-});
+import { Credential, credentialView, Ping, pingView, Tenant, tenantView } from './shapes.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({
@@ -70,7 +38,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'createTenant',
-
         tags: ['tenants'],
         summary: 'Create a tenant with one secret of each kind (shown once)',
         body: Type.Object(
@@ -129,7 +96,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     },
     async (request) => ({
       tenant: tenantView(await getTenant(db, request.params.id)),
-      last_ping: await lastPing(db, request.params.id),
+      last_ping: await lastPing(db, request.params.id).then((row) => row && pingView(row)),
     }),
   );
 
@@ -138,7 +105,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'pingPaymentEndpoint',
-
         tags: ['tenants'],
         summary: "Send a signed ping to the tenant's payment endpoint now and report the outcome",
         description:
@@ -152,7 +118,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         },
       },
     },
-    async (request) => ({ ping: await pingPaymentEndpoint(signing, request.params.id) }),
+    async (request) => ({ ping: pingView(await pingPaymentEndpoint(signing, request.params.id)) }),
   );
 
   app.patch(
@@ -160,7 +126,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'updateTenant',
-
         tags: ['tenants'],
         summary: 'Change a tenant; is_active false makes all its credentials fail at once',
         params: IdParams,
@@ -203,7 +168,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'issueTenantCredential',
-
         tags: ['credentials'],
         summary: 'Issue another secret of a kind (rotation); earlier ones stay valid until revoked',
         params: IdParams,
@@ -226,7 +190,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'revokeTenantCredential',
-
         tags: ['credentials'],
         summary: 'Revoke a tenant credential; it stops working on the next request',
         params: IdParams,
@@ -243,7 +206,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'createPartnerKey',
-
         tags: ['partner keys'],
         summary: 'Issue a backend partner key with scopes (shown once)',
         body: Type.Object(
@@ -279,7 +241,6 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'revokePartnerKey',
-
         tags: ['partner keys'],
         summary: 'Revoke a backend partner key; it stops working on the next request',
         params: IdParams,

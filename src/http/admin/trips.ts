@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { getTenant } from '../../tenants/tenants.js';
 import { createTrip, getTrip } from '../../trips/trips.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
-import { Destination, IsoDate, TripObject } from '../shapes/trip.js';
+import { Destination, IsoDate, Travelers, TripObject, tripView } from '../shapes/trip.js';
 
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
 const Text = (maxLength: number) =>
@@ -17,15 +17,7 @@ const TripBody = Type.Object(
     title: Type.String({ ...Text(200), minLength: 1 }),
     start_date: Type.Optional(Nullable(IsoDate)),
     end_date: Type.Optional(Nullable(IsoDate)),
-    travelers: Type.Optional(
-      Type.Object(
-        {
-          adults: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Default 1' })),
-          children: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Default 0' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    travelers: Type.Optional(Type.Partial(Travelers, { additionalProperties: false })),
     destinations: Type.Optional(
       Type.Array(Type.Object(Destination.properties, { additionalProperties: false }), {
         maxItems: 50,
@@ -70,7 +62,6 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
     {
       schema: {
         operationId: 'createTrip',
-
         tags: ['trips'],
         summary: "Create a tenant's trip (status draft)",
         body: TripBody,
@@ -80,7 +71,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
     async (request, reply) => {
       const { tenant_id: tenantId, ...input } = request.body;
       await getTenant(db, tenantId);
-      return reply.code(201).send({ trip: await createTrip(db, tenantId, input) });
+      return reply.code(201).send({ trip: tripView(await createTrip(db, tenantId, input)) });
     },
   );
 
@@ -95,6 +86,6 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
         response: { 200: TripResponse },
       },
     },
-    async (request) => ({ trip: await getTrip(db, request.params.id) }),
+    async (request) => ({ trip: tripView(await getTrip(db, request.params.id)) }),
   );
 };

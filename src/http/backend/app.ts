@@ -11,7 +11,7 @@ import { registerRateLimits } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { backendGeoRoutes, flagRoutes } from './geo.js';
 
-export const BACKEND_PREFIX = '/v1';
+const BACKEND_PREFIX = '/v1';
 
 /** Pydantic-style error types for the schema keywords a query can fail. */
 const ERROR_TYPES: Record<string, string> = {

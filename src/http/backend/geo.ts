@@ -9,10 +9,11 @@ import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/reference-data.js';
 import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/credentials.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
+import { City, Country } from '../shapes/geo.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -91,7 +92,6 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
       config: { scope: 'countries:read' },
       schema: {
         operationId: 'listCountries',
-
         tags: ['geo'],
         summary: 'Countries, by name',
         security: [{ ApiKey: [] }],
@@ -108,7 +108,6 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
       config: { scope: 'cities:read' },
       schema: {
         operationId: 'listCities',
-
         tags: ['geo'],
         summary: 'Cities, by name then id',
         security: [{ ApiKey: [] }],
@@ -130,7 +129,6 @@ export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'getFlag',
-
         tags: ['geo'],
         summary: 'A country flag (SVG, 4:3), without auth',
         security: [],

@@ -3,6 +3,8 @@
 // OpenAPI document and the wire agree.
 import { type TSchema, Type } from '@sinclair/typebox';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
+import { isUuid } from '../../text.js';
+import { BODY_LIMIT_TEXT } from '../host.js';
 import { namedExamples } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
@@ -67,20 +69,18 @@ export const ERROR_RESPONSES = {
   405: errorResponse('METHOD_NOT_ALLOWED', [
     new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
   ]),
-  413: errorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB', [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
+  413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
   429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
     new AppError(ErrorCode.RATE_LIMITED),
   ]),
   500: errorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */
 export const ResourceIdParams = Type.Object({ id: Type.String({ description: 'UUID; anything else is a 404' }) });
 
 /** The id itself when it is a UUID; otherwise the 404 of `what`, as for an unknown id. */
 export function resourceId(id: string, what: string): string {
-  if (!UUID.test(id)) throw notFound(what);
+  if (!isUuid(id)) throw notFound(what);
   return id;
 }

@@ -3,8 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { City, CityQuery, Country, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
+import { City, Country } from '../shapes/geo.js';
 import { Envelope, ERROR_RESPONSES, ok } from './envelope.js';
 
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
@@ -15,7 +16,6 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
     {
       schema: {
         operationId: 'listCountries',
-
         tags: ['geo'],
         summary: 'Countries, by name; `data` is the paged list',
         querystring: CountryQuery,
@@ -31,7 +31,6 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
     {
       schema: {
         operationId: 'listCities',
-
         tags: ['geo'],
         summary: 'Cities, by name then id; `data` is the paged list',
         querystring: CityQuery,

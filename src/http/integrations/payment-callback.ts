@@ -14,6 +14,7 @@ import {
 } from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { toAppError } from '../errors.js';
+import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -214,7 +215,6 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       validatorCompiler: () => () => true,
       schema: {
         operationId: 'notifyPayment',
-
         tags: ['payments'],
         summary: 'Payment callback: the partner reports a payment outcome',
         description:
@@ -233,7 +233,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           401: errorResponse(401, '`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
-          413: errorResponse(413, '`Payload too large`: body over 64 KiB'),
+          413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
           429: errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
         },
       },

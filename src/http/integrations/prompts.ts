@@ -13,7 +13,7 @@ import {
   updatePrompt,
 } from '../../prompts/prompts.js';
 import { Uuid } from '../schemas.js';
-import { Language, PromptObject } from '../shapes/prompt.js';
+import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
@@ -57,7 +57,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         operationId: 'listSuggestedPrompts',
-
         tags,
         summary: "List the tenant's own prompts, active and inactive",
         description: 'Ordered by language, sort_order, created_at.',
@@ -66,7 +65,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompts.', { prompts: await listPrompts(db, request.tenant.id, request.query.language) }),
+      ok('Suggested prompts.', {
+        prompts: (await listPrompts(db, request.tenant.id, request.query.language)).map(promptView),
+      }),
   );
 
   app.get(
@@ -74,7 +75,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         operationId: 'getEffectiveSuggestedPrompts',
-
         tags,
         summary: 'The prompts the widget shows for a language',
         description:
@@ -85,7 +85,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
           200: Envelope(
             Type.Object({
               language: Language,
-              source: Type.Unsafe<'tenant' | 'default'>({ type: 'string', enum: ['tenant', 'default'] }),
+              source: PromptSource,
               prompts: Type.Array(PromptRef),
             }),
           ),
@@ -93,8 +93,10 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         },
       },
     },
-    async (request) =>
-      ok('Effective suggested prompts.', await effectivePrompts(db, request.tenant.id, request.query.language)),
+    async (request) => {
+      const effective = await effectivePrompts(db, request.tenant.id, request.query.language);
+      return ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) });
+    },
   );
 
   app.post(
@@ -102,7 +104,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         operationId: 'createSuggestedPrompt',
-
         tags,
         summary: 'Create a prompt',
         body: CreateBody,
@@ -110,9 +111,11 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(ok('Suggested prompt created.', { prompt: await createPrompt(db, request.tenant.id, request.body) })),
+      reply.code(201).send(
+        ok('Suggested prompt created.', {
+          prompt: promptView(await createPrompt(db, request.tenant.id, request.body)),
+        }),
+      ),
   );
 
   app.patch(
@@ -120,7 +123,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         operationId: 'updateSuggestedPrompt',
-
         tags,
         summary: 'Change a prompt (partial); `name` follows `text`',
         params: ResourceIdParams,
@@ -130,7 +132,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompt updated.', {
-        prompt: await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body),
+        prompt: promptView(await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body)),
       }),
   );
 
@@ -139,7 +141,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     {
       schema: {
         operationId: 'deleteSuggestedPrompt',
-
         tags,
         summary: 'Delete a prompt',
         params: ResourceIdParams,

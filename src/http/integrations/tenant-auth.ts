@@ -18,7 +18,7 @@ declare module 'fastify' {
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
 /** How the tenant of a request is found: its SSO secret, under the rate limits. */
-export interface TenantAuthentication {
+interface TenantAuthentication {
   db: Executor;
   limits: RateLimitGuard;
 }

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { getTrip } from '../../trips/trips.js';
-import { TripObject } from '../shapes/trip.js';
+import { TripObject, tripView } from '../shapes/trip.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
@@ -15,7 +15,6 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
     {
       schema: {
         operationId: 'getTrip',
-
         tags: ['trips'],
         summary: "One of the tenant's trips",
         description: "Another tenant's trip, and an id that is not a UUID, are a 404.",
@@ -24,6 +23,8 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
       },
     },
     async (request) =>
-      ok('Trip.', { trip: await getTrip(context.db, resourceId(request.params.id, 'Trip'), request.tenant.id) }),
+      ok('Trip.', {
+        trip: tripView(await getTrip(context.db, resourceId(request.params.id, 'Trip'), request.tenant.id)),
+      }),
   );
 };

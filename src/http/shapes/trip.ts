@@ -1,13 +1,16 @@
 // A trip in the API shape (DECISIONS §6): served by the integrations host, embedded by the admin host.
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { TRIP_STATUSES, type TripStatus } from '../../trips/status.js';
+import type { TripWithInvoice } from '../../trips/trips.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
 export const IsoDate = Type.String({ format: 'date', description: 'ISO 8601 date, YYYY-MM-DD' });
 
+/** Most travellers of one kind a trip may have. */
+const TRAVELERS_MAX = 100;
 export const Travelers = Type.Object({
-  adults: Type.Integer({ minimum: 1, maximum: 100 }),
-  children: Type.Integer({ minimum: 0, maximum: 100 }),
+  adults: Type.Integer({ minimum: 1, maximum: TRAVELERS_MAX, description: 'Default 1' }),
+  children: Type.Integer({ minimum: 0, maximum: TRAVELERS_MAX, description: 'Default 0' }),
 });
 export const Destination = Type.Object({ country: Uuid, city: Uuid });
 const ItineraryItem = Type.Object({ time: Type.String(), title: Type.String(), description: Type.String() });
@@ -36,3 +39,19 @@ export const TripObject = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+
+export function tripView({ trip, invoice }: TripWithInvoice): Static<typeof TripObject> {
+  return {
+    id: trip.id,
+    title: trip.title,
+    status: trip.status as TripStatus,
+    start_date: trip.startDate,
+    end_date: trip.endDate,
+    travelers: trip.travelers as Static<typeof Travelers>,
+    destinations: trip.destinations as Static<typeof Destination>[],
+    itinerary: trip.itinerary as Static<typeof ItineraryDay>[],
+    invoice,
+    created_at: trip.createdAt.toISOString(),
+    updated_at: trip.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,166 @@
+// The admin host's resources: each written once as a TypeBox schema, its type derived with Static<>,
+// and the mapping from the domain's row to it.
+import { type Static, Type } from '@sinclair/typebox';
+import type { InvoiceRow, PaymentDeliveryRow, PaymentEventRow } from '../../payments/invoices.js';
+import { isSuccessStatus } from '../../payments/outbound.js';
+import type { EndpointPingRow } from '../../payments/ping.js';
+import type { CredentialRow } from '../../tenants/credentials.js';
+import type { TenantRow } from '../../tenants/tenants.js';
+import { Nullable, Timestamp, Uuid } from '../schemas.js';
+
+const isoOrNull = (date: Date | null) => date?.toISOString() ?? null;
+
+export const Tenant = Type.Object({
+  id: Uuid,
+  slug: Type.String(),
+  name: Type.String(),
+  gateway: Type.String(),
+  is_active: Type.Boolean(),
+  payment_endpoint_url: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export function tenantView(row: TenantRow): Static<typeof Tenant> {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    gateway: row.gateway,
+    is_active: row.isActive,
+    payment_endpoint_url: row.paymentEndpointUrl,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export const Credential = Type.Object({
+  id: Uuid,
+  kind: Type.String(),
+  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
+  name: Nullable(Type.String()),
+  scopes: Type.Array(Type.String()),
+  tenant_id: Nullable(Uuid),
+  created_at: Timestamp,
+  revoked_at: Nullable(Timestamp),
+});
+
+export function credentialView(row: CredentialRow): Static<typeof Credential> {
+  return {
+    id: row.id,
+    kind: row.kind,
+    hint: row.hint,
+    name: row.name,
+    scopes: row.scopes,
+    tenant_id: row.tenantId,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: isoOrNull(row.revokedAt),
+  };
+}
+
+export const Invoice = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  trip_id: Nullable(Uuid),
+  amount: Type.String({ description: 'Decimal string with the currency\'s ISO 4217 minor-unit places, e.g. "100.00"' }),
+  currency: Type.String({ description: 'ISO 4217 code' }),
+  status: Type.String({ description: '`pending`, then `failed`, `paid` or `refunded` (forward only)' }),
+  gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
+  paid_at: Nullable(Timestamp),
+  payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    trip_id: row.tripId,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    gateway_reference: row.gatewayReference,
+    paid_at: isoOrNull(row.paidAt),
+    payment_url: row.paymentUrl,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export const PaymentEvent = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  invoice_id: Uuid,
+  transaction_id: Type.String(),
+  status: Type.String({ description: 'As notified' }),
+  gateway: Type.String(),
+  payload: Type.Unknown({ description: 'The notification as received; numbers keep their digits' }),
+  applied: Type.Boolean({
+    description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
+  }),
+  status_before: Type.String(),
+  status_after: Type.String(),
+  request_id: Nullable(Type.String()),
+  received_at: Timestamp,
+});
+
+/** `payload` is the stored payload already parsed losslessly (its numbers keep their digits). */
+export function paymentEventView(row: PaymentEventRow, payload: unknown): Static<typeof PaymentEvent> {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    invoice_id: row.invoiceId,
+    transaction_id: row.transactionId,
+    status: row.status,
+    gateway: row.gateway,
+    payload,
+    applied: row.applied,
+    status_before: row.statusBefore,
+    status_after: row.statusAfter,
+    request_id: row.requestId,
+    received_at: row.receivedAt.toISOString(),
+  };
+}
+
+export const Delivery = Type.Object({
+  id: Uuid,
+  attempt: Type.Integer({ minimum: 1 }),
+  attempted_at: Timestamp,
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
+});
+
+export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
+  return {
+    id: row.id,
+    attempt: row.attempt,
+    attempted_at: row.attemptedAt.toISOString(),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
+  };
+}
+
+export const Ping = Type.Object({
+  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
+  endpoint_url: Nullable(Type.String()),
+  pinged_at: Timestamp,
+  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null when ok' })),
+});
+
+export function pingView(row: EndpointPingRow): Static<typeof Ping> {
+  return {
+    webhook_id: row.webhookId,
+    endpoint_url: row.endpointUrl,
+    pinged_at: row.pingedAt.toISOString(),
+    ok: isSuccessStatus(row.httpStatus),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
+  };
+}

@@ -1,0 +1,65 @@
+// A country (spec 2.3), a city (spec 2.4) and an attraction in the API shape, in English or Arabic:
+// both hosts and the admin API build them here, so every host returns identical objects.
+import { type Static, Type } from '@sinclair/typebox';
+import type { AttractionRow, CityRow, CountryRow } from '../../db/schema.js';
+import { CITY_CAPITALS, type CityCapital } from '../../geo/reference-data.js';
+import type { Language } from '../../languages.js';
+import { Uuid } from '../schemas.js';
+
+export const Country = Type.Object({
+  id: Uuid,
+  code: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
+  name: Type.String({ description: 'Arabic with `Accept-Language: ar` (all countries), English otherwise' }),
+  phone_code: Type.String({ description: 'International dialing prefix, e.g. +966' }),
+  supported: Type.Boolean(),
+  flag: Type.String({ format: 'uri', description: 'SVG flag served by the backend host, without auth' }),
+});
+
+export const City = Type.Object({
+  id: Uuid,
+  name: Type.String({ description: 'Arabic with `Accept-Language: ar` where known, English otherwise' }),
+  coordinates: Type.Object({
+    type: Type.Literal('Point'),
+    coordinates: Type.Tuple([Type.Number(), Type.Number()], { description: '[longitude, latitude]' }),
+  }),
+  capital: Type.Unsafe<CityCapital>({
+    type: 'string',
+    enum: [...CITY_CAPITALS],
+    description: 'primary: national capital; admin: seat of a first-order division; minor: of a lower one; empty: none',
+  }),
+  images: Type.Array(Type.String({ format: 'uri' })),
+  country: Uuid,
+});
+
+export const Attraction = Type.Object({ id: Uuid, name: Type.String() });
+
+/** How a host turns a country code into the absolute URL of its flag image. */
+export type FlagUrl = (code: string) => string;
+
+/** The Arabic name when Arabic is asked for and one is known; the English name otherwise. */
+const localName = (row: { name: string; nameAr: string | null }, language: Language) =>
+  language === 'ar' && row.nameAr ? row.nameAr : row.name;
+
+export function countryView(row: CountryRow, language: Language, flagUrl: FlagUrl): Static<typeof Country> {
+  return {
+    id: row.id,
+    code: row.code,
+    name: localName(row, language),
+    phone_code: row.phoneCode,
+    supported: row.supported,
+    flag: flagUrl(row.code),
+  };
+}
+
+export function cityView(row: CityRow, language: Language): Static<typeof City> {
+  return {
+    id: row.id,
+    name: localName(row, language),
+    coordinates: { type: 'Point', coordinates: [row.longitude, row.latitude] },
+    capital: row.capital as CityCapital,
+    images: row.images,
+    country: row.countryId,
+  };
+}
+
+export const attractionView = (row: AttractionRow): Static<typeof Attraction> => ({ id: row.id, name: row.name });
