@@ -58,7 +58,10 @@ describe('partner tools', () => {
     });
     expect(delivered.deliveries.map((delivery) => delivery.http_status)).toEqual([503, 200]);
     expect(delivered.invoice.payment_url).toBe(`https://pay.example.com/${invoice.id}`);
-    const requests = receive.lines.filter((line) => line.body?.type === 'payment.requested');
+    const requests = await waitFor('both requests printed', async () => {
+      const printed = receive.lines.filter((line) => line.body?.type === 'payment.requested');
+      return printed.length === 2 ? printed : undefined;
+    });
     expect(requests.map((line) => [line.verified, line.answered])).toEqual([
       [true, 503],
       [true, 200],

@@ -183,7 +183,7 @@ function receiver(settings: ReceiveSettings, print: (delivery: Delivery) => void
     const { status, reply } = error
       ? { status: 401, reply: { error: 'invalid signature' } }
       : answerFor(settings, failures, webhookId, body);
-    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+    // Printed before answering: by the time the service records the answer, it is on screen.
     print({
       received_at: new Date().toISOString(),
       webhook_id: webhookId,
@@ -192,6 +192,7 @@ function receiver(settings: ReceiveSettings, print: (delivery: Delivery) => void
       body,
       answered: status,
     });
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   };
 }
 
