@@ -35,3 +35,8 @@ export function displayTextProblem(text: string): string | null {
   if (COMBINING_RUN.test(text)) return 'must not stack more than 4 combining marks on a character';
   return null;
 }
+
+/** An ILIKE pattern matching any text that contains `fragment` literally (`%`, `_`, `\` escaped). */
+export function containsPattern(fragment: string): string {
+  return `%${fragment.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}

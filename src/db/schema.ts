@@ -63,6 +63,25 @@ export const credentials = pgTable(
   ],
 );
 
+/**
+ * When each credential was last presented, to the minute. A table of its own: an update of
+ * `credentials` notifies every process to drop its caches, which this write must not do.
+ */
+export const credentialUsage = pgTable('credential_usage', {
+  credentialId: uuid('credential_id')
+    .primaryKey()
+    .references(() => credentials.id, { onDelete: 'cascade' }),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull(),
+});
+
+/** Operators' console sessions; the cookie carries the token, only its digest is kept. */
+export const consoleSessions = pgTable('console_sessions', {
+  id: id(),
+  digest: text('digest').notNull().unique(),
+  createdAt: createdAt(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+
 export const countries = pgTable(
   'countries',
   {
@@ -198,6 +217,8 @@ export const invoices = pgTable(
   (table) => [
     index('invoices_tenant_idx').on(table.tenantId),
     index('invoices_trip_idx').on(table.tripId, table.createdAt),
+    // The console's invoice list: newest first.
+    index('invoices_created_idx').on(table.createdAt, table.id),
   ],
 );
 
@@ -225,6 +246,8 @@ export const paymentEvents = pgTable(
   (table) => [
     uniqueIndex('payment_events_dedupe_key').on(table.tenantId, table.transactionId, table.status, table.gateway),
     index('payment_events_invoice_idx').on(table.invoiceId, table.receivedAt),
+    // The console's charts: the last 24 hours.
+    index('payment_events_received_idx').on(table.receivedAt),
   ],
 );
 
@@ -241,8 +264,15 @@ export const paymentDeliveries = pgTable(
     httpStatus: integer('http_status'),
     latencyMs: integer('latency_ms'),
     error: text('error'),
+    /** The start of the endpoint's reply body (RESPONSE_BODY_MAX_BYTES). */
+    responseBody: text('response_body'),
+    /** When the next attempt is due; null when this one was the last. */
+    nextRetryAt: timestamp('next_retry_at', { withTimezone: true }),
   },
-  (table) => [index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt)],
+  (table) => [
+    index('payment_deliveries_invoice_idx').on(table.invoiceId, table.attemptedAt),
+    index('payment_deliveries_attempted_idx').on(table.attemptedAt),
+  ],
 );
 
 export type CountryRow = typeof countries.$inferSelect;

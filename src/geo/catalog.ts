@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import type { AttractionRow, CityRow, CountryRow } from '../db/schema.js';
 import { attractions, cities, countries } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
-import { isUuid } from '../text.js';
+import { containsPattern, isUuid } from '../text.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import type { CityCapital } from './reference-data.js';
 
@@ -180,7 +180,7 @@ export async function findCities(
   query: { name: string; country?: string },
   limit = 50,
 ): Promise<CityMatch[]> {
-  const pattern = `%${query.name.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+  const pattern = containsPattern(query.name);
   const country = query.country === undefined ? undefined : await getCountry(db, query.country);
   const rows = await db
     .select({
@@ -201,4 +201,21 @@ export async function findCities(
     .orderBy(desc(cities.population), cities.name, cities.id)
     .limit(limit);
   return rows;
+}
+
+/**
+ * Countries whose English or Arabic name or code contains `search`, supported ones first, then by
+ * name; without a search, the supported ones only.
+ */
+export async function findCountries(db: Executor, search?: string): Promise<CountryRow[]> {
+  const pattern = search && containsPattern(search);
+  return db
+    .select()
+    .from(countries)
+    .where(
+      pattern
+        ? sql`(${ilike(countries.name, pattern)} or ${ilike(countries.nameAr, pattern)} or ${ilike(countries.code, pattern)})`
+        : eq(countries.supported, true),
+    )
+    .orderBy(desc(countries.supported), countries.name);
 }

@@ -1,7 +1,7 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, lte, max, sql } from 'drizzle-orm';
 import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -174,4 +174,83 @@ export async function listDeliveries(db: Executor, invoiceId: string): Promise<P
     .from(paymentDeliveries)
     .where(eq(paymentDeliveries.invoiceId, invoiceId))
     .orderBy(asc(paymentDeliveries.attempt), asc(paymentDeliveries.attemptedAt));
+}
+
+export const outcomeAlreadyReported = (status: string) =>
+  `The invoice is ${status}: the partner has reported an outcome, so its payment request is not sent again.`;
+
+/**
+ * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
+ * failure, giving up after a day): the operator asks for it. Refused once the partner has reported
+ * an outcome, for the same reason retries stop then. Returns the attempt's number.
+ */
+export async function resendPaymentRequest(db: Database, queue: PaymentQueue, invoiceId: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    // Locked so that a notification moving the invoice meanwhile waits for this to commit.
+    const [invoice] = await tx.select().from(invoices).where(eq(invoices.id, invoiceId)).for('update');
+    if (!invoice) throw notFound('Invoice');
+    if (invoice.status !== 'pending') {
+      throw conflict(outcomeAlreadyReported(invoice.status));
+    }
+    const [{ last }] = await tx
+      .select({ last: max(paymentDeliveries.attempt) })
+      .from(paymentDeliveries)
+      .where(eq(paymentDeliveries.invoiceId, invoiceId));
+    const attempt = (last ?? 0) + 1;
+    await queue.enqueue(tx, { invoice_id: invoiceId, attempt });
+    return attempt;
+  });
+}
+
+export interface InvoiceFilter {
+  tenantId?: string;
+  status?: string;
+  /** Created at or after. */
+  from?: Date;
+  /** Created before. */
+  to?: Date;
+  limit: number;
+  offset: number;
+}
+
+export interface InvoiceListing {
+  invoices: (InvoiceRow & { tenantName: string })[];
+  /** Whether another page follows. */
+  more: boolean;
+}
+
+/** Invoices matching `filter`, newest first, one page. */
+export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise<InvoiceListing> {
+  const rows = await db
+    .select({ invoice: invoices, tenantName: tenants.name })
+    .from(invoices)
+    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+    .where(
+      and(
+        filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
+        filter.status ? eq(invoices.status, filter.status) : undefined,
+        filter.from ? gte(invoices.createdAt, filter.from) : undefined,
+        filter.to ? lt(invoices.createdAt, filter.to) : undefined,
+      ),
+    )
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(filter.limit + 1)
+    .offset(filter.offset);
+  return {
+    invoices: rows.slice(0, filter.limit).map((row) => ({ ...row.invoice, tenantName: row.tenantName })),
+    more: rows.length > filter.limit,
+  };
+}
+
+/** Everything that happened to an invoice, for one timeline: its tenant, trip, attempts and notifications. */
+export async function invoiceHistory(db: Executor, id: string) {
+  const [found] = await db
+    .select({ invoice: invoices, tenant: tenants, trip: { id: trips.id, title: trips.title, status: trips.status } })
+    .from(invoices)
+    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+    .leftJoin(trips, eq(trips.id, invoices.tripId))
+    .where(eq(invoices.id, id));
+  if (!found) throw notFound('Invoice');
+  const [deliveries, events] = await Promise.all([listDeliveries(db, id), listPaymentEvents(db, id)]);
+  return { ...found, deliveries, events };
 }

@@ -48,6 +48,22 @@ export function retryAfterSeconds(header: string | undefined, now = Date.now()):
 export const REQUEST_TIMEOUT_MS = 15_000;
 /** More of the endpoint's reply than this is not read (we only want `payment_url`). */
 const MAX_REPLY_BYTES = 64 * 1024;
+/** How much of the reply each recorded attempt keeps, for operators to read. */
+export const RESPONSE_BODY_MAX_BYTES = 1024;
+
+/** The start of a reply body, storable as text (PostgreSQL refuses NUL). */
+function replyExcerpt(body: string): string {
+  const bytes = Buffer.from(body, 'utf8');
+  // A multi-byte character cut in two decodes as U+FFFD at the end: dropped rather than shown.
+  const start =
+    bytes.length <= RESPONSE_BODY_MAX_BYTES
+      ? body
+      : bytes
+          .subarray(0, RESPONSE_BODY_MAX_BYTES)
+          .toString('utf8')
+          .replace(/\uFFFD$/, '');
+  return start.replaceAll('\u0000', '\uFFFD');
+}
 
 interface EndpointReply {
   status: number;
@@ -128,6 +144,7 @@ interface AttemptOutcome {
   httpStatus: number | null;
   latencyMs: number | null;
   error: string | null;
+  responseBody?: string;
   paymentUrl?: string | null;
   retry?: { retryAfterSeconds: number | null };
 }
@@ -251,9 +268,8 @@ async function attempt(
     };
   }
   const { reply, latencyMs } = exchange;
-  const outcome = { httpStatus: reply.status, latencyMs };
-  if (reply.status >= 200 && reply.status < 300)
-    return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+  const outcome = { httpStatus: reply.status, latencyMs, responseBody: replyExcerpt(reply.body) };
+  if (isSuccessStatus(reply.status)) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
   const error = `endpoint answered HTTP ${reply.status}`;
   if (!isRetryableStatus(reply.status)) return { ...outcome, error };
   return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
@@ -307,6 +323,8 @@ export async function deliverPaymentRequest(
       httpStatus: outcome.httpStatus,
       latencyMs: outcome.latencyMs,
       error,
+      responseBody: outcome.responseBody ?? null,
+      nextRetryAt: nextDelay === null ? null : new Date(Date.now() + nextDelay * 1000),
     });
     if (outcome.paymentUrl) {
       await tx

@@ -7,8 +7,9 @@
 import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
 import type { Executor } from '../db/client.js';
-import { credentials, type TenantRow, tenants } from '../db/schema.js';
+import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
+import { noteCredentialUse } from './credential-use.js';
 import {
   type CredentialKind,
   digestSecret,
@@ -23,6 +24,8 @@ export const BACKEND_SCOPES = ['countries:read', 'cities:read'] as const;
 export type BackendScope = (typeof BACKEND_SCOPES)[number];
 
 export type CredentialRow = typeof credentials.$inferSelect;
+/** A credential with when it was last presented (to the minute; null: never since recorded). */
+export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 
 const RESOLVED_TTL_MS = 1000;
 const RESOLVED_MAX_ENTRIES = 10_000;
@@ -77,21 +80,31 @@ export async function issuePartnerKey(
   return { credential, secret };
 }
 
-export async function listCredentials(db: Executor, filter: { tenantId?: string; kind?: CredentialKind }) {
+export async function listCredentials(
+  db: Executor,
+  filter: { tenantId?: string; kind?: CredentialKind; id?: string },
+): Promise<CredentialWithUse[]> {
   const conditions = [
     filter.tenantId ? eq(credentials.tenantId, filter.tenantId) : undefined,
     filter.kind ? eq(credentials.kind, filter.kind) : undefined,
+    filter.id ? eq(credentials.id, filter.id) : undefined,
   ];
-  return db
-    .select()
+  const rows = await db
+    .select({ credential: credentials, lastUsedAt: credentialUsage.lastUsedAt })
     .from(credentials)
+    .leftJoin(credentialUsage, eq(credentialUsage.credentialId, credentials.id))
     .where(and(...conditions))
     .orderBy(asc(credentials.createdAt));
+  return rows.map((row) => ({ ...row.credential, lastUsedAt: row.lastUsedAt }));
 }
 
 /** Revokes a credential of one of `kinds`; revoking twice is harmless. */
-export async function revokeCredential(db: Executor, id: string, kinds: readonly CredentialKind[]) {
-  const [existing] = await db.select().from(credentials).where(eq(credentials.id, id));
+export async function revokeCredential(
+  db: Executor,
+  id: string,
+  kinds: readonly CredentialKind[],
+): Promise<CredentialWithUse> {
+  const [existing] = await listCredentials(db, { id });
   if (!existing || !kinds.includes(existing.kind as CredentialKind)) throw notFound('Credential');
   if (existing.revokedAt) return existing;
   const [revoked] = await db
@@ -100,7 +113,7 @@ export async function revokeCredential(db: Executor, id: string, kinds: readonly
     .where(eq(credentials.id, id))
     .returning();
   invalidateCaches();
-  return revoked;
+  return { ...revoked, lastUsedAt: existing.lastUsedAt };
 }
 
 /** A tenant's credential as presented: which one (rate limits count per credential) and whose. */
@@ -116,7 +129,9 @@ async function resolveTenantCredential(
 ): Promise<TenantCredential | null> {
   if (!secret || !looksLike(kind, secret)) return null;
   const digest = digestSecret(secret);
-  return resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, digest));
+  const found = await resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, digest));
+  if (found) noteCredentialUse(db, found.credentialId);
+  return found;
 }
 
 async function findTenantByDigest(
@@ -162,7 +177,9 @@ export async function resolveBackendPartnerKey(
 ): Promise<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
-  return resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
+  const found = await resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
+  if (found) noteCredentialUse(db, found.keyId);
+  return found;
 }
 
 async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {

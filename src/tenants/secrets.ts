@@ -37,9 +37,9 @@ export function looksLike(kind: CredentialKind, secret: string): boolean {
   return secret.startsWith(PREFIX[kind]) && secret.length <= 128;
 }
 
-/** What is shown in listings to tell secrets apart: the prefix and a few characters. */
+/** What is shown in listings to tell secrets apart: the prefix and the last four characters. */
 export function secretHint(secret: string): string {
-  return `${secret.slice(0, secret.indexOf('_', 4) + 5)}…`;
+  return `${secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;
 }
 
 export function digestsEqual(a: string, b: string): boolean {

@@ -1,10 +1,11 @@
 // Tenants: who a partner is, which gateway it uses and where its payment endpoint lives.
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, count, eq, ilike, or } from 'drizzle-orm';
 import { invalidateCaches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type TenantRow, tenants } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
+import { containsPattern } from '../text.js';
 import { issueCredential } from './credentials.js';
 
 export type { TenantRow };
@@ -93,8 +94,29 @@ export async function getTenant(db: Executor, id: string): Promise<TenantRow> {
   return tenant;
 }
 
-export async function listTenants(db: Executor): Promise<TenantRow[]> {
-  return db.select().from(tenants).orderBy(asc(tenants.slug));
+export interface TenantFilter {
+  /** A piece of the name or the slug, any case. */
+  search?: string;
+  active?: boolean;
+}
+
+export async function listTenants(db: Executor, filter: TenantFilter = {}): Promise<TenantRow[]> {
+  const pattern = filter.search && containsPattern(filter.search);
+  return db
+    .select()
+    .from(tenants)
+    .where(
+      and(
+        pattern ? or(ilike(tenants.name, pattern), ilike(tenants.slug, pattern)) : undefined,
+        filter.active === undefined ? undefined : eq(tenants.isActive, filter.active),
+      ),
+    )
+    .orderBy(asc(tenants.slug));
+}
+
+export async function countActiveTenants(db: Executor): Promise<number> {
+  const [row] = await db.select({ count: count() }).from(tenants).where(eq(tenants.isActive, true));
+  return row.count;
 }
 
 export async function updateTenant(db: Executor, id: string, changes: TenantChanges, rules: TenantRules) {

@@ -10,6 +10,7 @@ import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
+import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
@@ -63,6 +64,15 @@ describe('outbound payment request', () => {
       { attempt: 3, http_status: 200, error: null },
     ]);
     for (const delivery of shown.deliveries) expect(delivery.latency_ms).toBeGreaterThanOrEqual(0);
+    // Each failed attempt says when the next is due; the delivered one plans none.
+    for (const delivery of shown.deliveries.slice(0, 2)) {
+      expect(Date.parse(delivery.next_retry_at!)).toBeGreaterThan(Date.parse(delivery.attempted_at));
+    }
+    expect(
+      Date.parse(shown.deliveries[1].next_retry_at!) - Date.parse(shown.deliveries[1].attempted_at),
+    ).toBeGreaterThanOrEqual(1000);
+    expect(shown.deliveries[2].next_retry_at).toBeNull();
+    expect(shown.deliveries[2].response_body).toBe('{"payment_url":"https://pay.example.com/session/abc"}');
 
     const received = partner.received.get('/retry')!;
     expect(received).toHaveLength(3);
@@ -177,6 +187,55 @@ describe('outbound payment request', () => {
         error: 'tenant has no payment endpoint configured (final: not retried)',
       }),
     ]);
+  });
+
+  it('sends the payment request again on demand after a final 4xx, same webhook-id; refused once settled', async () => {
+    const refusal = JSON.stringify({ error: 'unknown merchant', detail: 'é'.repeat(2000) });
+    const tenant = await tenantWithEndpoint('/resend', [
+      { status: 400, body: refusal },
+      { status: 200, body: { payment_url: 'https://pay.example.com/resent' } },
+    ]);
+    const invoice = await createInvoice(service, tenant);
+    const first = await waitFor('the final attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length === 1 && current.deliveries[0];
+    });
+    expect(first).toMatchObject({ http_status: 400, next_retry_at: null });
+    // The start of the reply, at most 1 KiB, never a split character.
+    expect(Buffer.byteLength(first.response_body!)).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(first.response_body!)).toBeGreaterThan(1020);
+    expect(refusal.startsWith(first.response_body!)).toBe(true);
+
+    // `partnerctl invoices resend` is POST /admin/v1/invoices/{id}/payment-requests, answered 202.
+    const env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const resent = await partnerctl(['invoices', 'resend', invoice.id, '--json'], env);
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(JSON.parse(resent.stdout)).toEqual({ invoice_id: invoice.id, attempt: 2 });
+    const shown = await waitFor('the resent attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.invoice.payment_url ? current : undefined;
+    });
+    expect(shown.deliveries.map(({ attempt, http_status }) => ({ attempt, http_status }))).toEqual([
+      { attempt: 1, http_status: 400 },
+      { attempt: 2, http_status: 200 },
+    ]);
+    const received = partner.received.get('/resend')!;
+    expect(received).toHaveLength(2);
+    expect(received[1].verifiedWith).toEqual([true]);
+    expect(received[1].headers['webhook-id']).toBe(received[0].headers['webhook-id']);
+
+    await notify(service, notificationFor(invoice), keyOf(tenant));
+    const refused = await service.admin('POST', `/invoices/${invoice.id}/payment-requests`);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error).toEqual({
+      code: 'CONFLICT',
+      message: 'The invoice is paid: the partner has reported an outcome, so its payment request is not sent again.',
+    });
+    const refusedByCli = await partnerctl(['invoices', 'resend', invoice.id], env);
+    expect(refusedByCli.code).toBe(1);
+    expect(refusedByCli.stderr).toContain('409 CONFLICT The invoice is paid');
+    const unknown = await service.admin('POST', '/invoices/00000000-0000-4000-8000-000000000000/payment-requests');
+    expect(unknown.statusCode).toBe(404);
   });
 
   // Last: it replaces the service.

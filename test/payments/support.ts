@@ -2,7 +2,7 @@
 
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Invoice } from '../../src/http/admin/shapes.js';
+import type { Delivery, Invoice } from '../../src/http/admin/shapes.js';
 import type { TestService, TestTenant } from '../support/service.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
@@ -41,13 +41,7 @@ export async function showInvoice(service: TestService, invoiceId: string) {
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
     events: Record<string, any>[];
-    deliveries: {
-      attempt: number;
-      http_status: number | null;
-      latency_ms: number | null;
-      error: string | null;
-      attempted_at: string;
-    }[];
+    deliveries: Static<typeof Delivery>[];
     raw: string;
   };
 }

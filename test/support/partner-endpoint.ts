@@ -1,5 +1,5 @@
-// A partner's payment endpoint on loopback, for tests: it verifies the Standard Webhooks signature
-// of each request as a partner would, records it, and answers from a script per path.
+// A partner's payment endpoint on loopback for tests: it verifies the Standard Webhooks signature
+// as a partner would and answers a script of replies per path.
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ export interface Received {
   verifiedWith: boolean[];
 }
 
+/** A reply; a string body is sent as is, anything else as JSON. */
 export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
 
 /** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
@@ -59,10 +60,13 @@ export class PartnerEndpoint {
     const script = this.scripts.get(path) ?? [{ status: 404 }];
     const reply = script[Math.min(log.length - 1, script.length - 1)];
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-    response.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    const body =
+      reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+    response.end(body);
   }
 }
 
+/** Polls `probe` until it gives a value. */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined | false>,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 let service: TestService;
@@ -110,6 +111,30 @@ describe('tenant credentials', () => {
     expect(await resolveBackendPartnerKey(db(), key.key)).toBeNull();
     // A partner key is not a tenant credential, and the other way round.
     expect((await service.admin('DELETE', `/credentials/${key.id}`)).statusCode).toBe(404);
+  });
+
+  it('records when each credential was last used, at most once a minute, without the caller waiting', async () => {
+    const tenant = await service.createTenant();
+    const lastUse = async () =>
+      (await service.admin('GET', `/tenants/${tenant.tenant.id}/credentials`))
+        .json()
+        .credentials.map((credential: { kind: string; last_used_at: string | null }) => [
+          credential.kind,
+          credential.last_used_at,
+        ]);
+    expect((await lastUse()).every(([, at]: [string, string | null]) => at === null)).toBe(true);
+    const before = Date.now();
+    await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+    const recorded = await waitFor('the recorded use', async () => {
+      const used = (await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1];
+      return used ?? undefined;
+    });
+    expect(Date.parse(recorded)).toBeGreaterThanOrEqual(before - 1000);
+    expect((await lastUse()).find(([kind]: [string]) => kind === 'partner_api_key')[1]).toBeNull();
+    // Used again within the minute: not written again.
+    await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1]).toBe(recorded);
   });
 
   it('stores no issued secret in clear anywhere in the database', async () => {

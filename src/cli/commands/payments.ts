@@ -11,7 +11,7 @@ const EVENT_COLUMNS = [
   'status_before',
   'status_after',
 ];
-const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error'];
+const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error', 'next_retry_at'];
 
 export const paymentCommands: Command[] = [
   {
@@ -53,6 +53,16 @@ export const paymentCommands: Command[] = [
         `deliveries:\n${table(shown.deliveries, DELIVERY_COLUMNS)}`,
       ].join('\n\n');
       invocation.output(text, shown);
+    },
+  },
+  {
+    name: 'invoices resend',
+    summary: 'Send the payment request again now (refused once the invoice has an outcome)',
+    usage: 'INVOICE_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'invoice id');
+      const queued = await invocation.admin().request('POST', `/invoices/${id}/payment-requests`);
+      invocation.output(`attempt ${queued.attempt} of the payment request queued`, queued);
     },
   },
   {

@@ -3,7 +3,7 @@ import { type Command, positional, required } from '../command.js';
 import { record, table } from '../output.js';
 
 const TENANT_COLUMNS = ['id', 'slug', 'name', 'gateway', 'is_active', 'payment_endpoint_url'];
-const CREDENTIAL_COLUMNS = ['id', 'kind', 'hint', 'created_at', 'revoked_at'];
+const CREDENTIAL_COLUMNS = ['id', 'kind', 'hint', 'created_at', 'revoked_at', 'last_used_at'];
 const SECRET_WARNING = 'Secrets are shown once: store them now.';
 
 function secretsText(secrets: Record<string, string>): string {
@@ -127,9 +127,12 @@ export const tenantCommands: Command[] = [
     summary: 'List backend partner keys',
     async run(invocation) {
       const { partner_keys } = await invocation.admin().request('GET', '/partner-keys');
-      invocation.output(table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at']), {
-        partner_keys,
-      });
+      invocation.output(
+        table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at', 'last_used_at']),
+        {
+          partner_keys,
+        },
+      );
     },
   },
   {

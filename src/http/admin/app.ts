@@ -9,6 +9,9 @@ import { toAppError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
+import { logAdminChange } from './changes.js';
+import { consolePlugin } from './console/index.js';
+import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
 import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
@@ -18,6 +21,13 @@ import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who made an authenticated admin request: `admin token` (bearer) or `console session <id>`. */
+    adminActor?: string;
+  }
+}
 
 const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
@@ -87,16 +97,9 @@ export async function buildAdminApp(
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);
         }
+        request.adminActor = 'admin token';
       });
-      // Every change an operator makes is logged (never with its body: it may carry secrets).
-      admin.addHook('onResponse', async (request, reply) => {
-        if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) {
-          request.log.info(
-            { route: request.routeOptions.url, params: request.params, status: reply.statusCode },
-            'admin change',
-          );
-        }
-      });
+      admin.addHook('onResponse', logAdminChange);
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
       await admin.register(adminPromptRoutes, { context });
@@ -105,5 +108,6 @@ export async function buildAdminApp(
     },
     { prefix: ADMIN_PREFIX },
   );
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, context, tokenDigest: expectedToken, limits });
   return app;
 }

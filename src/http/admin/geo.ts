@@ -49,6 +49,30 @@ const Images = Type.Array(
   { maxItems: 50 },
 );
 
+// Request bodies, also what the console's forms are validated against.
+export const CountryChangesBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    name_ar: Type.Optional(NameAr),
+    phone_code: Type.Optional(PhoneCode),
+    supported: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const CityChangesBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    name_ar: Type.Optional(NameAr),
+    country: Type.Optional(Uuid),
+    coordinates: Type.Optional(Point),
+    capital: Type.Optional(Capital),
+    images: Type.Optional(Images),
+    supported: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const NewAttractionBody = Type.Object({ name: Name }, { additionalProperties: false });
+
 const AdminCountry = Type.Composite([Country, Type.Object({ name_ar: Nullable(Type.String()) })]);
 const AdminCity = Type.Composite([City, Type.Object({ name_ar: Nullable(Type.String()), supported: Type.Boolean() })]);
 const CountryIdParams = Type.Object({
@@ -114,15 +138,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         tags: ['geo'],
         summary: 'Change a country (by id or code), e.g. mark it supported',
         params: CountryIdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            name_ar: Type.Optional(NameAr),
-            phone_code: Type.Optional(PhoneCode),
-            supported: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: CountryChangesBody,
         response: {
           409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
           200: Type.Object({ country: AdminCountry }),
@@ -212,18 +228,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         tags: ['geo'],
         summary: 'Change a city, e.g. supported or images',
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            name_ar: Type.Optional(NameAr),
-            country: Type.Optional(Uuid),
-            coordinates: Type.Optional(Point),
-            capital: Type.Optional(Capital),
-            images: Type.Optional(Images),
-            supported: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: CityChangesBody,
         response: { 200: Type.Object({ city: AdminCity }) },
       },
     },
@@ -253,7 +258,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         tags: ['geo'],
         summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
         params: IdParams,
-        body: Type.Object({ name: Name }, { additionalProperties: false }),
+        body: NewAttractionBody,
         response: { 201: Type.Object({ attraction: Attraction }) },
       },
     },

@@ -11,6 +11,8 @@ import {
   idempotencyKeyReused,
   listDeliveries,
   listPaymentEvents,
+  outcomeAlreadyReported,
+  resendPaymentRequest,
 } from '../../payments/invoices.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
@@ -97,6 +99,28 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
       return reply.serializer((payload) => stringify(payload) ?? 'null').send({ invoice, events, deliveries });
+    },
+  );
+
+  app.post(
+    '/invoices/:id/payment-requests',
+    {
+      schema: {
+        operationId: 'resendPaymentRequest',
+        tags: ['invoices'],
+        summary: 'Send the payment request again: one more attempt now, even after a final failure',
+        description:
+          "Same `webhook-id`, recorded like every attempt (see the invoice's `deliveries`). A 409 once the partner has reported an outcome.",
+        params: IdParams,
+        response: {
+          202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }),
+          409: conflictResponse({ 'outcome reported': outcomeAlreadyReported('paid') }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const attempt = await resendPaymentRequest(db, paymentQueue, request.params.id);
+      return reply.code(202).send({ invoice_id: request.params.id, attempt });
     },
   );
 };

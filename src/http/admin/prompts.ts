@@ -13,6 +13,22 @@ import { Language, PromptObject, promptView } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });
 const DefaultPrompts = Type.Object({ prompts: Type.Array(PromptObject) });
+/** The body replacing a language's set, also what the console's form is validated against. */
+export const DefaultPromptsBody = Type.Object(
+  {
+    prompts: Type.Array(
+      Type.Object(
+        {
+          text: Type.String({ description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming` }),
+          sort_order: Type.Optional(Type.Integer({ minimum: SORT_ORDER_MIN, maximum: SORT_ORDER_MAX })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
@@ -41,21 +57,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         summary: "Replace a language's default prompt set, at once",
         description: 'A prompt without sort_order takes its position in the list.',
         params: LanguageParams,
-        body: Type.Object(
-          {
-            prompts: Type.Array(
-              Type.Object(
-                {
-                  text: Type.String({ description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming` }),
-                  sort_order: Type.Optional(Type.Integer({ minimum: SORT_ORDER_MIN, maximum: SORT_ORDER_MAX })),
-                },
-                { additionalProperties: false },
-              ),
-              { minItems: 1, maxItems: 50 },
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        body: DefaultPromptsBody,
         response: { 200: DefaultPrompts },
       },
     },

@@ -2,9 +2,9 @@
 // and the mapping from the domain's row to it.
 import { type Static, Type } from '@sinclair/typebox';
 import type { InvoiceRow, PaymentDeliveryRow, PaymentEventRow } from '../../payments/invoices.js';
-import { isSuccessStatus } from '../../payments/outbound.js';
+import { isSuccessStatus, RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
 import type { EndpointPingRow } from '../../payments/ping.js';
-import type { CredentialRow } from '../../tenants/credentials.js';
+import type { CredentialWithUse } from '../../tenants/credentials.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
@@ -37,15 +37,21 @@ export function tenantView(row: TenantRow): Static<typeof Tenant> {
 export const Credential = Type.Object({
   id: Uuid,
   kind: Type.String(),
-  hint: Type.String({ description: "The secret's prefix and a few characters, to tell secrets apart" }),
+  hint: Type.String({
+    description:
+      "The secret's prefix and last four characters, to tell secrets apart (earlier ones: its first characters)",
+  }),
   name: Nullable(Type.String()),
   scopes: Type.Array(Type.String()),
   tenant_id: Nullable(Uuid),
   created_at: Timestamp,
   revoked_at: Nullable(Timestamp),
+  last_used_at: Nullable(
+    Type.String({ format: 'date-time', description: 'When it was last presented, to the minute' }),
+  ),
 });
 
-export function credentialView(row: CredentialRow): Static<typeof Credential> {
+export function credentialView(row: CredentialWithUse): Static<typeof Credential> {
   return {
     id: row.id,
     kind: row.kind,
@@ -55,6 +61,7 @@ export function credentialView(row: CredentialRow): Static<typeof Credential> {
     tenant_id: row.tenantId,
     created_at: row.createdAt.toISOString(),
     revoked_at: isoOrNull(row.revokedAt),
+    last_used_at: isoOrNull(row.lastUsedAt),
   };
 }
 
@@ -130,6 +137,14 @@ export const Delivery = Type.Object({
   http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
   latency_ms: Nullable(Type.Integer()),
   error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
+  response_body: Nullable(
+    Type.String({
+      description: `The start (${RESPONSE_BODY_MAX_BYTES} bytes) of the endpoint's reply; null without one`,
+    }),
+  ),
+  next_retry_at: Nullable(
+    Type.String({ format: 'date-time', description: 'When the next attempt is due; null when none is planned' }),
+  ),
 });
 
 export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
@@ -140,6 +155,8 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
     http_status: row.httpStatus,
     latency_ms: row.latencyMs,
     error: row.error,
+    response_body: row.responseBody,
+    next_retry_at: isoOrNull(row.nextRetryAt),
   };
 }
 

@@ -27,6 +27,29 @@ const EndpointUrl = Nullable(
 );
 const Scope = Type.Union(BACKEND_SCOPES.map((scope) => Type.Literal(scope)));
 
+// Request bodies, also what the console's forms are validated against.
+export const NewTenantBody = Type.Object(
+  { name: Name, slug: Slug, gateway: Type.String(), payment_endpoint_url: Type.Optional(EndpointUrl) },
+  { additionalProperties: false },
+);
+export const TenantChangesBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    is_active: Type.Optional(Type.Boolean()),
+    gateway: Type.Optional(Type.String()),
+    payment_endpoint_url: Type.Optional(EndpointUrl),
+  },
+  { additionalProperties: false },
+);
+export const NewCredentialBody = Type.Object(
+  { kind: Type.Union(TENANT_CREDENTIAL_KINDS.map((kind) => Type.Literal(kind))) },
+  { additionalProperties: false },
+);
+export const NewPartnerKeyBody = Type.Object(
+  { name: Name, scopes: Type.Array(Scope, { minItems: 1 }), tenant_id: Type.Optional(Nullable(Uuid)) },
+  { additionalProperties: false },
+);
+
 export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
@@ -40,10 +63,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         operationId: 'createTenant',
         tags: ['tenants'],
         summary: 'Create a tenant with one secret of each kind (shown once)',
-        body: Type.Object(
-          { name: Name, slug: Slug, gateway: Type.String(), payment_endpoint_url: Type.Optional(EndpointUrl) },
-          { additionalProperties: false },
-        ),
+        body: NewTenantBody,
         response: {
           409: conflictResponse({ 'slug taken': slugTaken('acme') }),
 
@@ -129,15 +149,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         tags: ['tenants'],
         summary: 'Change a tenant; is_active false makes all its credentials fail at once',
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            is_active: Type.Optional(Type.Boolean()),
-            gateway: Type.Optional(Type.String()),
-            payment_endpoint_url: Type.Optional(EndpointUrl),
-          },
-          { additionalProperties: false },
-        ),
+        body: TenantChangesBody,
         response: { 200: Type.Object({ tenant: Tenant }) },
       },
     },
@@ -171,10 +183,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         tags: ['credentials'],
         summary: 'Issue another secret of a kind (rotation); earlier ones stay valid until revoked',
         params: IdParams,
-        body: Type.Object(
-          { kind: Type.Union(TENANT_CREDENTIAL_KINDS.map((kind) => Type.Literal(kind))) },
-          { additionalProperties: false },
-        ),
+        body: NewCredentialBody,
         response: { 201: Type.Object({ id: Uuid, kind: Type.String(), secret: Type.String() }) },
       },
     },
@@ -208,10 +217,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         operationId: 'createPartnerKey',
         tags: ['partner keys'],
         summary: 'Issue a backend partner key with scopes (shown once)',
-        body: Type.Object(
-          { name: Name, scopes: Type.Array(Scope, { minItems: 1 }), tenant_id: Type.Optional(Nullable(Uuid)) },
-          { additionalProperties: false },
-        ),
+        body: NewPartnerKeyBody,
         response: { 201: Type.Object({ id: Uuid, key: Type.String(), scopes: Type.Array(Type.String()) }) },
       },
     },

@@ -1,0 +1,152 @@
+// `npm run screenshots`: the console's pictures in docs/, made from a real service with demo data
+// on a fresh embedded database, in Debian's Chromium (CHROMIUM_PATH to use another). The demo's
+// history is spread over the last day by moving its timestamps, so the home page's charts show
+// a day's shape; everything else is made through the admin API and the callback, as in use.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { projectRoot } from '../src/paths.js';
+import { startService } from '../src/server.js';
+import { launchChromium } from '../test/support/browser.js';
+import { PartnerEndpoint, waitFor } from '../test/support/partner-endpoint.js';
+
+const ADMIN_TOKEN = 'screenshots-admin-token-0123456789abcdef';
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-screenshots-'));
+const service = await startService(
+  loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    HOST: '127.0.0.1',
+    INTEGRATIONS_PORT: '0',
+    BACKEND_PORT: '0',
+    ADMIN_PORT: '0',
+    ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
+    PAYMENT_RETRY_BASE_SECONDS: '0.5',
+    LOG_LEVEL: 'silent',
+  }),
+  createLogger('silent'),
+);
+const partner = new PartnerEndpoint();
+await partner.start();
+
+async function admin(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) {
+  const response = await service.apps.admin!.inject({
+    method,
+    url: `/admin/v1${url}`,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    ...(body !== undefined && { payload: body as object }),
+  });
+  if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
+  return response.json();
+}
+
+async function notify(tenantKey: string, body: Record<string, unknown>) {
+  await fetch(`${service.urls.integrations}/api/v1/payments/notify/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': tenantKey },
+    body: JSON.stringify(body),
+  });
+}
+
+try {
+  const tenants: { tenant: { id: string; gateway: string }; credentials: Record<string, string> }[] = [];
+  for (const [name, slug, gateway] of [
+    ['Acme Travel', 'acme', 'tap'],
+    ['Oasis Journeys', 'oasis', 'hyperpay'],
+    ['Red Sea Trips', 'red-sea', 'tap'],
+  ]) {
+    const created = await admin('POST', '/tenants', { name, slug, gateway });
+    // Now and then busy: a 503 the next attempt gets past.
+    const replies = Array.from({ length: 30 }, (_, i) =>
+      i % 3 === 0
+        ? { status: 503, body: 'upstream busy, try again' }
+        : { status: 200, body: { payment_url: `https://pay.${slug}.example/session/${i}` } },
+    );
+    const endpoint = partner.route(`/${slug}`, [created.credentials.payment_endpoint_secret], replies);
+    await admin('PATCH', `/tenants/${created.tenant.id}`, { payment_endpoint_url: endpoint });
+    tenants.push(created);
+  }
+  await admin('PATCH', `/tenants/${tenants[2].tenant.id}`, { is_active: false });
+  const invoices: { invoice: { id: string; amount: string }; tenant: (typeof tenants)[number] }[] = [];
+  for (let i = 0; i < 14; i++) {
+    const tenant = tenants[i % 2];
+    const trip = (await admin('POST', '/trips', { tenant_id: tenant.tenant.id, title: `Riyadh weekend ${i + 1}` }))
+      .trip;
+    const { invoice } = await admin('POST', '/invoices', {
+      tenant_id: tenant.tenant.id,
+      amount: `${120 + i * 35}.50`,
+      currency: 'SAR',
+      trip_id: trip.id,
+    });
+    invoices.push({ invoice, tenant });
+  }
+  await waitFor(
+    'the payment requests',
+    async () => {
+      const shown = await Promise.all(invoices.map(({ invoice }) => admin('GET', `/invoices/${invoice.id}`)));
+      return shown.every((item) =>
+        item.deliveries.some((delivery: { error: string | null }) => delivery.error === null),
+      );
+    },
+    60_000,
+  );
+  for (const [i, { invoice, tenant }] of invoices.entries()) {
+    if (i % 5 === 4) continue;
+    const status = i % 7 === 3 ? 'failed' : 'paid';
+    const payload = {
+      invoice_id: invoice.id,
+      transaction_id: `txn_${1000 + i}`,
+      status,
+      amount: invoice.amount,
+      currency: 'SAR',
+      gateway: tenant.tenant.gateway,
+    };
+    await notify(tenant.credentials.partner_api_key, payload);
+    if (i % 4 === 1) await notify(tenant.credentials.partner_api_key, { ...payload, status: 'pending' });
+  }
+  // Spread the demo over the last day: each invoice and everything that happened to it moves back
+  // by the same interval (the newest invoice stays now), invoices last as the shift is read from them.
+  const shift = sql.raw(`(select id, (row_number() over (order by created_at desc) - 1) * interval '97 minutes' as back
+    from invoices) as shifted`);
+  await service.context.db.execute(
+    sql`update payment_deliveries set attempted_at = attempted_at - shifted.back, next_retry_at = next_retry_at - shifted.back
+          from ${shift} where shifted.id = payment_deliveries.invoice_id`,
+  );
+  await service.context.db.execute(
+    sql`update payment_events set received_at = received_at - shifted.back from ${shift} where shifted.id = payment_events.invoice_id`,
+  );
+  await service.context.db.execute(
+    sql`update invoices set created_at = invoices.created_at - shifted.back, updated_at = invoices.updated_at - shifted.back
+          from ${shift} where shifted.id = invoices.id`,
+  );
+  // The picture of a timeline: a request that failed once, then got through, then was paid.
+  const shown = await Promise.all(invoices.map(({ invoice }) => admin('GET', `/invoices/${invoice.id}`)));
+  const pictured = shown.find((item) => item.deliveries.length === 2 && item.events.length > 0) ?? shown[0];
+
+  const browser = await launchChromium();
+  const shots: [string, string, number, number][] = [
+    ['/', 'console-home.png', 1280, 900],
+    [`/invoices/${pictured.invoice.id}`, 'console-invoice.png', 1280, 1100],
+    [`/invoices/${pictured.invoice.id}`, 'console-invoice-phone.png', 390, 1400],
+  ];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${service.urls.admin}/console/`);
+  await page.fill('input[name="token"]', ADMIN_TOKEN);
+  await page.click('button:has-text("Sign in")');
+  await page.locator('h1', { hasText: 'Overview' }).waitFor();
+  for (const [url, file, width, height] of shots) {
+    await page.setViewportSize({ width, height });
+    await page.goto(`${service.urls.admin}/console${url}`);
+    await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
+    console.log(`docs/${file}`);
+  }
+  await browser.close();
+} finally {
+  await partner.stop();
+  await service.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,162 @@
+// Invoices: a filtered, paged list, newest first; an invoice's page as one timeline from creation
+// through every payment request attempt and every notification to its trip's status, and the
+// "send the payment request again" action.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { parse, stringify } from 'lossless-json';
+import {
+  type InvoiceListing,
+  invoiceHistory,
+  listInvoices,
+  type PaymentDeliveryRow,
+  type PaymentEventRow,
+  resendPaymentRequest,
+} from '../../../../payments/invoices.js';
+import { listTenants } from '../../../../tenants/tenants.js';
+import { IdParams } from '../../../schemas.js';
+import { type Html, html, when } from '../html.js';
+import { badge, consoleUrl, page, pager, postForm, table, type View } from '../layout.js';
+import { answer, type ConsoleDependencies, sendPage } from '../respond.js';
+
+const PAGE_SIZE = 50;
+const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'];
+const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
+const statusBadge = (status: string) => badge(status, STATUS_KIND[status] ?? 'off');
+
+const DateText = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
+const InvoiceQuery = Type.Object({
+  tenant: Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'uuid' })])),
+  status: Type.Optional(Type.Union([Type.Literal(''), ...INVOICE_STATUSES.map((status) => Type.Literal(status))])),
+  from: DateText,
+  to: DateText,
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+});
+
+const DAY_MS = 86_400_000;
+
+/** A payload as received, indented, every number's digits as sent. */
+function prettyPayload(payloadJson: string): string {
+  return stringify(parse(payloadJson), null, 2) ?? payloadJson;
+}
+
+function attemptEntry(delivery: PaymentDeliveryRow): Html {
+  const outcome =
+    delivery.error === null
+      ? badge('delivered', 'ok')
+      : delivery.nextRetryAt
+        ? badge('will retry', 'wait')
+        : badge('failed', 'bad');
+  return html`<li class="event attempt"><div class="when">${when(delivery.attemptedAt)}</div><div class="what">
+<h3>Payment request, attempt ${delivery.attempt} ${outcome}</h3>
+<dl class="inline"><dt>HTTP status</dt><dd>${delivery.httpStatus ?? 'no answer'}</dd><dt>Latency</dt><dd>${
+    delivery.latencyMs === null ? '—' : `${delivery.latencyMs} ms`
+  }</dd>${delivery.nextRetryAt && html`<dt>Next retry</dt><dd>${when(delivery.nextRetryAt)}</dd>`}</dl>
+${delivery.error && html`<p class="error-text">${delivery.error}</p>`}
+${delivery.responseBody && html`<details><summary>Reply body (start)</summary><pre>${delivery.responseBody}</pre></details>`}
+</div></li>`;
+}
+
+function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; payloadJson: string }): Html {
+  return html`<li class="event notification"><div class="when">${when(event.receivedAt)}</div><div class="what">
+<h3>Payment notification: ${event.status} ${event.applied ? badge('applied', 'ok') : badge('not applied', 'off')}</h3>
+<dl class="inline"><dt>Invoice</dt><dd>${event.statusBefore} → ${event.statusAfter}</dd><dt>Transaction</dt><dd class="mono">${event.transactionId}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.requestId ?? '—'}</dd></dl>
+<details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(payloadJson)}</pre></details>
+</div></li>`;
+}
+
+/** Invoices as rows linking to their timelines. */
+export function invoiceTable(invoices: InvoiceListing['invoices'], empty: string): Html {
+  const rows = invoices.map(
+    (invoice) =>
+      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
+  );
+  return table(['Created', 'Tenant', 'Amount', 'Status', 'Id'], rows, empty);
+}
+
+type History = Awaited<ReturnType<typeof invoiceHistory>>;
+
+function timeline(view: View, history: History): Html {
+  const { invoice, tenant, trip } = history;
+  const dated: [Date, Html][] = [
+    ...history.deliveries.map((delivery): [Date, Html] => [delivery.attemptedAt, attemptEntry(delivery)]),
+    ...history.events.map((received): [Date, Html] => [received.event.receivedAt, notificationEntry(received)]),
+  ].sort((a, b) => a[0].getTime() - b[0].getTime());
+  const resend =
+    invoice.status === 'pending'
+      ? postForm(
+          view,
+          `/invoices/${invoice.id}/payment-requests`,
+          html`<button>Send the payment request again</button>`,
+          {
+            confirm: 'Send the payment request to the partner again now?',
+            className: 'inline',
+          },
+        )
+      : html`<span class="muted">The partner reported an outcome: the payment request is not sent again.</span>`;
+  return html`<div class="toolbar">${statusBadge(invoice.status)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
+${invoice.paymentUrl && html`<p>Payment URL from the partner: <span class="mono wrap">${invoice.paymentUrl}</span></p>`}
+<ol class="timeline">
+<li class="event created"><div class="when">${when(invoice.createdAt)}</div><div class="what"><h3>Invoice created</h3><dl class="inline"><dt>Id</dt><dd class="mono">${invoice.id}</dd><dt>Gateway</dt><dd>${tenant.gateway}</dd></dl></div></li>
+${dated.length === 0 && html`<li class="event"><div class="when"></div><div class="what muted">No attempt recorded yet: the payment request is queued.</div></li>`}
+${dated.map(([, entry]) => entry)}
+${
+  trip
+    ? html`<li class="event trip"><div class="when">now</div><div class="what"><h3>Trip ${trip.title}: ${trip.status}</h3><p class="mono">${trip.id}</p></div></li>`
+    : html`<li class="event trip"><div class="when">now</div><div class="what muted">No trip attached.</div></li>`
+}
+</ol>`;
+}
+
+export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
+  const { db, paymentQueue } = context;
+  const hide = true;
+
+  app.get('/invoices', { schema: { hide, querystring: InvoiceQuery } }, async (request, reply) => {
+    const query = request.query;
+    const pageNumber = query.page ?? 1;
+    const [tenants, listing] = [
+      await listTenants(db),
+      await listInvoices(db, {
+        tenantId: query.tenant || undefined,
+        status: query.status || undefined,
+        from: query.from ? new Date(`${query.from}T00:00:00Z`) : undefined,
+        to: query.to ? new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS) : undefined,
+        limit: PAGE_SIZE,
+        offset: (pageNumber - 1) * PAGE_SIZE,
+      }),
+    ];
+    const tenantOptions = tenants.map(
+      (tenant) =>
+        html`<option value="${tenant.id}"${tenant.id === query.tenant ? html` selected` : ''}>${tenant.name}</option>`,
+    );
+    const statusOptions = INVOICE_STATUSES.map(
+      (status) => html`<option${status === query.status ? html` selected` : ''}>${status}</option>`,
+    );
+    const content = html`<form method="get" class="filters">
+<label>Tenant <select name="tenant" data-autosubmit><option value="">all</option>${tenantOptions}</select></label>
+<label>Status <select name="status" data-autosubmit><option value="">all</option>${statusOptions}</select></label>
+<label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
+<label>To <input type="date" name="to" value="${query.to ?? ''}"></label>
+<button>Filter</button></form>
+${invoiceTable(listing.invoices, 'No invoice matches.')}
+${pager('/invoices', { tenant: query.tenant, status: query.status, from: query.from, to: query.to }, pageNumber, listing.more)}`;
+    return sendPage(reply, page(request.consoleView, 'invoices', 'Invoices', content));
+  });
+
+  app.get('/invoices/:id', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const history = await invoiceHistory(db, request.params.id);
+    const view = request.consoleView;
+    return sendPage(
+      reply,
+      page(view, 'invoices', `Invoice ${history.invoice.id.slice(0, 8)}`, timeline(view, history)),
+    );
+  });
+
+  app.post('/invoices/:id/payment-requests', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const attempt = await resendPaymentRequest(db, paymentQueue, request.params.id);
+    return answer(reply, {
+      redirect: `/invoices/${request.params.id}`,
+      notice: `Attempt ${attempt} of the payment request queued: it appears here once made (reload).`,
+    });
+  });
+};

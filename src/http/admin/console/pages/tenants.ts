@@ -1,0 +1,251 @@
+// Tenants: find them, create one (its three secrets shown once), see and edit one, its credentials
+// by kind with their last use, issue another secret, revoke one, deactivate or activate.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  type CredentialWithUse,
+  issueCredential,
+  listCredentials,
+  revokeCredential,
+} from '../../../../tenants/credentials.js';
+import { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from '../../../../tenants/secrets.js';
+import { createTenant, getTenant, listTenants, type TenantRow, updateTenant } from '../../../../tenants/tenants.js';
+import { IdParams } from '../../../schemas.js';
+import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenants.js';
+import { type Html, html, when } from '../html.js';
+import { badge, consoleUrl, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
+import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
+
+export const KIND_LABELS: Record<TenantCredentialKind, string> = {
+  sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
+  partner_api_key: 'Partner API key (X-API-KEY on the payment callback)',
+  payment_endpoint_secret: 'Payment endpoint signing secret (whsec_, verifies our payment requests)',
+};
+
+const activeBadge = (tenant: TenantRow) => (tenant.isActive ? badge('active', 'ok') : badge('inactive', 'off'));
+
+function gatewaySelect(gateways: string[], selected: string | null): Html {
+  return html`<select name="gateway" required>${gateways.map(
+    (gateway) => html`<option${gateway === selected ? html` selected` : ''}>${gateway}</option>`,
+  )}</select>`;
+}
+
+function tenantList(view: View, tenants: TenantRow[], query: { q?: string; active?: string }, gateways: string[]) {
+  const rows = tenants.map(
+    (tenant) =>
+      html`<tr><td><a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></td><td class="mono">${tenant.slug}</td><td>${tenant.gateway}</td><td>${activeBadge(tenant)}</td><td class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</td></tr>`,
+  );
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${(query.active ?? '') === value ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" class="filters" role="search">
+<label>Search <input type="search" name="q" value="${query.q ?? ''}" placeholder="name or slug"></label>
+<label>Status <select name="active" data-autosubmit>${option('', 'all')}${option('active', 'active')}${option('inactive', 'inactive')}</select></label>
+<button>Filter</button></form>
+${table(['Name', 'Slug', 'Gateway', 'Status', 'Payment endpoint'], rows, 'No tenant matches.')}
+<details class="card"${tenants.length === 0 && !query.q ? html` open` : ''}><summary>Create a tenant</summary>
+${postForm(
+  view,
+  '/tenants',
+  html`<label>Name <input name="name" required maxlength="200"></label>
+<label>Slug <input name="slug" required pattern="[a-z0-9](?:[a-z0-9\\-]{0,61}[a-z0-9])?" title="lower-case letters, digits and hyphens"></label>
+<label>Gateway ${gatewaySelect(gateways, null)}</label>
+<label>Payment endpoint URL <input name="payment_endpoint_url" type="url" placeholder="https://pay.partner.example/requests"></label>
+<button>Create tenant</button>`,
+  { className: 'stack' },
+)}</details>`;
+}
+
+function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
+  return credentials.map(
+    (credential) =>
+      html`<tr${credential.revokedAt ? html` class="revoked"` : ''}><td class="mono">${credential.hint}</td><td>${when(credential.createdAt)}</td><td>${when(credential.lastUsedAt)}</td><td>${
+        credential.revokedAt
+          ? html`revoked ${when(credential.revokedAt)}`
+          : postForm(view, `/credentials/${credential.id}/revoke`, html`<button class="danger small">Revoke</button>`, {
+              confirm: `Revoke ${credential.hint}? Requests using it fail from now on.`,
+              className: 'inline',
+            })
+      }</td></tr>`,
+  );
+}
+
+function tenantPage(view: View, tenant: TenantRow, credentials: CredentialWithUse[], gateways: string[]): Html {
+  const kinds = TENANT_CREDENTIAL_KINDS.map(
+    (kind) => html`<section class="card"><h3>${KIND_LABELS[kind]}</h3>
+${table(
+  ['Secret', 'Created', 'Last used', 'Revoked'],
+  credentialRows(
+    view,
+    credentials.filter((credential) => credential.kind === kind),
+  ),
+  'None.',
+)}
+${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" name="kind" value="${kind}"><button>Issue another</button>`, { className: 'inline' })}
+</section>`,
+  );
+  const toggle = tenant.isActive
+    ? postForm(
+        view,
+        `/tenants/${tenant.id}/activation`,
+        html`<input type="hidden" name="is_active" value="false"><button class="danger">Deactivate</button>`,
+        {
+          confirm: `Deactivate ${tenant.name}? All its credentials stop working at once.`,
+          className: 'inline',
+        },
+      )
+    : postForm(
+        view,
+        `/tenants/${tenant.id}/activation`,
+        html`<input type="hidden" name="is_active" value="true"><button>Activate</button>`,
+        {
+          className: 'inline',
+        },
+      );
+  return html`<div class="toolbar">${activeBadge(tenant)} <span class="mono">${tenant.slug}</span> <a href="${consoleUrl(`/invoices?tenant=${tenant.id}`)}">Invoices</a> ${toggle}</div>
+<div class="columns">
+<section class="card"><h2>Details</h2><dl>
+<dt>Id</dt><dd class="mono">${tenant.id}</dd>
+<dt>Gateway</dt><dd>${tenant.gateway}</dd>
+<dt>Payment endpoint</dt><dd class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
+<dt>Created</dt><dd>${when(tenant.createdAt)}</dd><dt>Updated</dt><dd>${when(tenant.updatedAt)}</dd></dl></section>
+<section class="card"><h2>Edit</h2>${postForm(
+    view,
+    `/tenants/${tenant.id}`,
+    html`<label>Name <input name="name" required maxlength="200" value="${tenant.name}"></label>
+<label>Gateway ${gatewaySelect(gateways, tenant.gateway)}</label>
+<label>Payment endpoint URL <input name="payment_endpoint_url" type="url" value="${tenant.paymentEndpointUrl ?? ''}"></label>
+<button>Save</button>`,
+    { className: 'stack' },
+  )}</section>
+</div>
+<h2>Credentials</h2>
+${kinds}`;
+}
+
+function secretsPage(view: View, title: string, tenant: TenantRow, secrets: [string, string][]): Html {
+  return page(
+    view,
+    'tenants',
+    title,
+    html`${secretWarning}${secrets.map(([label, secret], i) => secretBlock(label, secret, `secret-${i}`))}
+<p><a class="button" href="${consoleUrl(`/tenants/${tenant.id}`)}">I have copied them: go to ${tenant.name}</a></p>`,
+  );
+}
+
+export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
+  const { db, config, secretBox } = context;
+  const rules = { supportedGateways: config.supportedGateways };
+  const seal = (secret: string) => secretBox.seal(secret);
+  const hide = true;
+
+  app.get(
+    '/tenants',
+    {
+      schema: {
+        hide,
+        querystring: Type.Object({
+          q: Type.Optional(Type.String({ maxLength: 200 })),
+          active: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('active'), Type.Literal('inactive')])),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const { q, active } = request.query;
+      const tenants = await listTenants(db, {
+        search: q?.trim() || undefined,
+        active: active ? active === 'active' : undefined,
+      });
+      const view = request.consoleView;
+      return sendPage(
+        reply,
+        page(view, 'tenants', 'Tenants', tenantList(view, tenants, request.query, config.supportedGateways)),
+      );
+    },
+  );
+
+  app.post(
+    '/tenants',
+    {
+      schema: { hide, body: NewTenantBody },
+      config: {
+        consoleForm: (fields) => ({
+          name: text(fields, 'name'),
+          slug: text(fields, 'slug'),
+          gateway: text(fields, 'gateway'),
+          payment_endpoint_url: optionalText(fields, 'payment_endpoint_url') ?? null,
+        }),
+      },
+    },
+    async (request, reply) => {
+      const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
+      const shown = TENANT_CREDENTIAL_KINDS.map((kind): [string, string] => [KIND_LABELS[kind], secrets[kind]]);
+      return answer(reply.code(201), secretsPage(request.consoleView, `Tenant ${tenant.name} created`, tenant, shown));
+    },
+  );
+
+  app.get('/tenants/:id', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const tenant = await getTenant(db, request.params.id);
+    const credentials = await listCredentials(db, { tenantId: tenant.id });
+    const tenantCredentials = credentials.filter((credential) => credential.kind !== 'backend_partner_key');
+    const view = request.consoleView;
+    return sendPage(
+      reply,
+      page(view, 'tenants', tenant.name, tenantPage(view, tenant, tenantCredentials, config.supportedGateways)),
+    );
+  });
+
+  app.post(
+    '/tenants/:id',
+    {
+      schema: { hide, params: IdParams, body: TenantChangesBody },
+      config: {
+        consoleForm: (fields) => ({
+          name: text(fields, 'name'),
+          gateway: text(fields, 'gateway'),
+          payment_endpoint_url: optionalText(fields, 'payment_endpoint_url') ?? null,
+        }),
+      },
+    },
+    async (request, reply) => {
+      const tenant = await updateTenant(db, request.params.id, request.body, rules);
+      return answer(reply, { redirect: `/tenants/${tenant.id}`, notice: `${tenant.name} saved.` });
+    },
+  );
+
+  app.post(
+    '/tenants/:id/activation',
+    {
+      schema: { hide, params: IdParams, body: TenantChangesBody },
+      config: { consoleForm: (fields) => ({ is_active: text(fields, 'is_active') === 'true' }) },
+    },
+    async (request, reply) => {
+      const tenant = await updateTenant(db, request.params.id, request.body, rules);
+      const notice = tenant.isActive
+        ? `${tenant.name} activated.`
+        : `${tenant.name} deactivated: its credentials no longer work.`;
+      return answer(reply, { redirect: `/tenants/${tenant.id}`, notice });
+    },
+  );
+
+  app.post(
+    '/tenants/:id/credentials',
+    {
+      schema: { hide, params: IdParams, body: NewCredentialBody },
+      config: { consoleForm: (fields) => ({ kind: text(fields, 'kind') }) },
+    },
+    async (request, reply) => {
+      const tenant = await getTenant(db, request.params.id);
+      const { secret } = await issueCredential(db, tenant.id, request.body.kind, seal);
+      const title = `New ${request.body.kind.replaceAll('_', ' ')} for ${tenant.name}`;
+      return answer(
+        reply.code(201),
+        secretsPage(request.consoleView, title, tenant, [[KIND_LABELS[request.body.kind], secret]]),
+      );
+    },
+  );
+
+  app.post('/credentials/:id/revoke', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const revoked = await revokeCredential(db, request.params.id, TENANT_CREDENTIAL_KINDS);
+    return answer(reply, { redirect: `/tenants/${revoked.tenantId}`, notice: `${revoked.hint} revoked.` });
+  });
+};

@@ -1,0 +1,69 @@
+// Console sessions: the admin token is presented once and exchanged for a random session token in
+// a signed, HttpOnly cookie; the database keeps only the token's digest and expiry, so signing out
+// ends the session everywhere. The CSRF token is derived from the session token, never stored.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { and, eq, gt, lte } from 'drizzle-orm';
+import type { Executor } from '../../../db/client.js';
+import { consoleSessions } from '../../../db/schema.js';
+
+export const SESSION_HOURS = 12;
+
+const digest = (token: string) => createHash('sha256').update(token).digest('hex');
+
+const actorOf = (sessionId: string) => `console session ${sessionId.slice(0, 8)}`;
+
+export interface ConsoleSession {
+  id: string;
+  /** Who did it, for logs and the audit trail: `console session <first 8 of the id>`. */
+  actor: string;
+  csrfToken: string;
+}
+
+export class ConsoleSessions {
+  private readonly csrfKey: Buffer;
+
+  /** `key` (derived from the admin token) also signs the cookie: a new admin token ends every session. */
+  constructor(
+    private readonly db: Executor,
+    key: Buffer,
+  ) {
+    this.csrfKey = createHmac('sha256', key).update('console csrf').digest();
+  }
+
+  /** Starts a session: the token for the cookie, and who it is. Expired sessions are swept meanwhile. */
+  async start(now = new Date()): Promise<{ token: string; actor: string }> {
+    await this.db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
+    const token = randomBytes(32).toString('base64url');
+    const [row] = await this.db
+      .insert(consoleSessions)
+      .values({ digest: digest(token), expiresAt: new Date(now.getTime() + SESSION_HOURS * 3600_000) })
+      .returning({ id: consoleSessions.id });
+    return { token, actor: actorOf(row.id) };
+  }
+
+  async find(token: string | undefined, now = new Date()): Promise<ConsoleSession | null> {
+    if (!token || token.length > 100) return null;
+    const [row] = await this.db
+      .select({ id: consoleSessions.id })
+      .from(consoleSessions)
+      .where(and(eq(consoleSessions.digest, digest(token)), gt(consoleSessions.expiresAt, now)));
+    if (!row) return null;
+    return { id: row.id, actor: actorOf(row.id), csrfToken: this.csrfTokenOf(token) };
+  }
+
+  async end(token: string): Promise<void> {
+    await this.db.delete(consoleSessions).where(eq(consoleSessions.digest, digest(token)));
+  }
+
+  csrfTokenOf(sessionToken: string): string {
+    return createHmac('sha256', this.csrfKey).update(sessionToken).digest('base64url');
+  }
+
+  /** Constant-time comparison of a presented CSRF token with the session's. */
+  static csrfMatches(session: ConsoleSession, presented: unknown): boolean {
+    if (typeof presented !== 'string') return false;
+    const expected = Buffer.from(session.csrfToken);
+    const given = Buffer.from(presented);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+}
