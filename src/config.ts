@@ -32,8 +32,12 @@ export interface Config {
   paymentWorker: boolean;
   /** Delay before the first retry of a payment request; later ones double (see payments/outbound.ts). */
   paymentRetryBaseSeconds: number;
+  /** A payment request attempt whose worker died is made again after this long (pg-boss expiry). */
+  paymentJobTimeoutSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
+  /** Keys being rotated out: they still open secrets sealed before, until `partnerctl secrets rekey`. */
+  previousSecretEncryptionKeys: Buffer[];
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
   integrationsPublicUrl: string | null;
   /** JSON lines (machines) or one coloured line per event (people). */
@@ -50,6 +54,21 @@ export interface Config {
   redisKeyPrefix: string;
   /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
   trustProxy: boolean | string[];
+  /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
+  readCacheMb: number;
+  /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
+  connectionLimits: ConnectionLimits;
+}
+
+interface ConnectionLimits {
+  /** A request's headers must arrive within this; slowloris connections are closed after it. */
+  headersTimeoutSeconds: number;
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeoutSeconds: number;
+  /** An idle keep-alive connection is closed after this (longer than a load balancer's, typically 60 s). */
+  keepAliveTimeoutSeconds: number;
+  /** Open connections per listener; more are closed at once. 0: no cap. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {}
@@ -109,6 +128,19 @@ function trustProxy(env: Env): Config['trustProxy'] {
   return addresses;
 }
 
+function connectionLimits(env: Env): ConnectionLimits {
+  const limits = {
+    headersTimeoutSeconds: seconds(env, 'HEADERS_TIMEOUT_SECONDS', 10, 1, 600),
+    requestTimeoutSeconds: seconds(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),
+    keepAliveTimeoutSeconds: seconds(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600),
+    maxConnections: count(env, 'MAX_CONNECTIONS', 4096),
+  };
+  if (limits.headersTimeoutSeconds > limits.requestTimeoutSeconds) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
+  }
+  return limits;
+}
+
 function logFormat(env: Env, stdoutIsTerminal: boolean): Config['logFormat'] {
   const raw = env.LOG_FORMAT || (stdoutIsTerminal ? 'pretty' : 'json');
   if (raw !== 'json' && raw !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${raw}"`);
@@ -149,14 +181,26 @@ function listeners(env: Env): Config['listeners'] {
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
 }
 
+/** A 32-byte key written as 64 hex digits or base64. */
+function parseKey(name: string, raw: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex digits or base64`);
+  return key;
+}
+
 function encryptionKey(env: Env): Buffer | null {
   const raw = env.SECRET_ENCRYPTION_KEY;
-  if (raw === undefined || raw === '') return null;
-  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) {
-    throw new ConfigError('SECRET_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64');
+  return raw === undefined || raw === '' ? null : parseKey('SECRET_ENCRYPTION_KEY', raw);
+}
+
+/** SECRET_ENCRYPTION_KEY_PREVIOUS: a comma list of keys being rotated out. */
+function previousEncryptionKeys(env: Env): Buffer[] {
+  const raw = (env.SECRET_ENCRYPTION_KEY_PREVIOUS ?? '').trim();
+  if (raw === '') return [];
+  if (!env.SECRET_ENCRYPTION_KEY) {
+    throw new ConfigError('SECRET_ENCRYPTION_KEY_PREVIOUS needs SECRET_ENCRYPTION_KEY: the key to seal under now');
   }
-  return key;
+  return raw.split(',').map((key) => parseKey('SECRET_ENCRYPTION_KEY_PREVIOUS', key.trim()));
 }
 
 /**
@@ -206,7 +250,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
+    // Above the 15 s an attempt may take, or a live attempt would be made twice.
+    paymentJobTimeoutSeconds: seconds(env, 'PAYMENT_JOB_TIMEOUT_SECONDS', 120, 20, 3600),
     secretEncryptionKey: encryptionKey(env),
+    previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),
     rateLimitPerMinute: count(env, 'RATE_LIMIT_PER_MINUTE', 1200),
     rateLimitWindowSeconds: seconds(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
@@ -214,5 +261,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'partner-integrations',
     trustProxy: trustProxy(env),
+    connectionLimits: connectionLimits(env),
+    readCacheMb: count(env, 'READ_CACHE_MB', 16),
   };
 }

@@ -14,6 +14,7 @@ export const ErrorCode = {
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   RATE_LIMITED: 'RATE_LIMITED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -30,6 +31,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
@@ -45,6 +47,7 @@ export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'Request body must be application/json.',
   RATE_LIMITED: 'Too many requests.',
   INTERNAL_ERROR: 'Internal server error.',
+  SERVICE_UNAVAILABLE: 'Service temporarily unavailable; retry shortly.',
 };
 
 export interface FieldError {

@@ -42,11 +42,17 @@ export function prettyDestination(colorize: boolean, destination: NodeJS.Writabl
 // notification, card data in an extra field included).
 const ERROR_FIELDS_NEVER_LOGGED = new Set(['rawPacket', 'query', 'parameters', 'params', 'values', 'args']);
 
+/** Drizzle's query errors spell the parameters out in their message (and so their stack) too. */
+const PARAMETERS_IN_MESSAGE = /\nparams: [\s\S]*?(?=\n {4}at |$)/;
+
 /** pino's error serializer without those fields, on the error and every error in its cause chain. */
 function serializeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
   for (const field of ERROR_FIELDS_NEVER_LOGGED) delete serialized[field];
+  for (const field of ['message', 'stack']) {
+    if (typeof serialized[field] === 'string') serialized[field] = serialized[field].replace(PARAMETERS_IN_MESSAGE, '');
+  }
   if (error.cause !== undefined) serialized.cause = serializeError(error.cause);
   return serialized;
 }

@@ -1,6 +1,6 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
@@ -11,7 +11,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
-import { documentOf, type HostApp } from './http/host.js';
+import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import { Metrics } from './metrics.js';
@@ -24,7 +24,7 @@ import {
 } from './payments/outbound.js';
 import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
-import { secretBoxFor } from './tenants/secret-box.js';
+import { keyFilePath, secretBoxFor } from './tenants/secret-box.js';
 
 const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> = {
   integrations: buildIntegrationsApp,
@@ -51,12 +51,15 @@ const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 export async function openContext(config: Config): Promise<AppContext> {
   const database = await openDatabase(config);
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
-  const paymentQueue = new PaymentQueue(database, { supervise: config.paymentWorker });
+  const paymentQueue = new PaymentQueue(database, {
+    supervise: config.paymentWorker,
+    jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
+  });
   return {
     config,
     database,
     db: database.db,
-    secretBox: secretBoxFor(config.secretEncryptionKey, config.dataDir),
+    secretBox: secretBoxFor(config.secretEncryptionKey, config.previousSecretEncryptionKeys, config.dataDir),
     paymentQueue,
     publicUrls: {
       integrations:
@@ -122,13 +125,31 @@ function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger):
   logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
 }
 
-/** Starts listening; the listener's base URL, with the port it got and loopback for "every address". */
+/**
+ * A key file in DATA_DIR sits beside the data it protects: a copy of the directory (a backup, a
+ * stolen disk) is a copy of the signing secrets. Said at every start until it is gone.
+ */
+function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
+  const keyFile = keyFilePath(config.dataDir);
+  if (!existsSync(keyFile)) return;
+  if (!config.secretEncryptionKey) {
+    logger.warn(
+      { key_file: keyFile },
+      'SECRET_ENCRYPTION_KEY not set: the key sealing the signing secrets is kept in DATA_DIR beside the data, ' +
+        'so a copy of the directory is a copy of the secrets; set SECRET_ENCRYPTION_KEY and keep it apart (see README)',
+    );
+  } else {
+    logger.warn(
+      { key_file: keyFile },
+      'the old key file in DATA_DIR still opens signing secrets: run partnerctl secrets rekey, then delete the file',
+    );
+  }
+}
+
+/** Starts listening; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
   await app.listen({ host: listener.host, port: listener.port });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : listener.port;
-  const host = listener.host === '0.0.0.0' || listener.host === '::' ? '127.0.0.1' : listener.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return listenerUrl(app);
 }
 
 export async function startService(config: Config, logger: FastifyBaseLogger): Promise<RunningService> {
@@ -171,6 +192,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     throw error;
   }
   if (config.adminTokenGenerated && config.listeners.admin) announceGeneratedAdminToken(config, logger);
+  warnAboutKeyFile(config, logger);
   const admin = config.listeners.admin;
   if (admin && !isLoopback(admin.host)) {
     logger.warn(

@@ -61,28 +61,33 @@ export async function waitFor200(
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
 }
 
-/** A long-running child whose stderr is kept (last 20 kB) for the error message if it dies. */
+/**
+ * A long-running child whose stderr is kept (last 20 kB) for the error message if it dies. A
+ * `group` child leads a process group of its own, which stopChild signals whole (npm and its node).
+ */
 export function startChild(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-): ChildProcess & { tail: () => string } {
-  const child = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  group = false,
+): ChildProcess & { tail: () => string; group: boolean } {
+  const child = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
   let tail = '';
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk).slice(-20_000);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  return Object.assign(child, { tail: () => tail });
+  return Object.assign(child, { tail: () => tail, group });
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. */
-export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+export async function stopChild(child: ChildProcess & { group?: boolean }, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  const signal = (name: NodeJS.Signals) => (child.group ? process.kill(-child.pid!, name) : child.kill(name));
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
 }
@@ -125,7 +130,7 @@ export async function inParallel<T>(
   return results;
 }
 
-/** What one load run is: given to the client process (load.ts) as a JSON file. */
+/** What one load run is: given to wrk's script (load.lua) as a file of lines. */
 export interface LoadSpec {
   url: string;
   method?: 'GET' | 'POST';
@@ -143,6 +148,7 @@ export interface LoadSpec {
   expectBody: string;
   connections: number;
   durationS: number;
+  /** Requests a second over all connections; unset: as many as they manage. */
   overallRate?: number;
 }
 
@@ -158,6 +164,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   mismatches: number;
+  /** CPU seconds (user + system) the load client used: what it took from the cores it shares. */
+  clientCpuS: number;
 }
 
 /** The callback body, as a partner's payment backend sends it. */
@@ -165,12 +173,69 @@ export function notificationBody(template: Record<string, string>, invoiceId: st
   return JSON.stringify({ invoice_id: invoiceId, transaction_id: transactionId, ...template });
 }
 
-/** Loads a server from a separate process (load.ts, autocannon), so the client never shares its event loop. */
+/**
+ * Runs a command and measures its CPU time (user + system, children included) with the shell's
+ * `times`, whose second line is the children's.
+ */
+export async function runMeasuringCpu(
+  command: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string; cpuS: number }> {
+  const { stdout, stderr } = await run('sh', ['-c', '"$@"; code=$?; times; exit $code', 'sh', command, ...args], {
+    env,
+  });
+  const lines = stdout.trimEnd().split('\n');
+  const seconds = [...lines.at(-1)!.matchAll(/(\d+)m([\d.]+)s/g)].map(([, m, s]) => Number(m) * 60 + Number(s));
+  if (seconds.length !== 2) throw new Error(`no CPU times in the output of ${command}:\n${stdout}`);
+  return { stdout: lines.slice(0, -2).join('\n'), stderr, cpuS: seconds[0] + seconds[1] };
+}
+
+/** wrk (C, Debian's package): installed when missing, as .ci/run does. */
+export async function ensureWrk(): Promise<void> {
+  if ((await run('sh', ['-c', 'command -v wrk'], { allowFailure: true })).code === 0) return;
+  console.error('installing wrk (apt-get)');
+  await run('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk'], {
+    env: process.env,
+  });
+}
+
+/** The spec as load.lua reads it: one `<key> <value>` a line (JSON bodies hold no newline). */
+function specLines(spec: LoadSpec): string[] {
+  const lines = [`method ${spec.method ?? 'GET'}`, `expect ${spec.expectBody}`];
+  for (const [name, value] of Object.entries(spec.headers ?? {})) lines.push(`header ${name}: ${value}`);
+  if (spec.body !== undefined) lines.push(`body ${spec.body}`);
+  if (spec.overallRate !== undefined) lines.push(`rate ${spec.overallRate}`);
+  if (spec.callbacks) {
+    const { invoiceIds, template, transactionIds, prefix } = spec.callbacks;
+    const [part1, part2, part3] = notificationBody(template, '<invoice>', '<transaction>').split(
+      /<invoice>|<transaction>/,
+    );
+    lines.push(`part1 ${part1}`, `part2 ${part2}`, `part3 ${part3}`, `transactions ${transactionIds}`);
+    lines.push(`prefix ${prefix}`, ...invoiceIds.map((id) => `invoice ${id}`));
+  }
+  return lines;
+}
+
+/** Loads a server with wrk (one thread: the machine has few cores, and one wrk thread is plenty). */
 export async function loadFromChild(spec: LoadSpec, workDir: string): Promise<LoadResult> {
-  const specFile = path.join(workDir, `load-${process.hrtime.bigint()}.json`);
-  writeFileSync(specFile, JSON.stringify(spec));
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'load.ts'), specFile]);
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as LoadResult;
+  const specFile = path.join(workDir, `load-${process.hrtime.bigint()}.txt`);
+  writeFileSync(specFile, `${specLines(spec).join('\n')}\n`);
+  const { stdout, cpuS } = await runMeasuringCpu('wrk', [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.durationS}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    path.join(BENCH_DIR, 'load.lua'),
+    spec.url,
+    '--',
+    specFile,
+  ]);
+  const line = stdout.split('\n').find((candidate) => candidate.startsWith('{'));
+  if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
+  return { ...(JSON.parse(line) as Omit<LoadResult, 'clientCpuS'>), clientCpuS: cpuS };
 }
 
 /** A run with any error, non-2xx or unexpected body measured something else: stop. */
@@ -220,6 +285,23 @@ export async function peakRss<T>(pid: number, task: () => Promise<T>): Promise<{
   }
 }
 
+/** CPU seconds (user + system) `pid` has used so far. */
+export function cpuSecondsOf(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** USER_HZ: what Linux reports CPU times in, 100 on every common platform. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** The V8 heap in use in the service, in MB, from its Prometheus metrics (admin listener). */
+export async function heapUsedMb(adminUrl: string): Promise<number> {
+  const text = await (await fetch(`${adminUrl}/metrics`)).text();
+  const bytes = Number(text.match(/^nodejs_heap_size_used_bytes (\S+)$/m)?.[1] ?? Number.NaN);
+  return bytes / 1024 / 1024;
+}
+
 export function machine() {
   return { cores: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown' };
 }
@@ -265,6 +347,8 @@ export class ThrowawayDatabase {
 
 export interface PgbenchResult {
   tps: number;
+  /** CPU seconds pgbench itself used. */
+  clientCpuS: number;
   latencyAvgMs: number;
   transactions: number;
   failed: number;
@@ -298,8 +382,9 @@ export async function pgbench(
     ...Object.entries(options.defines).flatMap(([name, value]) => ['-D', `${name}=${value}`]),
     url.pathname.slice(1),
   ];
-  const { stdout, stderr } = await run('pgbench', args, {
-    env: { ...process.env, PGPASSWORD: decodeURIComponent(url.password) },
+  const { stdout, stderr, cpuS } = await runMeasuringCpu('pgbench', args, {
+    ...process.env,
+    PGPASSWORD: decodeURIComponent(url.password),
   });
   const number = (pattern: RegExp) => Number(stdout.match(pattern)?.[1] ?? Number.NaN);
   const result = {
@@ -307,6 +392,7 @@ export async function pgbench(
     latencyAvgMs: number(/latency average = ([\d.]+) ms/),
     transactions: number(/number of transactions actually processed: (\d+)/),
     failed: number(/number of failed transactions: (\d+)/) || 0,
+    clientCpuS: cpuS,
   };
   if (!Number.isFinite(result.tps) || result.failed > 0 || /error/i.test(stderr)) {
     throw new Error(`INVALID BENCHMARK: pgbench ${path.basename(script)}:\n${stdout}${stderr}`);

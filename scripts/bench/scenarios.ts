@@ -1,7 +1,7 @@
 // What the benchmark measures: the fixtures (through the admin API, as an operator would make
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
 import path from 'node:path';
-import { digestSecret } from '../../src/tenants/secrets.js';
+import { plannedMoves } from '../../src/payments/callback.js';
 import {
   type AdminClient,
   BENCH_DIR,
@@ -130,15 +130,16 @@ export async function createPgbenchFixtures(database: ThrowawayDatabase, fixture
   await database.sql('vacuum analyze invoices, payment_events');
 }
 
+/** The parameters the service sends with the statement (src/payments/callback.ts) for NOTIFICATION. */
 function pgbenchDefines(fixtures: Fixtures): Record<string, string> {
   return {
-    digest: digestSecret(fixtures.partnerApiKey),
-    kind: 'partner_api_key',
-    active: 't',
     tenant: fixtures.tenantId,
-    status: 'paid',
-    status_before: 'pending',
+    status: NOTIFICATION.status,
     gateway: GATEWAY,
+    store: 'true',
+    amount: AMOUNT,
+    currency: CURRENCY,
+    plans: JSON.stringify(plannedMoves(NOTIFICATION.status)),
     // A payload of the size the service stores (its invoice and transaction ids are as long).
     payload: notificationBody(NOTIFICATION, '00000000-0000-4000-8000-000000000001', 'unique-0000001'),
     request_id: '00000000-0000-4000-8000-000000000000',

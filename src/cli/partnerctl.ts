@@ -3,10 +3,11 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
-import { DatabaseUnavailableError } from '../db/errors.js';
+import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
+import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
 import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
@@ -66,6 +67,7 @@ const COMMANDS: Command[] = [
   ...promptCommands,
   ...tripCommands,
   ...partnerToolCommands,
+  ...auditCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {
@@ -145,7 +147,9 @@ async function main(argv: string[]): Promise<void> {
 const EXPECTED_ERRORS = [CliError, ConfigError, DatabaseUnavailableError, DataDirLockedError];
 const EXPECTED_CODES = ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'EADDRINUSE', 'EACCES'];
 
-main(process.argv.slice(2)).catch((error: Error & { code?: string }) => {
+main(process.argv.slice(2)).catch((thrown: Error & { code?: string }) => {
+  // A database out of reach or out of space, however deep in the failure, is said in its own words.
+  const error: Error & { code?: string } = unavailability(thrown) ?? thrown;
   const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || EXPECTED_CODES.includes(error.code ?? '');
   // Operators get one readable line; a stack trace only for what is a bug.
   console.error(`partnerctl: ${expected ? error.message : (error.stack ?? error.message)}`);

@@ -1,15 +1,14 @@
 // One schema, two drivers: postgres.js against PostgreSQL when DATABASE_URL is set, PGlite
 // (embedded PostgreSQL in DATA_DIR) when it is not. Everything above this file sees `Database`.
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statfsSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { acquireDataDirLock } from './data-dir-lock.js';
-import { DatabaseUnavailableError } from './errors.js';
+import { DatabaseUnavailableError, unavailability } from './errors.js';
 import * as schema from './schema.js';
 
 export type Schema = typeof schema;
@@ -17,6 +16,11 @@ export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
+
+/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
 
 export interface DatabaseHandle {
   db: Database;
@@ -30,20 +34,67 @@ export interface DatabaseHandle {
   listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>;
   /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
   withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
-  ping(): Promise<void>;
+  /**
+   * Why the database cannot serve now (unreachable within READINESS_TIMEOUT_MS, or writes refused
+   * for lack of space), or null when it can: what /readyz reports.
+   */
+  unavailable(): Promise<DatabaseUnavailableError | null>;
   /** Connections (size), those busy with a query or transaction (inUse), and work waiting for one. */
   poolStatistics(): { size: number; inUse: number; waiting: number };
   close(): Promise<void>;
 }
 
-/** Queries and transactions under way, counted where they are sent: what neither driver reports. */
-class InFlight {
+/**
+ * Queries and transactions under way, counted where they are sent (what neither driver reports),
+ * and the last one refused for lack of disk space.
+ */
+class QueryTracker {
   count = 0;
+  private diskFull: { error: DatabaseUnavailableError; at: number } | null = null;
 
   constructor(private readonly size: number) {}
 
   statistics() {
     return { size: this.size, inUse: Math.min(this.count, this.size), waiting: Math.max(0, this.count - this.size) };
+  }
+
+  failed(error: unknown): void {
+    const cause = unavailability(error);
+    if (cause?.reason === 'disk_full') this.diskFull = { error: cause, at: Date.now() };
+  }
+
+  /** The disk-full failure of the last DISK_FULL_HOLD_MS, if any. */
+  recentDiskFull(): DatabaseUnavailableError | null {
+    return this.diskFull && Date.now() - this.diskFull.at < DISK_FULL_HOLD_MS ? this.diskFull.error : null;
+  }
+}
+
+/** How long a write refused for lack of space keeps /readyz at 503 after it. */
+const DISK_FULL_HOLD_MS = 5000;
+/** /readyz answers 503 when the database has not answered `select 1` within this. */
+const READINESS_TIMEOUT_MS = 1500;
+/**
+ * The embedded database is reported not ready below this much free space in DATA_DIR: the next
+ * write would likely fail.
+ */
+const MIN_FREE_BYTES = 8 * 1024 * 1024;
+
+/** `query` settled within READINESS_TIMEOUT_MS: any failure, or the time running out, is an unavailability. */
+async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailableError | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new DatabaseUnavailableError(`database unreachable: no answer within ${READINESS_TIMEOUT_MS} ms`)),
+      READINESS_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([query(), timeout]);
+    return null;
+  } catch (error) {
+    return unavailability(error) ?? new DatabaseUnavailableError(`database unreachable: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -52,7 +103,7 @@ class InFlight {
  * until it settles. postgres.js queries are lazy: they run when first awaited, and callers may
  * still chain `.values()` on them before, so the result itself is handed back, its `then` wrapped.
  */
-function counting<T extends object>(target: T, methods: readonly string[], inFlight: InFlight): T {
+function counting<T extends object>(target: T, methods: readonly string[], inFlight: QueryTracker): T {
   return new Proxy(target, {
     get(object, property) {
       const value = Reflect.get(object, property);
@@ -62,7 +113,7 @@ function counting<T extends object>(target: T, methods: readonly string[], inFli
   });
 }
 
-function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
+function countedWhenAwaited<R>(result: R, inFlight: QueryTracker): R {
   if (!(result instanceof Promise)) return result;
   const then = result.then;
   let counted = false;
@@ -80,6 +131,7 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
       },
       (error) => {
         settled();
+        inFlight.failed(error);
         if (onRejected) return onRejected(error);
         throw error;
       },
@@ -87,8 +139,6 @@ function countedWhenAwaited<R>(result: R, inFlight: InFlight): R {
   } as typeof result.then;
   return result;
 }
-
-export { DatabaseUnavailableError };
 
 interface DatabaseOptions {
   databaseUrl: string | null;
@@ -107,22 +157,44 @@ function describeDatabaseUrl(databaseUrl: string): string {
   return url.toString();
 }
 
+/** A connection not made within this fails its queries: while the database is away, answers come fast. */
+const CONNECT_TIMEOUT_SECONDS = 3;
+
+const STARTUP_CONNECT_ATTEMPTS = 3;
+
+/**
+ * Seconds before connecting again after a failed connection. postgres.js waits up to 20 s after a
+ * run of failures, and a query handed to a connection in that wait waits with it: callbacks hung
+ * while PostgreSQL restarted. A short wait keeps every query within about the connect timeout.
+ */
+const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 0.5) * (0.5 + Math.random() / 2);
+
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<DatabaseHandle> {
   const client = postgres(databaseUrl, {
     max: poolSize,
-    connect_timeout: 10,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     // Money stays text: numeric is never parsed into a float.
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   });
   try {
-    await client`select 1`;
+    // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client`select 1`;
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'CONNECT_TIMEOUT' || attempt === STARTUP_CONNECT_ATTEMPTS)
+          throw error;
+      }
+    }
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(`cannot reach DATABASE_URL ${describeDatabaseUrl(databaseUrl)}: ${reason}`);
   }
-  const inFlight = new InFlight(poolSize);
+  const inFlight = new QueryTracker(poolSize);
   const counted = counting(client, ['begin', 'unsafe'], inFlight);
   const db = drizzlePostgres(preparingStatements(counted), { schema }) as unknown as Database;
   return {
@@ -150,8 +222,8 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
         connection.release();
       }
     },
-    async ping() {
-      await client`select 1`;
+    async unavailable() {
+      return (await probe(() => client`select 1`)) ?? inFlight.recentDiskFull();
     },
     poolStatistics: () => inFlight.statistics(),
     async close() {
@@ -193,24 +265,42 @@ function makePrivate(dir: string): void {
   }
 }
 
+/** DATA_DIR's device nearly full, as an unavailability, or null while it has room. */
+function diskFullIn(dataDir: string): DatabaseUnavailableError | null {
+  const { bavail, bsize } = statfsSync(dataDir);
+  const free = bavail * bsize;
+  if (free >= MIN_FREE_BYTES) return null;
+  return new DatabaseUnavailableError(
+    `disk full: ${Math.floor(free / 1024)} KiB free on the device of DATA_DIR ${dataDir}; free some space`,
+    'disk_full',
+  );
+}
+
 async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   // The database's files are the service's alone, whatever the umask it was started with: the
   // directory is 0700, and the files PGlite creates with explicit 0666 modes are made private
   // after it opens and as it closes.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  // PGlite does not lock its directory; two processes on one directory corrupt it silently.
-  const lock = acquireDataDirLock(dataDir);
+  let lock: ReturnType<typeof acquireDataDirLock> | undefined;
+  // Loaded only here: a service on PostgreSQL never pays for PGlite's module in memory or start time.
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+  ]);
   let pglite: PGlite;
   try {
+    // PGlite does not lock its directory; two processes on one directory corrupt it silently.
+    lock = acquireDataDirLock(dataDir);
     pglite = await PGlite.create(dataDir);
     makePrivate(dataDir);
   } catch (error) {
-    lock.release();
-    throw error;
+    lock?.release();
+    // On a full disk PGlite only says it "failed to initialize properly": say why.
+    throw diskFullIn(dataDir) ?? error;
   }
   // One connection: everything beyond the first piece of work in flight is waiting for it.
-  const inFlight = new InFlight(1);
+  const inFlight = new QueryTracker(1);
   const counted = counting(pglite, ['query', 'exec', 'transaction'], inFlight);
   const db = drizzlePglite(counted, { schema }) as unknown as Database;
   return {
@@ -229,8 +319,8 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
       // there is nobody to exclude, and holding a lock on the only connection would not help.
       return task();
     },
-    async ping() {
-      await pglite.query('select 1');
+    async unavailable() {
+      return (await probe(() => pglite.query('select 1'))) ?? diskFullIn(dataDir) ?? inFlight.recentDiskFull();
     },
     poolStatistics: () => inFlight.statistics(),
     async close() {

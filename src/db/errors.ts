@@ -8,5 +8,53 @@ export function sqlState(error: unknown): string | undefined {
 
 export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
 
-/** The database cannot be reached or opened (a readable start-up failure, not a bug). */
-export class DatabaseUnavailableError extends Error {}
+/**
+ * The database cannot be reached or cannot take the work just now: a failure of the connection
+ * or of the server's resources, never of the statement. Retrying later may succeed.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(
+    message: string,
+    /** `disk_full` or `unreachable`: what operators and /readyz are told. */
+    readonly reason: 'disk_full' | 'unreachable' = 'unreachable',
+  ) {
+    super(message);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** Driver and socket codes of a connection lost, refused or never made (postgres.js and Node). */
+const CONNECTION_CODES = new Set([
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+// SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation: a bug of ours);
+// 57P01-57P03 the server shutting down, crashed or starting; 53 insufficient resources (53100
+// disk full, 53200 out of memory, 53300 too many connections).
+const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
+
+/** Why `error` means the database is unavailable, or null when it is an error of the statement. */
+export function unavailability(error: unknown): DatabaseUnavailableError | null {
+  for (let current: any = error; current; current = current.cause) {
+    if (current instanceof DatabaseUnavailableError) return current;
+    const code = typeof current.code === 'string' ? current.code : '';
+    if (code === '53100' || code === 'ENOSPC') {
+      return new DatabaseUnavailableError(`disk full: ${current.message}`, 'disk_full');
+    }
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_STATE.test(code)) {
+      return new DatabaseUnavailableError(`database unreachable: ${current.message}`);
+    }
+  }
+  return null;
+}

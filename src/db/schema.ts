@@ -279,6 +279,30 @@ export type CountryRow = typeof countries.$inferSelect;
 export type CityRow = typeof cities.$inferSelect;
 export type AttractionRow = typeof attractions.$inferSelect;
 
+/**
+ * Operators' changes (admin API, partnerctl): who, what, when, from where, on what. Never a
+ * secret: the body's field names are kept, not their values.
+ */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: id(),
+    // The clock at the insert, not the transaction's start: events of one request keep their order.
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().default(sql`clock_timestamp()`),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    targetId: text('target_id'),
+    fields: text('fields').array().notNull().default(sql`'{}'::text[]`),
+    status: integer('status'),
+    address: text('address'),
+    requestId: text('request_id'),
+  },
+  (table) => [
+    index('audit_events_occurred_idx').on(table.occurredAt, table.id),
+    index('audit_events_target_occurred_idx').on(table.targetId, table.occurredAt, table.id),
+  ],
+);
+
 /** Every ping of a tenant's payment endpoint (`POST /admin/v1/tenants/{id}/payment-endpoint/ping`). */
 export const endpointPings = pgTable(
   'endpoint_pings',

@@ -10,9 +10,6 @@ import { geoDataVersion } from '../db/schema.js';
 
 const ROW_ID = 1;
 
-/** The current version as a subquery, for a statement that must read it in its own snapshot. */
-export const geoDataVersionSubquery = sql`(select ${geoDataVersion.version} from ${geoDataVersion} where ${geoDataVersion.id} = ${ROW_ID})`;
-
 /** Raises the version; call inside the transaction that changes geo data. */
 export async function bumpGeoDataVersion(tx: Executor): Promise<void> {
   await tx
@@ -27,7 +24,10 @@ export async function bumpGeoDataVersion(tx: Executor): Promise<void> {
 
 /** Read on every listing request: another process's change is seen within this time. */
 const VERSION_TTL_MS = 1000;
-const versions = perDatabase(() => new ShortLivedCache<number>('geo_data_version', VERSION_TTL_MS, 1));
+const versions = perDatabase(
+  () =>
+    new ShortLivedCache<number>({ name: 'geo_data_version', ttlMs: VERSION_TTL_MS, maxBytes: 1024, sizeOf: () => 8 }),
+);
 
 /** The current version (0 before any geo data was written). One primary-key lookup. */
 export function readGeoDataVersion(db: Executor): Promise<number> {

@@ -4,7 +4,7 @@
 // `images` and attractions are the operators' and are never touched. Re-running changes nothing
 // when the files did not change (rows that are already equal are not even rewritten).
 import { sql } from 'drizzle-orm';
-import type { Database, Executor } from '../db/client.js';
+import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from './reference-data.js';
 
@@ -23,11 +23,6 @@ export interface ImportSummary {
   /** Cities skipped because their country is not in the database (never with the bundled data). */
   skippedCities: number;
   ms: number;
-}
-
-/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
-export function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
 async function countUpserts(

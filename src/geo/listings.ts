@@ -1,16 +1,14 @@
 // The country and city listings: ordered, filtered, paged. `offset` must be cheap even at 100,000
 // and `count` must not rescan 125k rows per page, so each filter's full order is computed once per
 // geo data version (one index-only scan, kept as a single string of fixed-width ids: ~4.6 MB for
-// all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows, kept with
-// the order so that a page read before costs no query. A change
+// all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows. (The
+// hosts keep the pages themselves, as response bytes: src/http/response-cache.ts.) A change
 // through the admin API or an import raises the version (data-version.ts), which every process
 // reads (at most a second old), so a cached order never outlives its data by more than that.
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import { perDatabase, ShortLivedCache } from '../cache.js';
-import type { Executor } from '../db/client.js';
+import { type Executor, rowsOf } from '../db/client.js';
 import { type CityRow, type CountryRow, cities, countries } from '../db/schema.js';
-import { geoDataVersionSubquery } from './data-version.js';
-import { rowsOf } from './import.js';
 
 export interface Page {
   limit: number;
@@ -32,20 +30,14 @@ interface Listing<Row> {
 const UUID_LENGTH = 36;
 const STRIDE = UUID_LENGTH + 1; // each id and its comma
 
-/** Pages of one order kept at once: the pages partners actually read (first ones, a few deep). */
-const MAX_CACHED_PAGES = 256;
-
-/**
- * All ids of one filter, in list order, as `id,id,...` (every id is 36 characters), and the pages
- * already read from it: both belong to one data version, so neither can be stale.
- */
+/** All ids of one filter, in list order, as `id,id,...` (every id is 36 characters). */
 class OrderedIds {
-  readonly pages = new ShortLivedCache<unknown[]>('listing_pages', Number.POSITIVE_INFINITY, MAX_CACHED_PAGES);
+  constructor(private readonly joined: string) {}
 
-  constructor(
-    readonly version: number,
-    private readonly joined: string,
-  ) {}
+  /** One byte per character: ids and commas are ASCII. */
+  get bytes(): number {
+    return this.joined.length;
+  }
 
   get count(): number {
     return this.joined === '' ? 0 : (this.joined.length + 1) / STRIDE;
@@ -60,42 +52,34 @@ class OrderedIds {
   }
 }
 
-/** Least recently used entries go first; the bound keeps arbitrary `country` values from piling up. */
-const MAX_CACHED_ORDERS = 512;
-
-class OrderCache {
-  private readonly entries = new Map<string, Promise<OrderedIds>>();
-
-  async get(key: string, version: number, load: () => Promise<OrderedIds>): Promise<OrderedIds> {
-    const cached = this.entries.get(key);
-    if (cached) {
-      this.entries.delete(key);
-      this.entries.set(key, cached);
-      const order = await cached.catch(() => null);
-      if (order && order.version >= version) return order;
-    }
-    const loading = load();
-    this.entries.set(key, loading);
-    loading.catch(() => this.entries.delete(key));
-    if (this.entries.size > MAX_CACHED_ORDERS) this.entries.delete(this.entries.keys().next().value!);
-    return loading;
-  }
-}
-
-const cacheFor = perDatabase(() => new OrderCache());
-
 /**
- * The ordered ids of `table` under `where`, with the data version read in the same statement (one
- * snapshot), so an order is never filed under a version older than the data it reflects.
+ * Orders kept at once, in bytes: every city once in the all-cities order (~4.6 MB), once more across
+ * the per-country orders, and the small supported-with-attractions ones. Least recently used go first,
+ * so arbitrary `country` values cannot pile up, nor the orders of versions gone by.
  */
+const MAX_ORDER_BYTES = 12 * 1024 * 1024;
+
+const cacheFor = perDatabase(
+  () =>
+    new ShortLivedCache<OrderedIds>({
+      name: 'listing_orders',
+      ttlMs: Number.POSITIVE_INFINITY,
+      maxBytes: MAX_ORDER_BYTES,
+      sizeOf: (order) => order.bytes,
+      keyedByVersion: true,
+    }),
+);
+
+/** The order of `filterKey` at `version` (one loaded after a change may be newer, never older). */
+const orderOf = (db: Executor, filterKey: string, version: number, load: () => Promise<OrderedIds>) =>
+  cacheFor(db).get(`${filterKey}@${version}`, load);
+
+/** The ordered ids of `table` under `where`. */
 async function loadOrder(db: Executor, table: typeof countries | typeof cities, where: SQL): Promise<OrderedIds> {
-  const [row] = rowsOf<{ version: number | null; ids: string | null }>(
-    await db.execute(sql`
-      select ${geoDataVersionSubquery} as version,
-             string_agg(id::text, ',' order by name, id) as ids
-      from ${table} where ${where}`),
+  const [row] = rowsOf<{ ids: string | null }>(
+    await db.execute(sql`select string_agg(id::text, ',' order by name, id) as ids from ${table} where ${where}`),
   );
-  return new OrderedIds(Number(row.version ?? 0), row.ids ?? '');
+  return new OrderedIds(row.ids ?? '');
 }
 
 async function pageOf<Row extends { id: string }>(
@@ -106,18 +90,15 @@ async function pageOf<Row extends { id: string }>(
 ): Promise<Listing<Row>> {
   const ids = order.slice(page);
   if (ids.length === 0) return { count: order.count, rows: [] };
-  const rows = await order.pages.get(`${page.offset}:${page.limit}`, async () => {
-    const found = (await db.select().from(table).where(inArray(table.id, ids))) as Row[];
-    const byId = new Map(found.map((row) => [row.id, row]));
-    // A row deleted since the order was computed is simply left out of this page.
-    return ids.flatMap((id) => byId.get(id) ?? []);
-  });
-  return { count: order.count, rows: rows as Row[] };
+  const found = (await db.select().from(table).where(inArray(table.id, ids))) as Row[];
+  const byId = new Map(found.map((row) => [row.id, row]));
+  // A row deleted since the order was computed is simply left out of this page.
+  return { count: order.count, rows: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
 /** Countries by name. `version` is the current geo data version (readGeoDataVersion). */
 export async function listCountries(db: Executor, version: number, page: Page): Promise<Listing<CountryRow>> {
-  const order = await cacheFor(db).get('countries', version, () => loadOrder(db, countries, sql`true`));
+  const order = await orderOf(db, 'countries', version, () => loadOrder(db, countries, sql`true`));
   return pageOf<CountryRow>(db, countries, order, page);
 }
 
@@ -136,6 +117,6 @@ export async function listCities(
     );
   }
   const key = `cities|${filter.country ?? ''}|${filter.withAttractions ? 'attractions' : ''}`;
-  const order = await cacheFor(db).get(key, version, () => loadOrder(db, cities, sql.join(conditions, sql` and `)));
+  const order = await orderOf(db, key, version, () => loadOrder(db, cities, sql.join(conditions, sql` and `)));
   return pageOf<CityRow>(db, cities, order, page);
 }

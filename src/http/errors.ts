@@ -1,6 +1,7 @@
 // Turns anything a request can throw into the one error model (AppError). Each host then renders
 // the AppError in its documented body; only this file knows Fastify's own error codes.
-import type { FastifyError } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { unavailability } from '../db/errors.js';
 import { AppError, ErrorCode, type FieldError } from '../errors.js';
 
 type SchemaError = NonNullable<FastifyError['validation']>[number];
@@ -47,8 +48,13 @@ export function schemaFieldErrors(error: FastifyError): FieldError[] {
   return details;
 }
 
+/** Seconds a client is asked to wait (`Retry-After`) when the database is unavailable. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // The database away or out of space: a 503 the client may retry, never a 500.
+  if (unavailability(error)) return new AppError(ErrorCode.SERVICE_UNAVAILABLE);
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const details = schemaFieldErrors(fastifyError);
@@ -68,4 +74,19 @@ export function toAppError(error: unknown): AppError {
   if (fastifyError.statusCode === 415) return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE);
   if (fastifyError.statusCode === 400) return new AppError(ErrorCode.VALIDATION_ERROR, 'Malformed request.');
   return new AppError(ErrorCode.INTERNAL_ERROR);
+}
+
+/**
+ * The AppError a host renders for `error`, after logging what needs an operator: a bug in full,
+ * an unavailable database as one line of its reason (never the statement or its parameters).
+ * A 503 tells the client when to retry.
+ */
+export function reportedError(error: unknown, request: FastifyRequest, reply: FastifyReply): AppError {
+  const appError = toAppError(error);
+  if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+  if (appError.code === ErrorCode.SERVICE_UNAVAILABLE) {
+    request.log.warn({ reason: unavailability(error)?.message }, 'database unavailable: answered 503');
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  }
+  return appError;
 }

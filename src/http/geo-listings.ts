@@ -1,7 +1,7 @@
 // The countries and cities listings as both hosts serve them (spec 4.1, 4.2, 4.5; DECISIONS §3,
 // §5): one query schema, one language negotiation, one ETag, one flag URL rule. A host only adds
 // its auth and its wrapping (the backend host none, the integrations host the envelope).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -9,6 +9,7 @@ import { readGeoDataVersion } from '../geo/data-version.js';
 import { type CityFilter, listCities, listCountries, type Page } from '../geo/listings.js';
 import type { Language } from '../languages.js';
 import { type PagedListBody, PagingQuery, pagedList, pageFrom } from './paging.js';
+import { answerWith, sendCachedResponse } from './response-cache.js';
 import { type City, type Country, cityView, countryView, type FlagUrl } from './shapes/geo.js';
 
 const BOOLEAN_TEXT = ['true', 'false', '1', '0'] as const;
@@ -69,8 +70,9 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 
 /**
  * Answers a listing: 304 when `If-None-Match` names the current ETag (no list query is run), else
- * the wrapped paged list. The ETag covers the geo data version and everything else the body depends
- * on (list, filters, page, language, the request's origin for links and flags).
+ * the wrapped paged list, from cached bytes when this page was served since the data last changed.
+ * The ETag covers the geo data version and everything else the body depends on (list, filters,
+ * page, language, the public URLs of links and flags); so does the cache key.
  */
 async function serveListing<T, Wrapped>(
   context: AppContext,
@@ -80,32 +82,34 @@ async function serveListing<T, Wrapped>(
   source: ListingSource<T>,
   page: Page,
   wrap: (list: PagedListBody<T>) => Wrapped,
-): Promise<Wrapped | undefined> {
+): Promise<void> {
   const language = negotiateLanguage(request.headers['accept-language']);
   const version = await readGeoDataVersion(context.db);
-  const fingerprint = [
-    source.variant,
-    language,
-    request.url.split('?')[0],
-    JSON.stringify(source.filters),
-    page.limit,
-    page.offset,
-    context.publicUrls[host],
-    context.publicUrls.backend,
-  ].join('|');
-  const etag = `"g${version}-${createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22)}"`;
-  reply
-    .header('content-language', language)
-    .header('vary', 'Accept-Language')
-    .header('etag', etag)
-    .header('cache-control', 'private, no-cache');
-  if (etagMatches(request.headers['if-none-match'], etag)) {
-    reply.code(304).send();
-    return undefined;
+  const path = request.url.split('?')[0];
+  const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
+  const etag = () =>
+    `"g${version}-${hash('sha256', `${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`, 'base64url').slice(0, 22)}"`;
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch) {
+    const current = etag();
+    if (etagMatches(ifNoneMatch, current))
+      return void reply.code(304).headers(listingHeaders(language, current)).send();
   }
-  const { count, results } = await source.fetch(version, page, language);
-  return wrap(pagedList(context.publicUrls[host], request, source.filters, page, count, results));
+  await sendCachedResponse(context, reply, `${fingerprint}|g${version}`, async () => {
+    const { count, results } = await source.fetch(version, page, language);
+    return {
+      payload: wrap(pagedList(context.publicUrls[host], path, source.filters, page, count, results)),
+      headers: listingHeaders(language, etag()),
+    };
+  });
 }
+
+const listingHeaders = (language: Language, etag: string) => ({
+  'content-language': language,
+  vary: 'Accept-Language',
+  etag,
+  'cache-control': 'private, no-cache',
+});
 
 /** The host a listing is served on: its links point there. */
 type PublicHost = keyof AppContext['publicUrls'];
@@ -120,23 +124,26 @@ export function serveCountries<Wrapped>(
   reply: FastifyReply,
   host: PublicHost,
   wrap: (list: PagedListBody<Static<typeof Country>>) => Wrapped,
-) {
+): void {
   const flagUrl = flagUrlFor(context);
-  return serveListing(
-    context,
-    request,
+  answerWith(
     reply,
-    host,
-    {
-      variant: `${host}:countries`,
-      filters: {},
-      async fetch(version, page, language) {
-        const { count, rows } = await listCountries(context.db, version, page);
-        return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
+    serveListing(
+      context,
+      request,
+      reply,
+      host,
+      {
+        variant: `${host}:countries`,
+        filters: {},
+        async fetch(version, page, language) {
+          const { count, rows } = await listCountries(context.db, version, page);
+          return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
+        },
       },
-    },
-    pageFrom(query),
-    wrap,
+      pageFrom(query),
+      wrap,
+    ),
   );
 }
 
@@ -147,7 +154,7 @@ export function serveCities<Wrapped>(
   reply: FastifyReply,
   host: PublicHost,
   wrap: (list: PagedListBody<Static<typeof City>>) => Wrapped,
-) {
+): void {
   const { country, has_attractions: hasAttractions } = query;
   const filter: CityFilter = {
     // Ajv's uuid format also admits a `urn:uuid:` prefix; the database does not.
@@ -158,20 +165,23 @@ export function serveCities<Wrapped>(
     ...(filter.country !== undefined && { country: filter.country }),
     ...(filter.withAttractions !== undefined && { has_attractions: String(filter.withAttractions) }),
   };
-  return serveListing(
-    context,
-    request,
+  answerWith(
     reply,
-    host,
-    {
-      variant: `${host}:cities`,
-      filters,
-      async fetch(version, page, language) {
-        const { count, rows } = await listCities(context.db, version, filter, page);
-        return { count, results: rows.map((row) => cityView(row, language)) };
+    serveListing(
+      context,
+      request,
+      reply,
+      host,
+      {
+        variant: `${host}:cities`,
+        filters,
+        async fetch(version, page, language) {
+          const { count, rows } = await listCities(context.db, version, filter, page);
+          return { count, results: rows.map((row) => cityView(row, language)) };
+        },
       },
-    },
-    pageFrom(query),
-    wrap,
+      pageFrom(query),
+      wrap,
+    ),
   );
 }

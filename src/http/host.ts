@@ -2,7 +2,6 @@
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -14,6 +13,7 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
+import helmet from 'helmet';
 import type { AppContext } from '../context.js';
 import { invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
@@ -67,6 +67,29 @@ function requestId(raw: RawRequestDefaultExpression): string {
   return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
 }
 
+/**
+ * The usual protective headers (nosniff, frame and referrer policies, ...), as helmet sets them,
+ * captured once: they are the same on every answer, so a request gets them in one `reply.headers`,
+ * not helmet's middleware setting each on the raw response. JSON needs no Content-Security-Policy
+ * (the docs pages set their own); flags are embedded by partners' pages on other origins, so
+ * resources stay loadable cross-origin.
+ */
+const PROTECTIVE_HEADERS: Readonly<Record<string, string>> = (() => {
+  const headers: Record<string, string> = {};
+  const response = {
+    setHeader: (name: string, value: unknown) => {
+      headers[name.toLowerCase()] = String(value);
+    },
+    removeHeader: (name: string) => delete headers[name.toLowerCase()],
+  };
+  helmet({
+    contentSecurityPolicy: false,
+    crossOriginEmbedderPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  })({} as never, response as never, () => {});
+  return headers;
+})();
+
 /** One line per request, at completion: half the log volume of Fastify's default pair. */
 class RequestLog extends LogController {
   constructor() {
@@ -93,8 +116,21 @@ interface HostOptions {
   logger: FastifyBaseLogger;
 }
 
+/**
+ * Node checks the header and request timeouts on this period (30 s by default), so a slowloris
+ * connection would otherwise outlive its timeout by up to that much.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
+  const limits = context.config.connectionLimits;
   const app = Fastify({
+    http: {
+      headersTimeout: limits.headersTimeoutSeconds * 1000,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    requestTimeout: limits.requestTimeoutSeconds * 1000,
+    keepAliveTimeout: limits.keepAliveTimeoutSeconds * 1000,
     loggerInstance: options.logger.child({ listener: options.listener }),
     logController: new RequestLog(),
     genReqId: requestId,
@@ -103,21 +139,18 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     return503OnClosing: true,
     trustProxy: context.config.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Past the cap, new connections are closed at once: the process keeps file descriptors and
+  // memory for the clients it already serves.
+  if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
 
   useStrictBodyValidation(app);
-  // The usual protective headers on every answer (nosniff, frame and referrer policies, ...). JSON
-  // needs no Content-Security-Policy (the docs pages set their own); flags are embedded by
-  // partners' pages on other origins, so resources stay loadable cross-origin.
-  app.register(helmet, {
-    contentSecurityPolicy: false,
-    crossOriginEmbedderPolicy: false,
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-  });
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+  // Hooks run on every request take a callback: an async one costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(PROTECTIVE_HEADERS).header('x-request-id', request.id);
+    done();
   });
   const { requestDuration } = context.metrics;
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route template, never the URL: one series per route whatever the ids in paths.
     requestDuration.observe(
       {
@@ -128,22 +161,20 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
       },
       reply.elapsedTime / 1000,
     );
+    done();
   });
   registerJsonBodyParser(app);
   // Query strings are held to the same rules as bodies (json-body.ts), before any route sees them.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const problem = unacceptableString(request.query, 'query');
-    if (problem) throw invalid([problem]);
+    done(problem ? invalid([problem]) : undefined);
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await context.database.ping();
-      return { status: 'ok' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable' });
-    }
+    const unavailable = await context.database.unavailable();
+    if (!unavailable) return { status: 'ok' };
+    return reply.code(503).send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message });
   });
   return app;
 }
@@ -166,6 +197,17 @@ export function trackAllowedMethods(app: HostApp): (path: string) => string[] {
     const pathname = path.split('?')[0];
     return [...new Set(routes.filter((route) => route.pattern.test(pathname)).flatMap((route) => route.methods))];
   };
+}
+
+/**
+ * The base URL of a listening host: the port it got, loopback for "every address". Built from the
+ * socket, never from a request's Host header, which the client chooses.
+ */
+export function listenerUrl(app: Pick<HostApp, 'server'>): string {
+  const address = app.server.address();
+  if (!address || typeof address === 'string') return 'http://127.0.0.1';
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
 /** A host's OpenAPI document, from an instance of it that never listens. */

@@ -1,7 +1,6 @@
 // Limit/offset paging shared by every paged list (DECISIONS §5): the query schema, the clamping,
 // the list schema `{count, next, previous, results}` and its absolute `next`/`previous` links.
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
 import type { Page } from '../geo/listings.js';
 import { Nullable } from './schemas.js';
 
@@ -40,18 +39,18 @@ export interface PagedListBody<T> {
 }
 
 /**
- * The paged list with absolute links on the host's public URL (`origin`): the request's path, the
+ * The paged list with absolute links on the host's public URL (`origin`): the request's `path`, the
  * applied `filters` (already in canonical form), then `limit` and `offset`.
  */
 export function pagedList<T>(
   origin: string,
-  request: FastifyRequest,
+  path: string,
   filters: Record<string, string>,
   page: Page,
   count: number,
   results: T[],
 ): PagedListBody<T> {
-  const base = `${origin}${request.url.split('?')[0]}`;
+  const base = `${origin}${path}`;
   const link = (offset: number) => {
     const query = new URLSearchParams({ ...filters, limit: String(page.limit), offset: String(offset) });
     return `${base}?${query}`;

@@ -1,18 +1,22 @@
-// The payment callback (spec 4.6, 7.3; DECISIONS §4), without HTTP: who is calling (step 1), then
-// the notification's checks in order (steps 2-8), then the one transaction that stores the event
-// and moves the invoice and its trip (steps 9-10). Results say why, the integrations host says it in HTTP.
-import { and, eq, sql } from 'drizzle-orm';
-import type { Database, Executor } from '../db/client.js';
+// The payment callback (spec 4.6, 7.3; DECISIONS §4), without HTTP: who is calling (step 1, the
+// credential from the cache), then the notification's checks in order (steps 2-8) and the storing
+// of the event with the forward-only move of invoice and trip (steps 9-10), the database part of
+// which is one statement: one round trip in the common case. Results say why, the integrations
+// host says it in HTTP.
+import { sql } from 'drizzle-orm';
+import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
-import { invoices, paymentEvents } from '../db/schema.js';
 import { resolvePartnerApiKey, type TenantCredential } from '../tenants/credentials.js';
 import type { TenantRow } from '../tenants/tenants.js';
-import { setTripStatus } from '../trips/status.js';
+import type { TripStatus } from '../trips/status.js';
+import { decimalText } from './money.js';
 import {
   amountMatches,
   type BodyRejection,
+  INVOICE_STATUSES,
   type InvoiceStatus,
   isUuid,
+  type PaymentNotification,
   parseNotification,
   planTransition,
 } from './notification.js';
@@ -55,89 +59,106 @@ interface ReceivedNotification {
   requestId: string;
 }
 
+/** What a notification does from each status its invoice may be in when locked. */
+interface PlannedMove {
+  next: InvoiceStatus;
+  applied: boolean;
+  paid_at: boolean;
+  /** The trip's new status, when the invoice moves into `paid` or `refunded`. */
+  trip: TripStatus | null;
+}
+
+const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'booked', refunded: 'cancelled' };
+
+/** planTransition from every status, for the statement to pick from once it holds the row lock (and for the bench). */
+export function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMove> {
+  const moves = {} as Record<InvoiceStatus, PlannedMove>;
+  for (const before of INVOICE_STATUSES) {
+    const plan = planTransition(before, notified);
+    const moved = plan.applied && before !== plan.next;
+    moves[before] = {
+      next: plan.next,
+      applied: plan.applied,
+      paid_at: plan.setPaidAt,
+      trip: moved ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
+    };
+  }
+  return moves;
+}
+
+interface StatementRow {
+  tenant_id: string;
+  amount: string;
+  currency: string;
+  /** This (tenant, transaction_id, status, gateway) was stored before the statement began. */
+  known: boolean;
+  /** The statement stored the event (and moved invoice and trip). */
+  stored: boolean;
+}
+
+/**
+ * Steps 4 to 10 in one call of receive_payment_notification (migrations/0004_…), one round trip:
+ * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
+ * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
+ * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
+ * of invoice and trip, as plannedMoves says for the status read under the lock. No row when the
+ * invoice does not exist.
+ */
+async function receive(
+  db: Database,
+  received: ReceivedNotification,
+  notification: PaymentNotification,
+  store: { amount: string; payloadJson: string } | null,
+): Promise<StatementRow | undefined> {
+  const { invoiceId, transactionId, status, gateway, currency } = notification;
+  const [row] = rowsOf<StatementRow>(
+    await db.execute(sql`select * from receive_payment_notification(
+      ${received.tenant.id}::uuid, ${invoiceId}::uuid, ${transactionId}::text, ${status}::text, ${gateway}::text,
+      ${store !== null}::boolean, ${store?.amount ?? null}::numeric, ${currency}::text,
+      ${JSON.stringify(plannedMoves(status))}::jsonb, ${store?.payloadJson ?? null}::text, ${received.requestId}::text)`),
+  );
+  return row;
+}
+
 /** Steps 2 to 10 for an authenticated partner. */
 export async function processNotification(db: Database, received: ReceivedNotification): Promise<CallbackResult> {
   const parsed = parseNotification(received.body);
   if (!parsed.ok) return rejected(parsed.rejection);
   const notification = parsed.notification;
-
   if (!isUuid(notification.invoiceId)) return rejected({ reason: 'invoice_not_found' });
-  // The invoice, and whether this tuple was received before: a partner retrying (the common
-  // repeat) is answered from this one query, without a transaction or a row lock.
-  const alreadyReceived = db
-    .select({ id: paymentEvents.id })
-    .from(paymentEvents)
-    .where(
-      and(
-        eq(paymentEvents.tenantId, received.tenant.id),
-        eq(paymentEvents.transactionId, notification.transactionId),
-        eq(paymentEvents.status, notification.status),
-        eq(paymentEvents.gateway, notification.gateway),
-      ),
+
+  // Stored only when the checks that need no invoice pass: its gateway, an amount that is a decimal.
+  const amount = notification.gateway === received.tenant.gateway ? decimalText(notification.amountText) : null;
+  let row: StatementRow | undefined;
+  try {
+    row = await receive(
+      db,
+      received,
+      notification,
+      amount === null ? null : { amount, payloadJson: received.payloadJson },
     );
-  const [invoice] = await db
-    .select({
-      tenantId: invoices.tenantId,
-      amount: invoices.amount,
-      currency: invoices.currency,
-      known: sql<boolean>`exists (${alreadyReceived})`,
-    })
-    .from(invoices)
-    .where(eq(invoices.id, notification.invoiceId));
+  } catch (error) {
+    // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field) fails the statement
+    // whatever the checks say: read again without it, and refuse it only where it would be stored.
+    if (!sqlState(error)?.startsWith('22')) throw error;
+    row = await receive(db, received, notification, null);
+    return checkInvoice(received, notification, row) ?? (row?.known ? DUPLICATE : rejected({ reason: 'invalid_json' }));
+  }
+  // Not stored with every check passed: the unique index found the tuple stored meanwhile (a race).
+  return checkInvoice(received, notification, row) ?? (row?.stored ? SUCCESS : DUPLICATE);
+}
+
+/** Steps 4 to 8 in order, on the invoice as the statement read it: the first refusal, or null. */
+function checkInvoice(
+  received: ReceivedNotification,
+  notification: PaymentNotification,
+  invoice: StatementRow | undefined,
+): CallbackResult | null {
   if (!invoice) return rejected({ reason: 'invoice_not_found' });
-  if (invoice.tenantId !== received.tenant.id) return rejected({ reason: 'forbidden' });
+  if (invoice.tenant_id !== received.tenant.id) return rejected({ reason: 'forbidden' });
   if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' });
   if (!amountMatches(notification.amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' });
   if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' });
   if (invoice.known) return DUPLICATE;
-
-  try {
-    return await db.transaction(async (tx) => {
-      // The row lock serialises notifications for one invoice: each plans from the status the
-      // previous one left, so concurrent `paid` and `failed` end `paid` in either order.
-      const [current] = await tx
-        .select({ status: invoices.status, tripId: invoices.tripId })
-        .from(invoices)
-        .where(eq(invoices.id, notification.invoiceId))
-        .for('update');
-      const before = current.status as InvoiceStatus;
-      const plan = planTransition(before, notification.status);
-      // The unique (tenant, transaction_id, status, gateway) index decides duplicates, races included.
-      const [stored] = await tx
-        .insert(paymentEvents)
-        .values({
-          tenantId: received.tenant.id,
-          invoiceId: notification.invoiceId,
-          transactionId: notification.transactionId,
-          status: notification.status,
-          gateway: notification.gateway,
-          payload: sql`${received.payloadJson}::jsonb`,
-          applied: plan.applied,
-          statusBefore: before,
-          statusAfter: plan.next,
-          requestId: received.requestId,
-        })
-        .onConflictDoNothing()
-        .returning({ id: paymentEvents.id });
-      if (!stored) return DUPLICATE;
-      if (plan.applied) {
-        await tx
-          .update(invoices)
-          .set({
-            status: plan.next,
-            gatewayReference: notification.transactionId,
-            ...(plan.setPaidAt && { paidAt: sql`now()` }),
-            updatedAt: sql`now()`,
-          })
-          .where(eq(invoices.id, notification.invoiceId));
-        const tripStatus = plan.next === 'paid' ? 'booked' : plan.next === 'refunded' ? 'cancelled' : null;
-        if (current.tripId && tripStatus && before !== plan.next) await setTripStatus(tx, current.tripId, tripStatus);
-      }
-      return SUCCESS;
-    });
-  } catch (error) {
-    // A number PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field): not storable JSON.
-    if (sqlState(error)?.startsWith('22')) return rejected({ reason: 'invalid_json' });
-    throw error;
-  }
+  return null;
 }

@@ -3,43 +3,52 @@
 // (a pinned `lookup`), so a second, different DNS answer cannot slip a private address in.
 import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** The endpoint may not be called: final, never retried. */
 export class EndpointRefusedError extends Error {}
 
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata services live here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['100::', 64], // discard
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
-}
-// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1, ::ffff:7f00:1) are judged by the IPv4 rules: BlockList does that itself.
+// ipaddr.js names every range of the IANA IPv4 and IPv6 special-purpose registries (and a few
+// more: site-local, 6to4 relays); whatever it calls `unicast` is an ordinary address.
+/** Global unicast space (2000::/3): every other IPv6 address is unassigned or special. */
+const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+/**
+ * IPv6 ranges that carry an IPv4 address the connection really goes to, judged by that address:
+ * IPv4-mapped (::ffff:a.b.c.d) and the NAT64 well-known prefix (64:ff9b::/96, RFC 6052), which
+ * DNS64 resolvers synthesise for public IPv4 hosts on IPv6-only networks. Every other range with
+ * IPv4 inside (6to4, Teredo, IPv4-compatible ::a.b.c.d, local-use NAT64 64:ff9b:1::/48, IPv4-
+ * translated) is refused outright: where it leads depends on relays the service does not control.
+ */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-/** Whether an IP address is a public unicast address. */
+function isPublicIPv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
+}
+
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
+  if (address.isIPv4MappedAddress()) return isPublicIPv4(address.toIPv4Address());
+  if (address.match(NAT64_WELL_KNOWN)) {
+    return isPublicIPv4(new ipaddr.IPv4(address.toByteArray().slice(12)));
+  }
+  return address.match(IPV6_GLOBAL_UNICAST) && address.range() === 'unicast';
+}
+
+/**
+ * An IPv6 address in the form node connects to: `::127.0.0.1` is IPv4-compatible (::7f00:1), which
+ * ipaddr.js would read as IPv4-mapped. A zone (`%eth0`) only ever follows link-local addresses.
+ */
+function canonicalIPv6(address: string): string {
+  const withoutZone = address.replace(/%.*$/, '');
+  return new URL(`http://[${withoutZone}]/`).hostname.slice(1, -1);
+}
+
+/** Whether an IP address is a public unicast address: none of the special-purpose ranges. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
-  return family !== 0 && !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return isPublicIPv4(ipaddr.IPv4.parse(address));
+  if (family === 6) return isPublicIPv6(ipaddr.IPv6.parse(canonicalIPv6(address)));
+  return false;
 }
 
 /**

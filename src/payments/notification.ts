@@ -22,7 +22,7 @@ export const REQUIRED_FIELDS = ['invoice_id', 'transaction_id', 'status', 'amoun
 
 type NotificationField = (typeof REQUIRED_FIELDS)[number];
 
-interface PaymentNotification {
+export interface PaymentNotification {
   invoiceId: string;
   transactionId: string;
   status: string;
@@ -116,6 +116,7 @@ export type InvoiceStatus = 'pending' | 'failed' | 'paid' | 'refunded';
 
 /** Statuses only move forward along this order (DECISIONS §4). */
 const STATUS_ORDER: Readonly<Record<InvoiceStatus, number>> = { pending: 0, failed: 1, paid: 2, refunded: 3 };
+export const INVOICE_STATUSES = Object.keys(STATUS_ORDER) as InvoiceStatus[];
 
 /** Notified status → invoice status (spec 3.1). Case-sensitive: "PAID" is an unknown status. */
 const MAPPED_STATUS: ReadonlyMap<string, InvoiceStatus> = new Map([

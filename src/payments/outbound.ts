@@ -316,36 +316,37 @@ export async function deliverPaymentRequest(
   if (error !== null && nextDelay === null) error = `${error} (final: not retried)`;
   const result: AttemptResult = error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying';
 
-  await deps.db.transaction(async (tx) => {
-    await tx.insert(paymentDeliveries).values({
-      invoiceId,
-      attempt: attemptNumber,
-      httpStatus: outcome.httpStatus,
-      latencyMs: outcome.latencyMs,
-      error,
-      responseBody: outcome.responseBody ?? null,
-      nextRetryAt: nextDelay === null ? null : new Date(Date.now() + nextDelay * 1000),
-    });
-    if (outcome.paymentUrl) {
-      await tx
-        .update(invoices)
-        .set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` })
-        .where(eq(invoices.id, invoiceId));
-    }
-    if (nextDelay !== null)
-      await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
-    await deps.queue.complete(tx, job.id, result);
-  });
+  const trace = { invoice_id: invoiceId, attempt: attemptNumber };
+  // Logged before it is recorded: an attempt the database cannot record (it went away meanwhile)
+  // still leaves this line, though the partner will see the request again (same webhook-id).
   deps.onAttempt?.(result);
   deps.log.info(
-    {
-      invoice_id: invoiceId,
-      attempt: attemptNumber,
-      http_status: outcome.httpStatus,
-      latency_ms: outcome.latencyMs,
-      error,
-      retry_in_s: nextDelay,
-    },
+    { ...trace, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
+  try {
+    await deps.db.transaction(async (tx) => {
+      await tx.insert(paymentDeliveries).values({
+        invoiceId,
+        attempt: attemptNumber,
+        httpStatus: outcome.httpStatus,
+        latencyMs: outcome.latencyMs,
+        error,
+        responseBody: outcome.responseBody ?? null,
+        nextRetryAt: nextDelay === null ? null : new Date(Date.now() + nextDelay * 1000),
+      });
+      if (outcome.paymentUrl) {
+        await tx
+          .update(invoices)
+          .set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` })
+          .where(eq(invoices.id, invoiceId));
+      }
+      if (nextDelay !== null)
+        await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+      await deps.queue.complete(tx, job.id, result);
+    });
+  } catch (recordError) {
+    deps.log.error({ ...trace, err: recordError }, 'payment request attempt not recorded: it will be made again');
+    throw recordError;
+  }
 }

@@ -85,28 +85,35 @@ export interface PaymentRequestJob {
 interface QueueOptions {
   /** Whether this process also runs maintenance (expiring stuck jobs); worker processes do. */
   supervise: boolean;
+  /** PAYMENT_JOB_TIMEOUT_SECONDS: a job still running after this long is taken for dead. */
+  jobTimeoutSeconds: number;
 }
 
 /**
  * Crash recovery only: retries are scheduled by the worker itself (outbound.ts), as new jobs,
  * because pg-boss's own backoff cannot honour a `Retry-After`. A job whose process died mid-call
- * expires after EXPIRE_SECONDS and pg-boss runs it again, up to CRASH_RETRIES times.
+ * expires after the job timeout, is found by the next maintenance run (every quarter of the
+ * timeout) and runs again a quarter of the timeout later, up to CRASH_RETRIES times. Both are set
+ * on each job, so a changed timeout applies to an existing queue's new jobs.
  */
-const EXPIRE_SECONDS = 120;
 const CRASH_RETRIES = 3;
 
 export class PaymentQueue {
   private readonly boss: PgBoss;
+  private readonly jobTiming: { expireInSeconds: number; retryDelay: number };
   private started = false;
 
   constructor(
     private readonly database: DatabaseHandle,
     options: QueueOptions,
   ) {
+    const quarter = Math.max(1, Math.round(options.jobTimeoutSeconds / 4));
+    this.jobTiming = { expireInSeconds: options.jobTimeoutSeconds, retryDelay: quarter };
     this.boss = new PgBoss({
       db: driverRunner(database.kind, driverClientOf(database.db)),
       schema: 'pgboss',
       supervise: options.supervise,
+      maintenanceIntervalSeconds: quarter,
       schedule: false,
       migrate: true,
     });
@@ -119,8 +126,7 @@ export class PaymentQueue {
     await this.boss.createQueue(PAYMENT_REQUEST_QUEUE, {
       name: PAYMENT_REQUEST_QUEUE,
       retryLimit: CRASH_RETRIES,
-      retryDelay: 30,
-      expireInSeconds: EXPIRE_SECONDS,
+      ...this.jobTiming,
     });
     this.started = true;
   }
@@ -129,6 +135,7 @@ export class PaymentQueue {
   async enqueue(tx: Executor, job: PaymentRequestJob, delaySeconds = 0): Promise<void> {
     await this.boss.send(PAYMENT_REQUEST_QUEUE, job, {
       db: this.runnerFor(tx),
+      ...this.jobTiming,
       ...(delaySeconds > 0 && { startAfter: Math.round(delaySeconds * 1000) / 1000 }),
     });
   }

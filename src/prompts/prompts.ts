@@ -2,7 +2,7 @@
 // and the effective set the widget shows: the tenant's active prompts for a language, or else that
 // language's default set, never another language's prompts (spec §1 rule 3).
 import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
-import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import { invalidateCaches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
@@ -156,19 +156,12 @@ export async function listDefaultPrompts(db: Executor, language: Language): Prom
   return rows.map(toPrompt);
 }
 
-/** A hot path read far more often than prompts change: cached until any prompt changes (src/cache.ts). */
-const EFFECTIVE_TTL_MS = 60_000;
-const effectiveSets = perDatabase(
-  () => new ShortLivedCache<EffectivePrompts>('effective_prompts', EFFECTIVE_TTL_MS, 10_000),
-);
-
-/** What the widget shows for `language`: the tenant's active prompts if any, else the defaults. */
-export function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
-  return effectiveSets(db).get(`${tenantId}:${language}`, () => readEffectivePrompts(db, tenantId, language));
-}
-
-/** One query: the defaults are read only when the tenant has no active prompt. */
-async function readEffectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
+/**
+ * What the widget shows for `language`: the tenant's active prompts if any, else the defaults. One
+ * query: the defaults are read only when the tenant has no active prompt. A hot path, which the
+ * integrations host answers from cached bytes until any prompt changes (src/http/response-cache.ts).
+ */
+export async function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
   const active: SQL | undefined = and(
     eq(suggestedPrompts.tenantId, tenantId),
     eq(suggestedPrompts.language, language),

@@ -4,12 +4,13 @@
 // effect on the next request in the process that made it, in every other as soon as the
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
-import { invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
-import type { Executor } from '../db/client.js';
+import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
+import { approximateBytes, invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import type { Database, Executor } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
 import { noteCredentialUse } from './credential-use.js';
+import type { SecretBox } from './secret-box.js';
 import {
   type CredentialKind,
   digestSecret,
@@ -27,14 +28,14 @@ export type CredentialRow = typeof credentials.$inferSelect;
 /** A credential with when it was last presented (to the minute; null: never since recorded). */
 export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 
-const RESOLVED_TTL_MS = 1000;
-const RESOLVED_MAX_ENTRIES = 10_000;
-const resolvedTenants = perDatabase(
-  () => new ShortLivedCache<TenantCredential | null>('tenant_credentials', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
-);
-const resolvedPartners = perDatabase(
-  () => new ShortLivedCache<BackendPartner | null>('backend_partner_keys', RESOLVED_TTL_MS, RESOLVED_MAX_ENTRIES),
-);
+/** Each cache of answers holds at most this (some thousands of credentials). */
+const RESOLVED_MAX_BYTES = 4 * 1024 * 1024;
+const resolvedCache = <V>(name: string) =>
+  perDatabase(
+    () => new ShortLivedCache<V>({ name, ttlMs: 1000, maxBytes: RESOLVED_MAX_BYTES, sizeOf: approximateBytes }),
+  );
+const resolvedTenants = resolvedCache<TenantCredential | null>('tenant_credentials');
+const resolvedPartners = resolvedCache<BackendPartner | null>('backend_partner_keys');
 
 /** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
 export async function issueCredential(
@@ -223,4 +224,38 @@ export async function paymentEndpointSecrets(
     )
     .orderBy(asc(credentials.createdAt));
   return rows.flatMap((row) => (row.sealed ? [openSecret(row.sealed)] : [])).reverse();
+}
+
+interface RekeySummary {
+  /** Sealed secrets found (payment endpoint signing secrets, revoked ones included). */
+  secrets: number;
+  /** Sealed again under the current key. */
+  resealed: number;
+  /** Ids of credentials whose secret no configured key opens: left as they are. */
+  unreadable: string[];
+}
+
+/** Seals every stored secret under the box's current key, in one transaction holding their rows. */
+export async function resealSecrets(db: Database, box: SecretBox): Promise<RekeySummary> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select({ id: credentials.id, sealed: credentials.sealedSecret })
+      .from(credentials)
+      .where(isNotNull(credentials.sealedSecret))
+      .for('update');
+    const summary: RekeySummary = { secrets: rows.length, resealed: 0, unreadable: [] };
+    for (const row of rows) {
+      let resealed: string | null;
+      try {
+        resealed = box.reseal(row.sealed!);
+      } catch {
+        summary.unreadable.push(row.id);
+        continue;
+      }
+      if (resealed === null) continue;
+      await tx.update(credentials).set({ sealedSecret: resealed }).where(eq(credentials.id, row.id));
+      summary.resealed++;
+    }
+    return summary;
+  });
 }

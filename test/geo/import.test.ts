@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { rowsOf } from '../../src/geo/import.js';
+import { rowsOf } from '../../src/db/client.js';
 import { openContext } from '../../src/server.js';
 import { testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';

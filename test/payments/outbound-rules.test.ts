@@ -83,6 +83,7 @@ describe('Standard Webhooks signature', () => {
 
 describe('SSRF guard', () => {
   it.each([
+    // IPv4: private, loopback, link-local (cloud metadata), shared, "this network"
     '127.0.0.1',
     '127.9.9.9',
     '10.1.2.3',
@@ -93,17 +94,70 @@ describe('SSRF guard', () => {
     '100.64.0.1',
     '100.127.255.255',
     '0.0.0.0',
+    '0.1.2.3',
+    // IPv4: documentation (TEST-NET-1/2/3), benchmarking, IETF protocol, 6to4 relay, AS112, AMT
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.200',
+    '198.18.0.1',
+    '198.19.255.254',
+    '192.0.0.9',
+    '192.0.0.170',
+    '192.88.99.1',
+    '192.31.196.1',
+    '192.175.48.1',
+    '192.52.193.1',
+    // IPv4: multicast, reserved, broadcast
     '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
     '255.255.255.255',
+    // IPv6: loopback, unspecified, link-local (with a zone), unique local, site-local, multicast
     '::1',
     '::',
     'fe80::1',
+    'fe80::1%eth0',
     'fc00::1',
     'fd12:3456::1',
+    'fec0::1',
+    'feff::1',
+    'ff02::1',
+    'ff0e::1',
+    // IPv6 with IPv4 inside: mapped, compatible, translated, NAT64, 6to4, Teredo
     '::ffff:127.0.0.1',
     '::ffff:7f00:1',
     '::ffff:10.0.0.1',
-    'ff02::1',
+    '::ffff:169.254.169.254',
+    '::127.0.0.1',
+    '::7f00:1',
+    '::8.8.8.8',
+    '::ffff:0:7f00:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::c000:201',
+    '64:ff9b:1::808:808',
+    '2002:7f00:1::',
+    '2002:808:808::1',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    // IPv6: documentation, benchmarking, ORCHID, AMT, AS112, discard, segment routing, unassigned
+    '2001:db8::1',
+    '3fff::1',
+    '2001:2::1',
+    '2001:10::1',
+    '2001:20::1',
+    '2001:3::1',
+    '2001:4:112::1',
+    '2620:4f:8000::1',
+    '100::1',
+    '5f00::1',
+    '4000::1',
+    'c000::1',
+    // Not addresses at all
+    'localhost',
+    '',
+    '1.2.3',
   ])('treats %s as non-public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
@@ -111,13 +165,31 @@ describe('SSRF guard', () => {
   it.each([
     '8.8.8.8',
     '1.1.1.1',
+    '93.184.215.14',
     '172.32.0.1',
     '100.128.0.1',
+    '192.0.3.1',
+    '198.20.0.1',
+    '223.255.255.254',
     '::ffff:8.8.8.8',
+    // NAT64 of a public IPv4 address, as a DNS64 resolver answers on an IPv6-only network
+    '64:ff9b::808:808',
     '2606:4700:4700::1111',
     '2a00:1450:4001::200e',
+    '2001:4860:4860::8888',
   ])('treats %s as public', (address) => {
     expect(isPublicAddress(address)).toBe(true);
+  });
+
+  it.each([
+    'http://[64:ff9b::7f00:1]/',
+    'http://[2002:7f00:1::]/',
+    'http://[::127.0.0.1]/',
+    'http://[fec0::1]/',
+    'http://192.0.2.1/',
+    'http://0x7f.1/',
+  ])('refuses the endpoint %s before connecting', async (endpoint) => {
+    await expect(resolveEndpoint(new URL(endpoint), false)).rejects.toThrow(/non-public address/);
   });
 
   it('refuses a host resolving to loopback unless private endpoints are allowed', async () => {

@@ -1,11 +1,15 @@
 // The outbound payment request (DECISIONS §7) end to end: a partner's endpoint on loopback that
 // verifies the Standard Webhooks signature as a partner would, failing first and then answering.
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { DEFAULT_RETRY_POLICY, deliverPaymentRequest } from '../../src/payments/outbound.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
@@ -185,6 +189,57 @@ describe('outbound payment request', () => {
         http_status: null,
         latency_ms: null,
         error: 'tenant has no payment endpoint configured (final: not retried)',
+      }),
+    ]);
+  });
+
+  it('logs an attempt the database could not record, before leaving the job to be made again', async () => {
+    // Without an endpoint, the invoice's first attempt is recorded with it, and no job is left.
+    const tenant = await service.createTenant({ gateway: 'tap' });
+    const invoice = await createInvoice(service, tenant);
+    const url = partner.route('/unrecorded', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
+    // The database goes away while the partner answers: recording the attempt fails.
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const db = new Proxy(service.context.db, {
+      get: (target, property, receiver) =>
+        property === 'transaction'
+          ? () => Promise.reject(new DrizzleQueryError('insert into payment_deliveries', [], refused))
+          : Reflect.get(target, property, receiver),
+    });
+    const lines: string[] = [];
+    const log = createLogger(
+      'info',
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          done();
+        },
+      }),
+    );
+    const deps = {
+      db,
+      queue: service.context.paymentQueue,
+      openSecret: (sealed: string) => service.context.secretBox.open(sealed),
+      notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
+      allowPrivateEndpoints: true,
+      retryPolicy: DEFAULT_RETRY_POLICY,
+      log,
+    };
+    const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 } };
+    await expect(deliverPaymentRequest(deps, job)).rejects.toThrow(DrizzleQueryError);
+    expect(partner.received.get('/unrecorded')).toHaveLength(1);
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({
+        msg: 'payment request delivered',
+        invoice_id: invoice.id,
+        attempt: 2,
+        http_status: 200,
+      }),
+      expect.objectContaining({
+        msg: 'payment request attempt not recorded: it will be made again',
+        invoice_id: invoice.id,
+        attempt: 2,
       }),
     ]);
   });

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
-import { rowsOf } from '../../src/geo/import.js';
+import { rowsOf } from '../../src/db/client.js';
 import { createInvoice } from '../payments/support.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
@@ -97,7 +97,7 @@ function sample(document: Schema, raw: Schema | undefined, field: string): unkno
 }
 
 function sampleOfType(document: Schema, schema: Schema, field: string): unknown {
-  switch (schema.type) {
+  switch ([schema.type].flat().find((type) => type !== 'null')) {
     case 'object':
       return Object.fromEntries(
         (schema.required ?? []).map((name: string) => [name, sample(document, schema.properties?.[name], name)]),
@@ -120,7 +120,8 @@ function stringFields(document: Schema, raw: Schema | undefined, prefix: string[
   if (!schema || schema.type !== 'object') return [];
   return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
     const resolved = resolve(document, property as Schema) ?? {};
-    const types = [resolved.type, ...(resolved.anyOf ?? []).map((option: Schema) => option.type)];
+    // A nullable field is `type: ["string", "null"]` (src/http/schemas.ts) or an anyOf.
+    const types = [resolved.type, ...(resolved.anyOf ?? []).map((option: Schema) => option.type)].flat();
     if (types.includes('string')) return [[...prefix, name]];
     if (resolved.type === 'object') return stringFields(document, resolved, [...prefix, name]);
     return [];

@@ -1,7 +1,8 @@
 // The whole log of a scenario at trace level, a malformed request and a database failure
-// included, holds no issued secret and no card number.
+// (Drizzle's error, parameters in its message) included, holds no issued secret and no card number.
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
@@ -64,14 +65,14 @@ describe('the log of a scenario at trace level', () => {
     const invoice = await createInvoice(service, tenant);
     const failing = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
-        property === 'transaction'
+        property === 'transaction' || property === 'execute'
           ? () => {
-              const error = new Error('could not write to file: No space left on device') as Error &
-                Record<string, unknown>;
-              error.query = 'insert into payment_events (...) values ($1, $2, $3)';
-              error.parameters = [JSON.stringify({ card: CARD_NUMBER }), partner_api_key];
-              error.cause = Object.assign(new Error('disk full'), { params: [CARD_NUMBER] });
-              throw error;
+              // Drizzle's own error: its message spells the parameters out after the statement.
+              throw new DrizzleQueryError(
+                'insert into payment_events (...) values ($1, $2, $3)',
+                [JSON.stringify({ card: CARD_NUMBER }), partner_api_key],
+                Object.assign(new Error('could not write to file: permission denied'), { params: [CARD_NUMBER] }),
+              );
             }
           : Reflect.get(target, property, receiver),
     });
@@ -90,6 +91,7 @@ describe('the log of a scenario at trace level', () => {
 
     const text = lines.join('\n');
     expect(text).toContain('could not write to file');
+    expect(text).toContain('Failed query: insert into payment_events');
     expect(text).toMatch(/client ?error|clientError|request errored|Parse Error/i);
     for (const secret of [...Object.values(tenant.credentials), partnerKey, TEST_ADMIN_TOKEN, CARD_NUMBER]) {
       expect(text).not.toContain(secret);

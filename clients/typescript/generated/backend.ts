@@ -139,7 +139,15 @@ export interface operations {
                     "application/json": {
                         /** @description Number of all matching items */
                         count: number;
+                        /**
+                         * Format: uri
+                         * @description The next page, with the same filters; null on the last
+                         */
                         next: string | null;
+                        /**
+                         * Format: uri
+                         * @description The previous page; null on the first
+                         */
                         previous: string | null;
                         results: {
                             /**
@@ -285,7 +293,15 @@ export interface operations {
                     "application/json": {
                         /** @description Number of all matching items */
                         count: number;
+                        /**
+                         * Format: uri
+                         * @description The next page, with the same filters; null on the last
+                         */
                         next: string | null;
+                        /**
+                         * Format: uri
+                         * @description The previous page; null on the first
+                         */
                         previous: string | null;
                         results: {
                             /**

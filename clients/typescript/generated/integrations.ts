@@ -188,7 +188,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+                code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
                 /** @description On VALIDATION_ERROR: one entry per invalid field */
                 details?: {
                     /** @description Dotted for nested fields, e.g. travelers.adults */
@@ -243,7 +243,15 @@ export interface components {
             title: string;
             /** @enum {string} */
             status: "draft" | "pending_payment" | "booked" | "cancelled";
+            /**
+             * Format: date
+             * @description ISO 8601 date, YYYY-MM-DD
+             */
             start_date: string | null;
+            /**
+             * Format: date
+             * @description ISO 8601 date, YYYY-MM-DD
+             */
             end_date: string | null;
             travelers: {
                 /** @description Default 1 */
@@ -282,6 +290,7 @@ export interface components {
                     description: string;
                 }[];
             }[];
+            /** @description The trip's latest invoice */
             invoice: {
                 /**
                  * Format: uuid
@@ -363,7 +372,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed */
+                        /**
+                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed
+                         * @enum {string}
+                         */
                         status: "success" | "duplicate";
                     };
                 };
@@ -425,6 +437,17 @@ export interface operations {
             };
             /** @description `Too many requests`: over the rate limit; retry after `Retry-After` seconds */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description `Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing was stored; retry the same notification after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -543,6 +566,15 @@ export interface operations {
             };
             /** @description INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -685,6 +717,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getEffectiveSuggestedPrompts: {
@@ -813,6 +854,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     deleteSuggestedPrompt: {
@@ -914,6 +964,15 @@ export interface operations {
             };
             /** @description INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1053,6 +1112,15 @@ export interface operations {
             };
             /** @description INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1202,6 +1270,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     listCountries: {
@@ -1253,7 +1330,15 @@ export interface operations {
                         data: {
                             /** @description Number of all matching items */
                             count: number;
+                            /**
+                             * Format: uri
+                             * @description The next page, with the same filters; null on the last
+                             */
                             next: string | null;
+                            /**
+                             * Format: uri
+                             * @description The previous page; null on the first
+                             */
                             previous: string | null;
                             results: {
                                 /**
@@ -1349,6 +1434,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     listCities: {
@@ -1412,7 +1506,15 @@ export interface operations {
                         data: {
                             /** @description Number of all matching items */
                             count: number;
+                            /**
+                             * Format: uri
+                             * @description The next page, with the same filters; null on the last
+                             */
                             next: string | null;
+                            /**
+                             * Format: uri
+                             * @description The previous page; null on the first
+                             */
                             previous: string | null;
                             results: {
                                 /**
@@ -1518,6 +1620,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     paymentRequested: {
@@ -1571,6 +1682,10 @@ export interface operations {
                     currency: string;
                     /** @description The tenant's gateway: report it back unchanged in the callback */
                     gateway: string;
+                    /**
+                     * Format: uuid
+                     * @description UUID
+                     */
                     trip_id: string | null;
                     /**
                      * Format: uri

@@ -1,4 +1,6 @@
-// partnerctl commands for tenants, their credentials and backend partner keys.
+// partnerctl commands for tenants, their credentials, backend partner keys, and the signing
+// secrets' rekey after a SECRET_ENCRYPTION_KEY rotation.
+import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
 import { record, table } from '../output.js';
 
@@ -159,6 +161,21 @@ export const tenantCommands: Command[] = [
       const id = positional(invocation, 0, 'key id');
       const { partner_key } = await invocation.admin().request('DELETE', `/partner-keys/${id}`);
       invocation.output(record(partner_key), { partner_key });
+    },
+  },
+  {
+    name: 'secrets rekey',
+    summary: "Seal every payment endpoint signing secret again under the service's SECRET_ENCRYPTION_KEY",
+    async run(invocation) {
+      const summary = await invocation.admin().request('POST', '/secrets/rekey');
+      const text = `${summary.resealed} of ${summary.secrets} signing secrets sealed again under the current key`;
+      invocation.output(text, summary);
+      if (summary.unreadable.length > 0) {
+        throw new CliError(
+          `no configured key opens the secrets of credentials ${summary.unreadable.join(', ')}: ` +
+            'add the key that sealed them to SECRET_ENCRYPTION_KEY_PREVIOUS and run this again',
+        );
+      }
     },
   },
 ];

@@ -5,11 +5,11 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { toAppError } from '../errors.js';
+import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
-import { logAdminChange } from './changes.js';
+import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { consolePlugin } from './console/index.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
@@ -31,6 +31,8 @@ declare module 'fastify' {
 
 const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
+/** The audit trail's name for whoever presents ADMIN_TOKEN. */
+const ADMIN_TOKEN_ACTOR = 'admin token';
 
 interface AdminHostOptions {
   /** The public hosts' documents, for the docs UI. */
@@ -65,12 +67,13 @@ export async function buildAdminApp(
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
+  // Before any route: every change on this host, whatever plugin adds its route, is audited.
+  recordAdminChanges(app, context);
   const limits = await registerRateLimits(app, context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+    const appError = reportedError(error, request, reply);
     return reply.code(appError.statusCode).send(renderAdminError(appError));
   });
   app.setNotFoundHandler((request, reply) =>
@@ -97,14 +100,14 @@ export async function buildAdminApp(
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);
         }
-        request.adminActor = 'admin token';
+        request.adminActor = ADMIN_TOKEN_ACTOR;
       });
-      admin.addHook('onResponse', logAdminChange);
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
       await admin.register(adminPromptRoutes, { context });
       await admin.register(adminTripRoutes, { context });
       await admin.register(adminPaymentRoutes, { context });
+      await admin.register(adminAuditRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -1,6 +1,7 @@
 // The admin host's resources: each written once as a TypeBox schema, its type derived with Static<>,
 // and the mapping from the domain's row to it.
 import { type Static, Type } from '@sinclair/typebox';
+import type { AuditEventRow } from '../../audit/events.js';
 import type { InvoiceRow, PaymentDeliveryRow, PaymentEventRow } from '../../payments/invoices.js';
 import { isSuccessStatus, RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
 import type { EndpointPingRow } from '../../payments/ping.js';
@@ -179,5 +180,31 @@ export function pingView(row: EndpointPingRow): Static<typeof Ping> {
     http_status: row.httpStatus,
     latency_ms: row.latencyMs,
     error: row.error,
+  };
+}
+
+export const AuditEvent = Type.Object({
+  id: Uuid,
+  occurred_at: Timestamp,
+  actor: Type.String({ description: '`admin token`, or the console session that made the change' }),
+  action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
+  target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
+  fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),
+  status: Nullable(Type.Integer({ description: 'HTTP status answered; null for partnerctl commands' })),
+  address: Nullable(Type.String({ description: "The client's address" })),
+  request_id: Nullable(Type.String()),
+});
+
+export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
+  return {
+    id: row.id,
+    occurred_at: row.occurredAt.toISOString(),
+    actor: row.actor,
+    action: row.action,
+    target_id: row.targetId,
+    fields: row.fields,
+    status: row.status,
+    address: row.address,
+    request_id: row.requestId,
   };
 }

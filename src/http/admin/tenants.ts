@@ -9,6 +9,7 @@ import {
   issueCredential,
   issuePartnerKey,
   listCredentials,
+  resealSecrets,
   revokeCredential,
 } from '../../tenants/credentials.js';
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
@@ -256,5 +257,28 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     async (request) => ({
       partner_key: credentialView(await revokeCredential(db, request.params.id, ['backend_partner_key'])),
     }),
+  );
+
+  app.post(
+    '/secrets/rekey',
+    {
+      schema: {
+        operationId: 'rekeySecrets',
+        tags: ['credentials'],
+        summary: 'Seal every payment endpoint signing secret again under SECRET_ENCRYPTION_KEY',
+        description:
+          'For a key rotation: every instance runs with the new SECRET_ENCRYPTION_KEY and the old one in ' +
+          'SECRET_ENCRYPTION_KEY_PREVIOUS, then this re-seals what the old key sealed; the old key can then go. ' +
+          'Secrets no configured key opens are listed and left as they are.',
+        response: {
+          200: Type.Object({
+            secrets: Type.Integer({ description: 'Sealed secrets found, revoked ones included' }),
+            resealed: Type.Integer({ description: 'Sealed again under the current key (the others already were)' }),
+            unreadable: Type.Array(Uuid, { description: 'Credentials whose secret no configured key opens' }),
+          }),
+        },
+      },
+    },
+    async () => resealSecrets(db, secretBox),
   );
 };

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
-import { schemaFieldErrors, toAppError } from '../errors.js';
+import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
@@ -78,11 +78,10 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
+    const appError = reportedError(error, request, reply);
     if (appError.code === ErrorCode.VALIDATION_ERROR) {
       return reply.code(422).send({ detail: validationDetail(error, appError) });
     }
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
     return reply.code(appError.statusCode).send({ detail: appError.message });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));

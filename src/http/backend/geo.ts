@@ -82,8 +82,9 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
   { context, limits },
 ) => {
   app.addHook('onRequest', requirePartnerKey(context, limits));
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
+    done(null, payload);
   });
 
   app.get(

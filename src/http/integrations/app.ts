@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { toAppError } from '../errors.js';
+import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { renderEnvelopeError } from './envelope.js';
@@ -24,8 +24,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   await registerOpenApi(app, context, API_PREFIX);
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+    const appError = reportedError(error, request, reply);
     return reply.code(appError.statusCode).send(renderEnvelopeError(appError));
   });
 

@@ -74,6 +74,9 @@ export const ERROR_RESPONSES = {
     new AppError(ErrorCode.RATE_LIMITED),
   ]),
   500: errorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
+  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
+    new AppError(ErrorCode.SERVICE_UNAVAILABLE),
+  ]),
 };
 
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */

@@ -13,7 +13,7 @@ import {
   processNotification,
 } from '../../payments/callback.js';
 import type { TenantRow } from '../../tenants/tenants.js';
-import { toAppError } from '../errors.js';
+import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
@@ -54,7 +54,9 @@ const NotificationBody = Type.Object(
 
 const Accepted = Type.Object(
   {
-    status: Type.Union([Type.Literal('success'), Type.Literal('duplicate')], {
+    status: Type.Unsafe<'success' | 'duplicate'>({
+      type: 'string',
+      enum: ['success', 'duplicate'],
       description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
     }),
   },
@@ -77,6 +79,7 @@ const EVERY_REFUSAL: CallbackRejection[] = [
 ];
 const TOO_LARGE = 'Payload too large';
 const TOO_MANY = 'Too many requests';
+const UNAVAILABLE = 'Service unavailable';
 
 /** A documented error status of the callback, with every body it may carry as an example. */
 function errorResponse(httpStatus: CallbackError, description: string) {
@@ -84,6 +87,7 @@ function errorResponse(httpStatus: CallbackError, description: string) {
     ...EVERY_REFUSAL.map(refusal),
     { httpStatus: 413, error: TOO_LARGE },
     { httpStatus: 429, error: TOO_MANY },
+    { httpStatus: 503, error: UNAVAILABLE },
   ].filter((candidate) => candidate.httpStatus === httpStatus);
   return {
     description,
@@ -96,7 +100,7 @@ function errorResponse(httpStatus: CallbackError, description: string) {
   };
 }
 
-type CallbackError = 400 | 401 | 403 | 404 | 413 | 429;
+type CallbackError = 400 | 401 | 403 | 404 | 413 | 429 | 503;
 
 /** Each refusal's status and exact message (DECISIONS §4). */
 function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
@@ -180,7 +184,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   app.setErrorHandler((error, request, reply) => {
     const failure = earlyFailure(error as FastifyError);
     if (failure) return refuse(request, reply, failure.httpStatus, failure.error);
-    request.log.error({ err: error }, 'unexpected error in the payment callback');
+    // Nothing was stored: the partner retries the same notification later.
+    if (reportedError(error, request, reply).code === 'SERVICE_UNAVAILABLE') {
+      return reply.code(503).send({ error: UNAVAILABLE });
+    }
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
@@ -235,6 +242,11 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
           429: errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+          503: errorResponse(
+            503,
+            '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
+              'was stored; retry the same notification after `Retry-After` seconds',
+          ),
         },
       },
     },

@@ -12,6 +12,7 @@ import {
   TEXT_MAX_CHARACTERS,
   updatePrompt,
 } from '../../prompts/prompts.js';
+import { answerWith, sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
@@ -93,9 +94,19 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         },
       },
     },
-    async (request) => {
-      const effective = await effectivePrompts(db, request.tenant.id, request.query.language);
-      return ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) });
+    (request, reply) => {
+      const tenantId = request.tenant.id;
+      const { language } = request.query;
+      // Cached bytes until any prompt changes (src/http/response-cache.ts).
+      answerWith(
+        reply,
+        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
+          const effective = await effectivePrompts(db, tenantId, language);
+          return {
+            payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
+          };
+        }),
+      );
     },
   );
 

@@ -3,7 +3,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';
 
-const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '429', '500'];
+const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '429', '500', '503'];
 
 describe('OpenAPI', () => {
   let service: TestService;

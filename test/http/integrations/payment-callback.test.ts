@@ -332,7 +332,7 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     const document = (await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const operation = document.paths['/api/v1/payments/notify/'].post;
     expect(operation.security).toEqual([{ PartnerApiKey: [] }]);
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '429']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '429', '503']);
     const body = operation.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(true);
     expect(Object.keys(body.properties)).toEqual([

@@ -13,7 +13,6 @@ import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import { unacceptableString } from '../../json-body.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
-import { logAdminChange } from '../changes.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
 import { geoRoutes } from './pages/geo.js';
@@ -111,7 +110,6 @@ export async function consolePlugin(
     const unsigned = raw ? request.unsignCookie(raw) : null;
     return unsigned?.valid ? (unsigned.value ?? undefined) : undefined;
   };
-  app.addHook('onResponse', logAdminChange);
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
     // Not helmet's no-referrer: under it browsers send `Origin: null` with forms, which the
@@ -201,7 +199,8 @@ export async function consolePlugin(
     }
     const started = await sessions.start();
     reply.setCookie(SESSION_COOKIE, started.token, cookieOptions(request, SESSION_HOURS * 3600));
-    request.log.info({ actor: started.actor }, 'console sign-in');
+    // The audit trail names who signed in: the session just started.
+    request.adminActor = started.actor;
     return reply.redirect(consoleUrl('/'), 303);
   });
   app.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {

@@ -1,0 +1,91 @@
+// The admin host's audit trail: every successful change on the host (any method but GET, HEAD and
+// OPTIONS, on any route, present or added later) is recorded before its answer leaves, and
+// `GET /admin/v1/audit-events` lists them.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { listAuditEvents, recordAuditEvent } from '../../audit/events.js';
+import type { AppContext } from '../../context.js';
+import { type HostApp, listenerUrl } from '../host.js';
+import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
+import { AuditEvent, auditEventView } from './shapes.js';
+
+/** The actor of a change no authentication named (a sign-in, say). */
+const UNAUTHENTICATED = 'unauthenticated';
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The resource a change is about: the route's `:id` (or its only parameter), else the id of what
+ * it created, read from the answer (`{id}` or `{tenant: {id}, ...}`). Only ids are ever taken.
+ */
+function targetOf(request: FastifyRequest, payload: unknown): string | null {
+  const params = isRecord(request.params) ? request.params : {};
+  const named = typeof params.id === 'string' ? params.id : Object.values(params).find((v) => typeof v === 'string');
+  if (typeof named === 'string') return named;
+  if (typeof payload !== 'string') return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (!isRecord(body)) return null;
+  if (typeof body.id === 'string') return body.id;
+  const created = Object.values(body).find((value) => isRecord(value) && typeof value.id === 'string');
+  return created ? ((created as Record<string, unknown>).id as string) : null;
+}
+
+export function recordAdminChanges(app: HostApp, context: AppContext): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const route = request.routeOptions.url;
+    if (READ_METHODS.has(request.method) || reply.statusCode >= 400 || route === undefined) return payload;
+    const event = {
+      actor: request.adminActor ?? UNAUTHENTICATED,
+      action: `${request.method} ${route}`,
+      targetId: targetOf(request, payload),
+      // Field names only: values may be secrets (a URL with a password, say).
+      fields: isRecord(request.body) ? Object.keys(request.body) : [],
+      status: reply.statusCode,
+      address: request.ip,
+      requestId: request.id,
+    };
+    try {
+      await recordAuditEvent(context.db, event);
+      request.log.info({ audit: event }, 'admin change');
+    } catch (error) {
+      // The change is made: failing its answer now would only hide that from the operator.
+      request.log.error({ err: error, audit: event }, 'admin change not recorded in the audit trail');
+    }
+    return payload;
+  });
+}
+
+export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
+  app.get(
+    '/audit-events',
+    {
+      schema: {
+        operationId: 'listAuditEvents',
+        tags: ['audit'],
+        summary: "Operators' changes, newest first",
+        querystring: Type.Object({
+          ...PagingQuery,
+          target_id: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 200, description: 'Only changes to this resource' }),
+          ),
+        }),
+        response: { 200: PagedList(AuditEvent) },
+      },
+    },
+    async (request) => {
+      const { target_id: targetId } = request.query;
+      const page = pageFrom(request.query);
+      const { count, rows } = await listAuditEvents(context.db, { targetId }, page);
+      const filters: Record<string, string> = targetId === undefined ? {} : { target_id: targetId };
+      return pagedList(listenerUrl(app), request.url.split('?')[0], filters, page, count, rows.map(auditEventView));
+    },
+  );
+};

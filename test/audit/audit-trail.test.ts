@@ -1,0 +1,228 @@
+// The audit trail: every change the admin API offers leaves an event (who, what, when, from where,
+// on what, never a secret), listed paged and filtered by target by the API and by partnerctl.
+
+import type { Static } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAdminApp } from '../../src/http/admin/app.js';
+import type { AuditEvent as AuditEventShape } from '../../src/http/admin/shapes.js';
+import { createLogger } from '../../src/logger.js';
+import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { partnerctl } from '../support/process.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+type AuditEvent = Static<typeof AuditEventShape>;
+
+const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service.stop());
+
+async function eventsFor(targetId: string): Promise<AuditEvent[]> {
+  const response = await service.admin('GET', `/audit-events?target_id=${encodeURIComponent(targetId)}&limit=100`);
+  expect(response.statusCode).toBe(200);
+  return response.json().results;
+}
+
+/** The admin API's changes: every route of its document but GET ones, as `METHOD /admin/v1/...`. */
+async function documentedChanges(): Promise<string[]> {
+  const document = (await service.admin('GET', '/openapi.json')).json();
+  return Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+    Object.keys(methods)
+      .filter((method) => !['get', 'head', 'options'].includes(method))
+      .map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+  );
+}
+
+describe('audit trail', () => {
+  it('records an event for each change the admin API offers, with who, what, where and the target', async () => {
+    const secrets: string[] = [];
+    const changes: {
+      action: string;
+      target: string | null;
+      fields: string[];
+      status: number;
+      requestId: string;
+    }[] = [];
+    /** Makes a change; its target is given, or the id of what it created. */
+    const change = async (
+      method: 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+      path: string,
+      body: unknown,
+      target?: string | null,
+    ) => {
+      const response = await service.admin(method, path, body);
+      expect(response.statusCode, `${method} ${path}: ${response.body}`).toBeLessThan(300);
+      const answer = response.json();
+      const route = `${method} /admin/v1${path.replace(/\/[0-9a-f-]{36}(?=\/|$)/g, '/:id').replace(/\/ar$/, '/:language')}`;
+      const fields = body && typeof body === 'object' ? Object.keys(body) : [];
+      changes.push({
+        action: route,
+        target: target !== undefined ? target : answer.id || (Object.values(answer)[0] as { id: string }).id,
+        fields,
+        status: response.statusCode,
+        requestId: response.headers['x-request-id'] as string,
+      });
+      return answer;
+    };
+
+    const created = await change('POST', '/tenants', {
+      name: 'Audited',
+      slug: 'audited',
+      gateway: 'tap',
+      payment_endpoint_url: 'https://partner.example/pay?access=hunter2-password',
+    });
+    secrets.push(...Object.values(created.credentials as Record<string, string>), 'hunter2-password');
+    const tenantId = created.tenant.id;
+    await change('PATCH', `/tenants/${tenantId}`, { name: 'Audited again' }, tenantId);
+    await change('POST', `/tenants/${tenantId}/payment-endpoint/ping`, undefined, tenantId);
+    const issued = await change('POST', `/tenants/${tenantId}/credentials`, { kind: 'partner_api_key' }, tenantId);
+    secrets.push(issued.secret);
+    await change('DELETE', `/credentials/${issued.id}`, undefined, issued.id);
+    const key = await change('POST', '/partner-keys', { name: 'BI', scopes: ['countries:read'] });
+    secrets.push(key.key);
+    await change('DELETE', `/partner-keys/${key.id}`, undefined, key.id);
+    const { country } = await change('POST', '/countries', { code: 'XQ', name: 'Audit Land', phone_code: '+999' });
+    await change('PATCH', `/countries/${country.id}`, { supported: true }, country.id);
+    const { city } = await change('POST', '/cities', {
+      name: 'Audit City',
+      country: country.id,
+      coordinates: point(10, 10),
+    });
+    await change('PATCH', `/cities/${city.id}`, { supported: true }, city.id);
+    await change('POST', `/cities/${city.id}/attractions`, { name: 'Audit Tower' }, city.id);
+    await change('PUT', '/default-prompts/ar', { prompts: [{ text: 'أين أسافر؟' }] }, 'ar');
+    await change('POST', '/trips', { tenant_id: tenantId, title: 'Audited trip' });
+    const { invoice } = await change('POST', '/invoices', { tenant_id: tenantId, amount: '10.00', currency: 'SAR' });
+    await change('POST', `/invoices/${invoice.id}/payment-requests`, undefined, invoice.id);
+    await change('POST', '/secrets/rekey', undefined, null);
+
+    // Every change of the API's document was made above: a route added without a case here fails.
+    expect(new Set(changes.map((made) => made.action))).toEqual(new Set(await documentedChanges()));
+
+    const recorded: AuditEvent[] = (await service.admin('GET', '/audit-events?limit=100')).json().results;
+    for (const made of changes) {
+      const event = recorded.find((candidate) => candidate.request_id === made.requestId);
+      expect(event, `${made.action} on ${made.target}`).toMatchObject({
+        actor: 'admin token',
+        action: made.action,
+        target_id: made.target,
+        fields: made.fields,
+        status: made.status,
+        address: '127.0.0.1',
+      });
+      expect(Date.now() - Date.parse(event!.occurred_at)).toBeLessThan(60_000);
+      if (made.target) expect((await eventsFor(made.target)).map((found) => found.id)).toContain(event!.id);
+    }
+    const everything = JSON.stringify((await service.admin('GET', '/audit-events?limit=100')).json());
+    for (const secret of secrets) expect(everything).not.toContain(secret);
+  });
+
+  it('records no reads, no refused changes and no unauthenticated attempts', async () => {
+    const { tenant } = await service.createTenant();
+    const before = (await eventsFor(tenant.id)).length;
+    await service.admin('GET', `/tenants/${tenant.id}`);
+    expect((await service.admin('PATCH', `/tenants/${tenant.id}`, { gateway: 'nope' })).statusCode).toBe(400);
+    const anonymous = await service.apps.admin!.inject({
+      method: 'PATCH',
+      url: `/admin/v1/tenants/${tenant.id}`,
+      payload: { name: 'x' },
+    });
+    expect(anonymous.statusCode).toBe(401);
+    expect(await eventsFor(tenant.id)).toHaveLength(before);
+  });
+
+  it('lists newest first, paged with links, filtered by target', async () => {
+    const { tenant } = await service.createTenant();
+    for (const name of ['one', 'two', 'three']) {
+      expect((await service.admin('PATCH', `/tenants/${tenant.id}`, { name })).statusCode).toBe(200);
+    }
+    const first = (await service.admin('GET', `/audit-events?target_id=${tenant.id}&limit=2`)).json();
+    expect(first.count).toBe(4);
+    expect(first.results.map((event: AuditEvent) => event.action)).toEqual([
+      'PATCH /admin/v1/tenants/:id',
+      'PATCH /admin/v1/tenants/:id',
+    ]);
+    expect(first.previous).toBeNull();
+    const next = new URL(first.next);
+    expect(next.origin).toBe(service.urls.admin);
+    expect(Object.fromEntries(next.searchParams)).toEqual({ target_id: tenant.id, limit: '2', offset: '2' });
+    const second = (await service.admin('GET', `${next.pathname.replace('/admin/v1', '')}${next.search}`)).json();
+    expect(second.results.map((event: AuditEvent) => event.action)).toEqual([
+      'PATCH /admin/v1/tenants/:id',
+      'POST /admin/v1/tenants',
+    ]);
+    expect(second.next).toBeNull();
+    const times = [...first.results, ...second.results].map((event: AuditEvent) => event.occurred_at);
+    expect([...times].sort().reverse()).toEqual(times);
+
+    const all = (await service.admin('GET', '/audit-events?limit=1')).json();
+    expect(all.count).toBeGreaterThan(4);
+    expect((await service.admin('GET', '/audit-events?limit=0')).statusCode).toBe(400);
+    expect((await service.admin('GET', `/audit-events?target_id=${'x'.repeat(201)}`)).statusCode).toBe(400);
+  });
+
+  it('covers routes added later, with the actor their authentication names', async () => {
+    const app = await buildAdminApp(service.context, createLogger('silent'), {
+      documents: { integrations: async () => ({}), backend: async () => ({}) },
+    });
+    app.post('/admin/console/sign-in', async (request) => {
+      request.adminActor = 'console session alice';
+      return { id: 'session-1' };
+    });
+    app.post('/admin/console/anonymous', async () => ({ ok: true }));
+    try {
+      expect((await app.inject({ method: 'POST', url: '/admin/console/sign-in' })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/admin/console/anonymous' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+    expect(await eventsFor('session-1')).toMatchObject([
+      { actor: 'console session alice', action: 'POST /admin/console/sign-in', target_id: 'session-1' },
+    ]);
+    const latest = (await service.admin('GET', '/audit-events?limit=1')).json().results[0];
+    expect(latest).toMatchObject({
+      actor: 'unauthenticated',
+      action: 'POST /admin/console/anonymous',
+      target_id: null,
+    });
+  });
+
+  it("records the console's sign-in under the session it started, never the token", async () => {
+    const base = service.urls.admin!;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const signIn = await fetch(`${base}/console/sign-in`, {
+      method: 'POST',
+      headers: form,
+      body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+    const [signedIn] = (await service.admin('GET', '/audit-events?limit=1')).json().results;
+    expect(signedIn).toMatchObject({
+      action: 'POST /console/sign-in',
+      actor: expect.stringMatching(/^console session /),
+      fields: ['token'],
+      status: 303,
+    });
+    expect(JSON.stringify(signedIn)).not.toContain(TEST_ADMIN_TOKEN);
+  });
+
+  it('is listed by partnerctl audit list', async () => {
+    const { tenant } = await service.createTenant();
+    const env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const listed = await partnerctl(['audit', 'list', '--target', tenant.id, '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).results).toMatchObject([
+      { actor: 'admin token', action: 'POST /admin/v1/tenants', target_id: tenant.id },
+    ]);
+    const human = await partnerctl(['audit', 'list', '--target', tenant.id], env);
+    expect(human.stdout).toContain('POST /admin/v1/tenants');
+    expect(human.stdout).toContain('1 of 1');
+    const refused = await partnerctl(['audit', 'list', '--limit', 'ten'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--limit must be a whole number');
+  });
+});

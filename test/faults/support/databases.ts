@@ -1,0 +1,56 @@
+// Each scenario's own database: a copy of the suite's PGlite template, or a clone of its
+// PostgreSQL template on the suite's cluster.
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+
+type DatabaseKind = 'PostgreSQL' | 'PGlite';
+
+export interface ScenarioDatabase {
+  kind: DatabaseKind;
+  target: { databaseUrl: string; dataDir?: undefined } | { databaseUrl?: undefined; dataDir: string };
+  drop(): Promise<void>;
+}
+
+/** The kinds this machine can run: PostgreSQL only when the suite's cluster runs. */
+export const DATABASE_KINDS: DatabaseKind[] = inject('postgresTemplateUrl') ? ['PostgreSQL', 'PGlite'] : ['PGlite'];
+
+/** A copy of the PGlite template in `dataDir` (a new temporary directory by default). */
+export function copyPgliteTemplate(dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'pi-faults-')), 'data')) {
+  cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
+  return dataDir;
+}
+
+export async function scenarioDatabase(kind: DatabaseKind): Promise<ScenarioDatabase> {
+  if (kind === 'PGlite') {
+    const dataDir = copyPgliteTemplate();
+    return {
+      kind,
+      target: { dataDir },
+      drop: async () => rmSync(path.dirname(dataDir), { recursive: true, force: true }),
+    };
+  }
+  const template = new URL(inject('postgresTemplateUrl'));
+  const name = `faults_${randomBytes(5).toString('hex')}`;
+  const maintenance = postgres({ ...pgOptions(template), database: 'postgres' });
+  await maintenance.unsafe(`create database ${name} template ${template.pathname.slice(1)}`);
+  await maintenance.end();
+  const url = new URL(template);
+  url.pathname = `/${name}`;
+  return {
+    kind,
+    target: { databaseUrl: url.toString() },
+    async drop() {
+      const sql = postgres({ ...pgOptions(template), database: 'postgres' });
+      await sql.unsafe(`drop database if exists ${name} with (force)`);
+      await sql.end();
+    },
+  };
+}
+
+function pgOptions(url: URL) {
+  return { host: url.hostname, port: Number(url.port), username: url.username, max: 1, onnotice: () => {} };
+}
