@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
+import type { SigningDependencies } from './payments/outbound.js';
 import type { PaymentQueue } from './payments/queue.js';
 import type { SecretBox } from './tenants/secret-box.js';
 
@@ -28,4 +29,13 @@ export interface AppContext {
   publicUrls: PublicUrls;
   /** Shared rate-limit counters (REDIS_URL); null keeps them in this process. */
   redis: Redis | null;
+}
+
+/** What signing and sending to a tenant's payment endpoint needs (payment requests and pings). */
+export function signingDependencies(context: AppContext): SigningDependencies {
+  return {
+    db: context.db,
+    openSecret: (sealed) => context.secretBox.open(sealed),
+    allowPrivateEndpoints: context.config.allowPrivatePaymentEndpoints,
+  };
 }

@@ -34,7 +34,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
-const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Unauthorized.',
   FORBIDDEN: 'Forbidden.',
   VALIDATION_ERROR: 'Invalid request.',

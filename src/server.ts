@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
 import { type Config, ConfigError, DEFAULT_PORTS, type ListenerConfig, type ListenerName } from './config.js';
-import type { AppContext } from './context.js';
+import { type AppContext, signingDependencies } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
@@ -31,7 +31,10 @@ const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyB
   backend: buildBackendApp,
   admin: (context, logger) =>
     buildAdminApp(context, logger, {
-      integrationsDocument: () => documentOf(() => buildIntegrationsApp(context, logger)),
+      documents: {
+        integrations: () => documentOf(() => buildIntegrationsApp(context, logger)),
+        backend: () => documentOf(() => buildBackendApp(context, logger)),
+      },
     }),
 };
 
@@ -92,11 +95,9 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
     logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
   }
   const deps = {
-    db: context.db,
+    ...signingDependencies(context),
     queue: context.paymentQueue,
-    openSecret: (sealed: string) => context.secretBox.open(sealed),
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
-    allowPrivateEndpoints: config.allowPrivatePaymentEndpoints,
     retryPolicy,
     log: logger.child({ worker: 'payment-request' }),
     onAttempt: (outcome: AttemptResult) => context.metrics.paymentRequestAttempts.inc({ outcome }),

@@ -9,7 +9,12 @@ interface AdminClientOptions {
 export class AdminClient {
   constructor(private readonly options: AdminClientOptions) {}
 
-  async request<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.options.url.replace(/\/+$/, '')}/admin/v1${path}`, {
@@ -18,6 +23,7 @@ export class AdminClient {
           authorization: `Bearer ${this.options.token}`,
           accept: 'application/json',
           ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

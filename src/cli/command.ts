@@ -3,7 +3,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { type AdminClient, CliError } from './admin-client.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
-type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 export interface Command {
   /** The words that name it, e.g. `tenants create`. */

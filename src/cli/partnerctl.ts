@@ -2,16 +2,14 @@
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import { parseArgs } from 'node:util';
 import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
-import { openDatabase } from '../db/client.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
-import { migrateDatabase } from '../db/migrate.js';
 import { createLogger, prettyDestination } from '../logger.js';
-import { startService } from '../server.js';
 import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
+import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
 import { tenantCommands } from './commands/tenants.js';
@@ -27,6 +25,8 @@ const serviceCommands: Command[] = [
         config.logLevel,
         config.logFormat === 'pretty' ? prettyDestination(process.stdout.isTTY === true) : undefined,
       );
+      // Loaded here, not at the top: client commands start without the service's dependencies.
+      const { startService } = await import('../server.js');
       const service = await startService(config, logger);
       let stopping = false;
       const stop = async (signal: string) => {
@@ -46,6 +46,8 @@ const serviceCommands: Command[] = [
     summary: 'Apply pending database migrations and exit',
     async run(invocation) {
       // The database and nothing else: no secret box, no queue, no key file written.
+      const { openDatabase } = await import('../db/client.js');
+      const { migrateDatabase } = await import('../db/migrate.js');
       const database = await openDatabase(loadConfig());
       try {
         await migrateDatabase(database);
@@ -64,6 +66,7 @@ const COMMANDS: Command[] = [
   ...geoCommands,
   ...promptCommands,
   ...tripCommands,
+  ...partnerToolCommands,
   ...auditCommands,
 ];
 

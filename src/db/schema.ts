@@ -302,3 +302,35 @@ export const auditEvents = pgTable(
     index('audit_events_target_occurred_idx').on(table.targetId, table.occurredAt, table.id),
   ],
 );
+
+/** Every ping of a tenant's payment endpoint (`POST /admin/v1/tenants/{id}/payment-endpoint/ping`). */
+export const endpointPings = pgTable(
+  'endpoint_pings',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** The endpoint as it was when pinged: it may change later. */
+    endpointUrl: text('endpoint_url'),
+    webhookId: text('webhook_id').notNull(),
+    pingedAt: timestamp('pinged_at', { withTimezone: true }).notNull().defaultNow(),
+    httpStatus: integer('http_status'),
+    latencyMs: integer('latency_ms'),
+    error: text('error'),
+  },
+  (table) => [index('endpoint_pings_tenant_idx').on(table.tenantId, table.pingedAt)],
+);
+
+/**
+ * `Idempotency-Key` of invoice creation: the key, a digest of the request it came with, and the
+ * invoice it made. A key is honoured for 24 hours (src/payments/invoices.ts).
+ */
+export const invoiceIdempotencyKeys = pgTable('invoice_idempotency_keys', {
+  key: text('key').primaryKey(),
+  requestDigest: text('request_digest').notNull(),
+  invoiceId: uuid('invoice_id')
+    .notNull()
+    .references(() => invoices.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+});

@@ -58,7 +58,8 @@ function change<T>(db: Database, task: (tx: Executor) => Promise<T>): Promise<T>
   });
 }
 
-const duplicateCode = (code: string) => conflict(`A country with code ${code} already exists.`);
+export const countryCodeTaken = (code: string) => `A country with code ${code} already exists.`;
+const duplicateCode = (code: string) => conflict(countryCodeTaken(code));
 
 export async function createCountry(db: Database, input: NewCountry): Promise<CountryRow> {
   try {

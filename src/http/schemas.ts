@@ -1,5 +1,6 @@
 // TypeBox building blocks shared by the hosts' route schemas.
 import { Kind, type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ErrorCode } from '../errors.js';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const IdParams = Type.Object({ id: Uuid });
@@ -19,6 +20,19 @@ export function Nullable<T extends TSchema>(schema: T) {
     ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }),
   });
 }
+
+/** An error's stable code, as every host's error body carries it. */
+export const ErrorCodeSchema = Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) });
+
+/** `details` of a validation error: one entry per invalid field. */
+export const FieldErrorDetails = Type.Array(
+  Type.Object({
+    field: Type.String({ description: 'Dotted for nested fields, e.g. travelers.adults' }),
+    message: Type.String(),
+    location: Type.Optional(Type.String({ description: 'body, query, path or header' })),
+  }),
+  { description: 'On VALIDATION_ERROR: one entry per invalid field' },
+);
 
 /** An OpenAPI security scheme for `Authorization: Api-Key <secret>`. */
 export const apiKeyAuthorizationScheme = (description: string) => ({

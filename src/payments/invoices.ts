@@ -1,8 +1,10 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
-import { and, asc, desc, eq, gte, lt, max, sql } from 'drizzle-orm';
-import type { Database, Executor } from '../db/client.js';
-import { invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
+import { createHash } from 'node:crypto';
+import { and, asc, desc, eq, gt, gte, lt, lte, max, sql } from 'drizzle-orm';
+import type { Database, Executor, Transaction } from '../db/client.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { setTripStatus } from '../trips/status.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
@@ -35,39 +37,113 @@ function checkedAmount(amount: string, currency: string): string {
   }
 }
 
+/** How long an `Idempotency-Key` of invoice creation is honoured. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+
+export interface CreatedInvoice {
+  invoice: InvoiceRow;
+  /** True when an earlier request with the same Idempotency-Key made it: nothing new was created. */
+  replayed: boolean;
+}
+
+/** What makes two creation requests "the same body": the fields as they would be stored. */
+function requestDigest(input: NewInvoice, amount: string): string {
+  const fields = [input.tenant_id, amount, input.currency, input.trip_id ?? null];
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+}
+
+export const idempotencyKeyReused = (invoiceId: string) =>
+  `This Idempotency-Key was used in the last ${IDEMPOTENCY_WINDOW_HOURS} h with a different body ` +
+  `(invoice ${invoiceId}); use a new key for a new invoice.`;
+export const INACTIVE_TENANT = 'The tenant is inactive: it cannot be invoiced.';
+
+const withinWindow = sql`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+
+/**
+ * The invoice an earlier request with this key made within the window; a 409 when that request
+ * had another body; null when the key is new (or older than the window).
+ */
+async function earlierInvoice(db: Executor, key: string, digest: string): Promise<InvoiceRow | null> {
+  const [found] = await db
+    .select({ digest: invoiceIdempotencyKeys.requestDigest, invoice: invoices })
+    .from(invoiceIdempotencyKeys)
+    .innerJoin(invoices, eq(invoices.id, invoiceIdempotencyKeys.invoiceId))
+    .where(and(eq(invoiceIdempotencyKeys.key, key), gt(invoiceIdempotencyKeys.createdAt, withinWindow)));
+  if (!found) return null;
+  if (found.digest !== digest) {
+    throw conflict(idempotencyKeyReused(found.invoice.id));
+  }
+  return found.invoice;
+}
+
 /**
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
  * either enqueues the payment request or, for a tenant without a payment endpoint, records that
- * as a failed delivery attempt (there is nothing to retry).
+ * as a failed delivery attempt (there is nothing to retry). With an `idempotencyKey`, a repeat of
+ * the same body within 24 h returns the first invoice instead, and another body is a 409.
  */
-export async function createInvoice(db: Database, queue: PaymentQueue, input: NewInvoice): Promise<InvoiceRow> {
+export async function createInvoice(
+  db: Database,
+  queue: PaymentQueue,
+  input: NewInvoice,
+  idempotencyKey?: string,
+): Promise<CreatedInvoice> {
   const amount = checkedAmount(input.amount, input.currency);
-  return db.transaction(async (tx) => {
-    const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
-    if (!tenant) throw notFound('Tenant');
-    if (!tenant.isActive) throw conflict('The tenant is inactive: it cannot be invoiced.');
-    const tripId = input.trip_id ?? null;
-    if (tripId) {
-      const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
-      if (!trip) throw notFound('Trip');
-      if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
-    }
-    const [invoice] = await tx
-      .insert(invoices)
-      .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
-      .returning();
-    if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
-    if (tenant.paymentEndpointUrl) {
-      await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
-    } else {
-      await tx.insert(paymentDeliveries).values({
-        invoiceId: invoice.id,
-        attempt: 1,
-        error: 'tenant has no payment endpoint configured (final: not retried)',
-      });
-    }
-    return invoice;
-  });
+  const digest = requestDigest(input, amount);
+  if (idempotencyKey) {
+    const earlier = await earlierInvoice(db, idempotencyKey, digest);
+    if (earlier) return { invoice: earlier, replayed: true };
+  }
+  try {
+    const invoice = await db.transaction(async (tx) => {
+      const created = await insertInvoice(tx, queue, input, amount);
+      if (idempotencyKey) {
+        await tx
+          .delete(invoiceIdempotencyKeys)
+          .where(
+            and(eq(invoiceIdempotencyKeys.key, idempotencyKey), lte(invoiceIdempotencyKeys.createdAt, withinWindow)),
+          );
+        await tx
+          .insert(invoiceIdempotencyKeys)
+          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.id });
+      }
+      return created;
+    });
+    return { invoice, replayed: false };
+  } catch (error) {
+    // A concurrent request with the same key committed first: this one rolled back; answer as it did.
+    const earlier =
+      idempotencyKey && isUniqueViolation(error) ? await earlierInvoice(db, idempotencyKey, digest) : null;
+    if (earlier) return { invoice: earlier, replayed: true };
+    throw error;
+  }
+}
+
+async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
+  const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
+  if (!tenant) throw notFound('Tenant');
+  if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
+  const tripId = input.trip_id ?? null;
+  if (tripId) {
+    const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
+    if (!trip) throw notFound('Trip');
+    if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
+  }
+  const [invoice] = await tx
+    .insert(invoices)
+    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
+    .returning();
+  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
+  if (tenant.paymentEndpointUrl) {
+    await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
+  } else {
+    await tx.insert(paymentDeliveries).values({
+      invoiceId: invoice.id,
+      attempt: 1,
+      error: 'tenant has no payment endpoint configured (final: not retried)',
+    });
+  }
+  return invoice;
 }
 
 export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> {
@@ -100,6 +176,9 @@ export async function listDeliveries(db: Executor, invoiceId: string): Promise<P
     .orderBy(asc(paymentDeliveries.attempt), asc(paymentDeliveries.attemptedAt));
 }
 
+export const outcomeAlreadyReported = (status: string) =>
+  `The invoice is ${status}: the partner has reported an outcome, so its payment request is not sent again.`;
+
 /**
  * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
  * failure, giving up after a day): the operator asks for it. Refused once the partner has reported
@@ -111,9 +190,7 @@ export async function resendPaymentRequest(db: Database, queue: PaymentQueue, in
     const [invoice] = await tx.select().from(invoices).where(eq(invoices.id, invoiceId)).for('update');
     if (!invoice) throw notFound('Invoice');
     if (invoice.status !== 'pending') {
-      throw conflict(
-        `The invoice is ${invoice.status}: the partner has reported an outcome, so its payment request is not sent again.`,
-      );
+      throw conflict(outcomeAlreadyReported(invoice.status));
     }
     const [{ last }] = await tx
       .select({ last: max(paymentDeliveries.attempt) })

@@ -120,6 +120,7 @@ export function signatureHeader(secrets: string[], id: string, timestamp: number
 }
 
 const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
 
 /** `payment_url` of a JSON reply, when it is an http(s) URL of sane length. */
 function paymentUrlOf(replyBody: string): string | null {
@@ -148,13 +149,10 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-interface OutboundDependencies {
-  db: Database;
+interface OutboundDependencies extends SigningDependencies {
   queue: PaymentQueue;
-  openSecret: (sealed: string) => string;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
-  allowPrivateEndpoints: boolean;
   retryPolicy: RetryPolicy;
   log: Logger;
   /** Told how each attempt ended, for the operators' metrics. */
@@ -186,22 +184,38 @@ function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, 
   };
 }
 
-/** One attempt at the call: never throws for anything the endpoint or the network does. */
-async function attempt(
-  deps: OutboundDependencies,
-  invoice: typeof invoices.$inferSelect,
-  tenant: typeof tenants.$inferSelect,
-): Promise<AttemptOutcome> {
+/** What the service needs to sign and send a message to a tenant's payment endpoint. */
+export interface SigningDependencies {
+  db: Database;
+  openSecret: (sealed: string) => string;
+  allowPrivateEndpoints: boolean;
+}
+
+/** How one signed POST ended: the endpoint's reply, or why there was none. */
+export type SignedExchange =
+  | { outcome: 'answered'; reply: EndpointReply; latencyMs: number }
+  /** Nothing was sent: no endpoint, no secret, or an address we refuse to call. */
+  | { outcome: 'not_sent'; error: string }
+  | { outcome: 'network_error'; error: string; latencyMs: number };
+
+/**
+ * POSTs `body` to the tenant's payment endpoint, signed the Standard Webhooks way with every
+ * active endpoint secret under `messageId`. Never throws for anything the endpoint or the network
+ * does. The payment request and the ping both go through here.
+ */
+export async function sendSignedMessage(
+  deps: SigningDependencies,
+  tenant: Pick<typeof tenants.$inferSelect, 'id' | 'paymentEndpointUrl'>,
+  messageId: string,
+  body: string,
+  userAgent: string,
+): Promise<SignedExchange> {
   const endpoint = tenant.paymentEndpointUrl;
-  if (!endpoint) return { httpStatus: null, latencyMs: null, error: 'tenant has no payment endpoint configured' };
+  if (!endpoint) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
   const secrets = await paymentEndpointSecrets(deps.db, tenant.id, deps.openSecret);
-  if (secrets.length === 0)
-    return { httpStatus: null, latencyMs: null, error: 'tenant has no active payment endpoint secret' };
+  if (secrets.length === 0) return { outcome: 'not_sent', error: 'tenant has no active payment endpoint secret' };
 
   const url = new URL(endpoint);
-  const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
-  // The same message id on every attempt, so the partner can deduplicate retries.
-  const messageId = `msg_${invoice.id}`;
   const timestamp = Math.floor(Date.now() / 1000);
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
@@ -211,27 +225,54 @@ async function attempt(
       url,
       addresses,
       {
-        'user-agent': 'partner-integrations (payment request)',
+        'user-agent': userAgent,
         'webhook-id': messageId,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(secrets, messageId, timestamp, body),
       },
       body,
     );
-    const outcome = { httpStatus: reply.status, latencyMs: latency(), responseBody: replyExcerpt(reply.body) };
-    if (reply.status >= 200 && reply.status < 300)
-      return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
-    const error = `endpoint answered HTTP ${reply.status}`;
-    if (!isRetryableStatus(reply.status)) return { ...outcome, error };
-    return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
+    return { outcome: 'answered', reply, latencyMs: latency() };
   } catch (error) {
-    if (error instanceof EndpointRefusedError) return { httpStatus: null, latencyMs: null, error: error.message };
+    if (error instanceof EndpointRefusedError) return { outcome: 'not_sent', error: error.message };
     const reason =
       error instanceof Error
         ? `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}`
         : String(error);
-    return { httpStatus: null, latencyMs: latency(), error: reason, retry: { retryAfterSeconds: null } };
+    return { outcome: 'network_error', error: reason, latencyMs: latency() };
   }
+}
+
+/** One attempt at the payment request: never throws for anything the endpoint or the network does. */
+async function attempt(
+  deps: OutboundDependencies,
+  invoice: typeof invoices.$inferSelect,
+  tenant: typeof tenants.$inferSelect,
+): Promise<AttemptOutcome> {
+  const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
+  // The same message id on every attempt, so the partner can deduplicate retries.
+  const exchange = await sendSignedMessage(
+    deps,
+    tenant,
+    `msg_${invoice.id}`,
+    body,
+    'partner-integrations (payment request)',
+  );
+  if (exchange.outcome === 'not_sent') return { httpStatus: null, latencyMs: null, error: exchange.error };
+  if (exchange.outcome === 'network_error') {
+    return {
+      httpStatus: null,
+      latencyMs: exchange.latencyMs,
+      error: exchange.error,
+      retry: { retryAfterSeconds: null },
+    };
+  }
+  const { reply, latencyMs } = exchange;
+  const outcome = { httpStatus: reply.status, latencyMs, responseBody: replyExcerpt(reply.body) };
+  if (isSuccessStatus(reply.status)) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+  const error = `endpoint answered HTTP ${reply.status}`;
+  if (!isRetryableStatus(reply.status)) return { ...outcome, error };
+  return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
 }
 
 /**

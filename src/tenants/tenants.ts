@@ -53,6 +53,8 @@ function checkEndpointUrl(endpointUrl: string | null | undefined): void {
   }
 }
 
+export const slugTaken = (slug: string) => `A tenant with slug "${slug}" already exists.`;
+
 /** Creates the tenant with one secret of each kind, all in one transaction. */
 export async function createTenant(
   db: Database,
@@ -81,7 +83,7 @@ export async function createTenant(
       return { tenant, secrets };
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict(`A tenant with slug "${input.slug}" already exists.`);
+    if (isUniqueViolation(error)) throw conflict(slugTaken(input.slug));
     throw error;
   }
 }

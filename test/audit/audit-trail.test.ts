@@ -77,6 +77,7 @@ describe('audit trail', () => {
     secrets.push(...Object.values(created.credentials as Record<string, string>), 'hunter2-password');
     const tenantId = created.tenant.id;
     await change('PATCH', `/tenants/${tenantId}`, { name: 'Audited again' }, tenantId);
+    await change('POST', `/tenants/${tenantId}/payment-endpoint/ping`, undefined, tenantId);
     const issued = await change('POST', `/tenants/${tenantId}/credentials`, { kind: 'partner_api_key' }, tenantId);
     secrets.push(issued.secret);
     await change('DELETE', `/credentials/${issued.id}`, undefined, issued.id);
@@ -165,7 +166,7 @@ describe('audit trail', () => {
 
   it('covers routes added later, with the actor their authentication names', async () => {
     const app = await buildAdminApp(service.context, createLogger('silent'), {
-      integrationsDocument: async () => ({}),
+      documents: { integrations: async () => ({}), backend: async () => ({}) },
     });
     app.post('/admin/console/sign-in', async (request) => {
       request.adminActor = 'console session alice';

@@ -58,7 +58,9 @@ describe('a database that is unavailable', () => {
       const apps: HostApp[] = [
         await buildIntegrationsApp(context, logger),
         await buildBackendApp(context, logger),
-        await buildAdminApp(context, logger, { integrationsDocument: async () => ({}) }),
+        await buildAdminApp(context, logger, {
+          documents: { integrations: async () => ({}), backend: async () => ({}) },
+        }),
       ];
       const [integrations, backend, admin] = apps;
       try {

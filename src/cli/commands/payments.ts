@@ -17,21 +17,26 @@ export const paymentCommands: Command[] = [
   {
     name: 'invoices create',
     summary: "Create an invoice; its payment request is sent to the tenant's payment endpoint",
-    usage: '--tenant TENANT_ID --amount 100.00 --currency SAR [--trip TRIP_ID]',
+    usage: '--tenant TENANT_ID --amount 100.00 --currency SAR [--trip TRIP_ID] [--idempotency-key KEY]',
     options: {
       tenant: { type: 'string' },
       amount: { type: 'string' },
       currency: { type: 'string' },
       trip: { type: 'string' },
+      'idempotency-key': { type: 'string' },
     },
     async run(invocation) {
       const { options } = invocation;
-      const { invoice } = await invocation.admin().request('POST', '/invoices', {
+      const key = options['idempotency-key'];
+      const body = {
         tenant_id: required(options, 'tenant'),
         amount: required(options, 'amount'),
         currency: required(options, 'currency'),
         ...(typeof options.trip === 'string' && { trip_id: options.trip }),
-      });
+      };
+      const { invoice } = await invocation
+        .admin()
+        .request('POST', '/invoices', body, typeof key === 'string' ? { 'idempotency-key': key } : {});
       invocation.output(record(invoice), { invoice });
     },
   },

@@ -57,9 +57,14 @@ export const tenantCommands: Command[] = [
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');
       const client = invocation.admin();
-      const { tenant } = await client.request('GET', `/tenants/${id}`);
+      const { tenant, last_ping } = await client.request('GET', `/tenants/${id}`);
       const { credentials } = await client.request('GET', `/tenants/${id}/credentials`);
-      invocation.output(`${record(tenant)}\n\n${table(credentials, CREDENTIAL_COLUMNS)}`, { tenant, credentials });
+      const ping = last_ping ? `\n\nlast ping:\n${record(last_ping)}` : '';
+      invocation.output(`${record(tenant)}\n\n${table(credentials, CREDENTIAL_COLUMNS)}${ping}`, {
+        tenant,
+        credentials,
+        last_ping,
+      });
     },
   },
   {
@@ -76,6 +81,17 @@ export const tenantCommands: Command[] = [
         ...(typeof endpoint === 'string' && { payment_endpoint_url: endpoint === 'none' ? null : endpoint }),
       });
       invocation.output(record(tenant), { tenant });
+    },
+  },
+  {
+    name: 'tenants ping',
+    summary: "Send a signed ping to the tenant's payment endpoint now; exits 1 unless it answered 2xx",
+    usage: 'TENANT_ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'tenant id');
+      const { ping } = await invocation.admin().request('POST', `/tenants/${id}/payment-endpoint/ping`);
+      invocation.output(record(ping), { ping });
+      if (!ping.ok) process.exitCode = 1;
     },
   },
   {

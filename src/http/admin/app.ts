@@ -7,11 +7,13 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { consolePlugin } from './console/index.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
-import { adminDocs, type DocumentBuilder } from './docs.js';
+import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
+import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
@@ -32,19 +34,15 @@ const BEARER = /^bearer ([!-~]+)$/i;
 /** The audit trail's name for whoever presents ADMIN_TOKEN. */
 const ADMIN_TOKEN_ACTOR = 'admin token';
 
-function renderAdminError(error: AppError) {
-  return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
-}
-
 interface AdminHostOptions {
-  /** The integrations host's document, for the docs UI. */
-  integrationsDocument: DocumentBuilder;
+  /** The public hosts' documents, for the docs UI. */
+  documents: Record<PublicHostName, DocumentBuilder>;
 }
 
 export async function buildAdminApp(
   context: AppContext,
   logger: FastifyBaseLogger,
-  { integrationsDocument }: AdminHostOptions,
+  { documents }: AdminHostOptions,
 ): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger });
   const expectedToken = sha256(context.config.adminToken);
@@ -60,6 +58,8 @@ export async function buildAdminApp(
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
       security: [{ adminToken: [] }],
     },
+    // Relative: the document is read from the admin listener it describes, wherever that is.
+    transformObject: finishDocument({ servers: () => [{ url: '/', description: 'this admin listener' }] }),
   });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   // Prometheus scrapes without a token: the admin listener is private (127.0.0.1 by default).
@@ -70,7 +70,7 @@ export async function buildAdminApp(
   // Before any route: every change on this host, whatever plugin adds its route, is audited.
   recordAdminChanges(app, context);
   const limits = await registerRateLimits(app, context, 'admin');
-  await app.register(adminDocs, { integrationsDocument });
+  await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = reportedError(error, request, reply);
@@ -84,6 +84,13 @@ export async function buildAdminApp(
 
   await app.register(
     async (admin) => {
+      // Every route documents the errors it can answer, with their exact bodies.
+      admin.addHook('onRoute', (route) => {
+        route.schema = {
+          ...route.schema,
+          response: { ...adminErrorResponses(route), ...(route.schema?.response as object | undefined) },
+        };
+      });
       admin.addHook('onRequest', async (request, reply) => {
         await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.

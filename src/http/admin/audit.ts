@@ -68,6 +68,7 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
     '/audit-events',
     {
       schema: {
+        operationId: 'listAuditEvents',
         tags: ['audit'],
         summary: "Operators' changes, newest first",
         querystring: Type.Object({

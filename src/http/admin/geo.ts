@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js';
 import type { CityRow, CountryRow } from '../../db/schema.js';
 import {
   addAttraction,
+  countryCodeTaken,
   createCity,
   createCountry,
   findCities,
@@ -21,6 +22,7 @@ import { UUID_PATTERN_SOURCE } from '../../text.js';
 import { flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { Attraction, attractionView, City, Country, cityView, countryView } from '../shapes/geo.js';
+import { conflictResponse } from './error-responses.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const NameAr = Nullable(
@@ -92,6 +94,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/countries',
     {
       schema: {
+        operationId: 'createCountry',
         tags: ['geo'],
         summary: 'Add a country; a code already present is a 409',
         body: Type.Object(
@@ -104,7 +107,10 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ country: AdminCountry }) },
+        response: {
+          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+          201: Type.Object({ country: AdminCountry }),
+        },
       },
     },
     async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body)) }),
@@ -112,7 +118,15 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
 
   app.get(
     '/countries/:id',
-    { schema: { tags: ['geo'], params: CountryIdParams, response: { 200: Type.Object({ country: AdminCountry }) } } },
+    {
+      schema: {
+        operationId: 'getCountry',
+        summary: 'A country by id or two-letter code, with its Arabic name',
+        tags: ['geo'],
+        params: CountryIdParams,
+        response: { 200: Type.Object({ country: AdminCountry }) },
+      },
+    },
     async (request) => ({ country: countryOut(await getCountry(db, request.params.id)) }),
   );
 
@@ -120,11 +134,15 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/countries/:id',
     {
       schema: {
+        operationId: 'updateCountry',
         tags: ['geo'],
         summary: 'Change a country (by id or code), e.g. mark it supported',
         params: CountryIdParams,
         body: CountryChangesBody,
-        response: { 200: Type.Object({ country: AdminCountry }) },
+        response: {
+          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+          200: Type.Object({ country: AdminCountry }),
+        },
       },
     },
     async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body)) }),
@@ -134,6 +152,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities',
     {
       schema: {
+        operationId: 'findCities',
         tags: ['geo'],
         summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
         querystring: Type.Object({
@@ -166,6 +185,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities',
     {
       schema: {
+        operationId: 'createCity',
         tags: ['geo'],
         summary: 'Add a city',
         body: Type.Object(
@@ -188,7 +208,15 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
 
   app.get(
     '/cities/:id',
-    { schema: { tags: ['geo'], params: IdParams, response: { 200: Type.Object({ city: AdminCity }) } } },
+    {
+      schema: {
+        operationId: 'getCity',
+        summary: 'A city, with its Arabic name and whether it is supported',
+        tags: ['geo'],
+        params: IdParams,
+        response: { 200: Type.Object({ city: AdminCity }) },
+      },
+    },
     async (request) => ({ city: cityOut(await getCity(db, request.params.id)) }),
   );
 
@@ -196,6 +224,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id',
     {
       schema: {
+        operationId: 'updateCity',
         tags: ['geo'],
         summary: 'Change a city, e.g. supported or images',
         params: IdParams,
@@ -210,6 +239,9 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id/attractions',
     {
       schema: {
+        operationId: 'listAttractions',
+        summary: "A city's attractions",
+
         tags: ['geo'],
         params: IdParams,
         response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) },
@@ -222,6 +254,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     '/cities/:id/attractions',
     {
       schema: {
+        operationId: 'addAttraction',
         tags: ['geo'],
         summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
         params: IdParams,

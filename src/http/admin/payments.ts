@@ -6,11 +6,17 @@ import type { AppContext } from '../../context.js';
 import {
   createInvoice,
   getInvoice,
+  IDEMPOTENCY_WINDOW_HOURS,
+  INACTIVE_TENANT,
+  idempotencyKeyReused,
   listDeliveries,
   listPaymentEvents,
+  outcomeAlreadyReported,
   resendPaymentRequest,
 } from '../../payments/invoices.js';
+import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { conflictResponse } from './error-responses.js';
 import { Delivery, deliveryView, Invoice, invoiceView, PaymentEvent, paymentEventView } from './shapes.js';
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
@@ -22,6 +28,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
       config: { losslessJsonNumbers: true },
       schema: {
+        operationId: 'createInvoice',
         tags: ['invoices'],
         summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
         body: Type.Object(
@@ -37,11 +44,36 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ invoice: Invoice }) },
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              pattern: '^[!-~]+$',
+              description:
+                `Makes a retried call safe: the same key with the same body within ${IDEMPOTENCY_WINDOW_HOURS} h ` +
+                'answers the first invoice (header `Idempotent-Replayed: true`) and sends no second payment ' +
+                'request; the same key with another body is a 409. 1 to 255 visible ASCII characters, e.g. a UUID.',
+            }),
+          ),
+        }),
+        response: {
+          409: conflictResponse({
+            'inactive tenant': INACTIVE_TENANT,
+            'Idempotency-Key reused': idempotencyKeyReused(EXAMPLE_UUID),
+          }),
+          201: Type.Object({ invoice: Invoice }),
+        },
       },
     },
     async (request, reply) => {
-      const invoice = await createInvoice(db, paymentQueue, request.body);
+      const { invoice, replayed } = await createInvoice(
+        db,
+        paymentQueue,
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send({ invoice: invoiceView(invoice) });
     },
   );
@@ -50,6 +82,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     '/invoices/:id',
     {
       schema: {
+        operationId: 'getInvoice',
         tags: ['invoices'],
         summary: 'An invoice with its stored payment events and its delivery attempts',
         params: IdParams,
@@ -73,12 +106,16 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     '/invoices/:id/payment-requests',
     {
       schema: {
+        operationId: 'resendPaymentRequest',
         tags: ['invoices'],
         summary: 'Send the payment request again: one more attempt now, even after a final failure',
         description:
           "Same `webhook-id`, recorded like every attempt (see the invoice's `deliveries`). A 409 once the partner has reported an outcome.",
         params: IdParams,
-        response: { 202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }) },
+        response: {
+          202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }),
+          409: conflictResponse({ 'outcome reported': outcomeAlreadyReported('paid') }),
+        },
       },
     },
     async (request, reply) => {

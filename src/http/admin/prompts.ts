@@ -38,6 +38,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/default-prompts/:language',
     {
       schema: {
+        operationId: 'getDefaultPrompts',
         tags,
         summary: "A language's default prompt set",
         params: LanguageParams,
@@ -51,6 +52,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/default-prompts/:language',
     {
       schema: {
+        operationId: 'replaceDefaultPrompts',
         tags,
         summary: "Replace a language's default prompt set, at once",
         description: 'A prompt without sort_order takes its position in the list.',

@@ -3,7 +3,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { AuditEventRow } from '../../audit/events.js';
 import type { InvoiceRow, PaymentDeliveryRow, PaymentEventRow } from '../../payments/invoices.js';
-import { RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
+import { isSuccessStatus, RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
+import type { EndpointPingRow } from '../../payments/ping.js';
 import type { CredentialWithUse } from '../../tenants/credentials.js';
 import type { TenantRow } from '../../tenants/tenants.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
@@ -157,6 +158,28 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
     error: row.error,
     response_body: row.responseBody,
     next_retry_at: isoOrNull(row.nextRetryAt),
+  };
+}
+
+export const Ping = Type.Object({
+  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
+  endpoint_url: Nullable(Type.String()),
+  pinged_at: Timestamp,
+  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null when ok' })),
+});
+
+export function pingView(row: EndpointPingRow): Static<typeof Ping> {
+  return {
+    webhook_id: row.webhookId,
+    endpoint_url: row.endpointUrl,
+    pinged_at: row.pingedAt.toISOString(),
+    ok: isSuccessStatus(row.httpStatus),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
   };
 }
 

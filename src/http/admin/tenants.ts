@@ -2,7 +2,8 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
+import { type AppContext, signingDependencies } from '../../context.js';
+import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/ping.js';
 import {
   BACKEND_SCOPES,
   issueCredential,
@@ -12,9 +13,10 @@ import {
   revokeCredential,
 } from '../../tenants/credentials.js';
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, updateTenant } from '../../tenants/tenants.js';
+import { createTenant, getTenant, listTenants, slugTaken, updateTenant } from '../../tenants/tenants.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
-import { Credential, credentialView, Tenant, tenantView } from './shapes.js';
+import { conflictResponse } from './error-responses.js';
+import { Credential, credentialView, Ping, pingView, Tenant, tenantView } from './shapes.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({
@@ -53,15 +55,19 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   const { db, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
   const seal = (secret: string) => secretBox.seal(secret);
+  const signing = signingDependencies(context);
 
   app.post(
     '/tenants',
     {
       schema: {
+        operationId: 'createTenant',
         tags: ['tenants'],
         summary: 'Create a tenant with one secret of each kind (shown once)',
         body: NewTenantBody,
         response: {
+          409: conflictResponse({ 'slug taken': slugTaken('acme') }),
+
           201: Type.Object({
             tenant: Tenant,
             credentials: Type.Object({
@@ -81,20 +87,66 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
 
   app.get(
     '/tenants',
-    { schema: { tags: ['tenants'], response: { 200: Type.Object({ tenants: Type.Array(Tenant) }) } } },
+    {
+      schema: {
+        operationId: 'listTenants',
+        summary: 'List tenants, oldest first',
+        tags: ['tenants'],
+        response: { 200: Type.Object({ tenants: Type.Array(Tenant) }) },
+      },
+    },
     async () => ({ tenants: (await listTenants(db)).map(tenantView) }),
   );
 
   app.get(
     '/tenants/:id',
-    { schema: { tags: ['tenants'], params: IdParams, response: { 200: Type.Object({ tenant: Tenant }) } } },
-    async (request) => ({ tenant: tenantView(await getTenant(db, request.params.id)) }),
+    {
+      schema: {
+        operationId: 'getTenant',
+        summary: 'A tenant, with the outcome of its latest payment endpoint ping',
+
+        tags: ['tenants'],
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            tenant: Tenant,
+            last_ping: Type.Union([Ping, Type.Null()], { description: 'The latest ping; null: never pinged' }),
+          }),
+        },
+      },
+    },
+    async (request) => ({
+      tenant: tenantView(await getTenant(db, request.params.id)),
+      last_ping: await lastPing(db, request.params.id).then((row) => row && pingView(row)),
+    }),
+  );
+
+  app.post(
+    '/tenants/:id/payment-endpoint/ping',
+    {
+      schema: {
+        operationId: 'pingPaymentEndpoint',
+        tags: ['tenants'],
+        summary: "Send a signed ping to the tenant's payment endpoint now and report the outcome",
+        description:
+          'Sends `{"type": "ping", "tenant_id", "created_at"}` with the same Standard Webhooks headers and secrets ' +
+          'as a payment request, waits for the answer (15 s at most), records it with the tenant and answers it. ' +
+          'An endpoint that fails is an outcome (`ok: false`), not an error; a tenant without an endpoint is a 409.',
+        params: IdParams,
+        response: {
+          409: conflictResponse({ 'no endpoint': NOTHING_TO_PING }),
+          200: Type.Object({ ping: Ping }),
+        },
+      },
+    },
+    async (request) => ({ ping: pingView(await pingPaymentEndpoint(signing, request.params.id)) }),
   );
 
   app.patch(
     '/tenants/:id',
     {
       schema: {
+        operationId: 'updateTenant',
         tags: ['tenants'],
         summary: 'Change a tenant; is_active false makes all its credentials fail at once',
         params: IdParams,
@@ -109,6 +161,9 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id/credentials',
     {
       schema: {
+        operationId: 'listTenantCredentials',
+        summary: "A tenant's credentials (hints only, never the secrets), revoked ones included",
+
         tags: ['credentials'],
         params: IdParams,
         response: { 200: Type.Object({ credentials: Type.Array(Credential) }) },
@@ -125,6 +180,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/tenants/:id/credentials',
     {
       schema: {
+        operationId: 'issueTenantCredential',
         tags: ['credentials'],
         summary: 'Issue another secret of a kind (rotation); earlier ones stay valid until revoked',
         params: IdParams,
@@ -143,6 +199,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/credentials/:id',
     {
       schema: {
+        operationId: 'revokeTenantCredential',
         tags: ['credentials'],
         summary: 'Revoke a tenant credential; it stops working on the next request',
         params: IdParams,
@@ -158,6 +215,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/partner-keys',
     {
       schema: {
+        operationId: 'createPartnerKey',
         tags: ['partner keys'],
         summary: 'Issue a backend partner key with scopes (shown once)',
         body: NewPartnerKeyBody,
@@ -175,7 +233,12 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.get(
     '/partner-keys',
     {
-      schema: { tags: ['partner keys'], response: { 200: Type.Object({ partner_keys: Type.Array(Credential) }) } },
+      schema: {
+        operationId: 'listPartnerKeys',
+        summary: 'List backend partner keys (hints only), revoked ones included',
+        tags: ['partner keys'],
+        response: { 200: Type.Object({ partner_keys: Type.Array(Credential) }) },
+      },
     },
     async () => ({ partner_keys: (await listCredentials(db, { kind: 'backend_partner_key' })).map(credentialView) }),
   );
@@ -184,6 +247,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/partner-keys/:id',
     {
       schema: {
+        operationId: 'revokePartnerKey',
         tags: ['partner keys'],
         summary: 'Revoke a backend partner key; it stops working on the next request',
         params: IdParams,
@@ -199,6 +263,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     '/secrets/rekey',
     {
       schema: {
+        operationId: 'rekeySecrets',
         tags: ['credentials'],
         summary: 'Seal every payment endpoint signing secret again under SECRET_ENCRYPTION_KEY',
         description:

@@ -61,6 +61,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
     '/trips',
     {
       schema: {
+        operationId: 'createTrip',
         tags: ['trips'],
         summary: "Create a tenant's trip (status draft)",
         body: TripBody,
@@ -76,7 +77,15 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
 
   app.get(
     '/trips/:id',
-    { schema: { tags: ['trips'], params: IdParams, response: { 200: TripResponse } } },
+    {
+      schema: {
+        operationId: 'getTrip',
+        summary: 'A trip, in the API shape partners see',
+        tags: ['trips'],
+        params: IdParams,
+        response: { 200: TripResponse },
+      },
+    },
     async (request) => ({ trip: tripView(await getTrip(db, request.params.id)) }),
   );
 };

@@ -6,6 +6,7 @@ import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { backendGeoRoutes, flagRoutes } from './geo.js';
@@ -63,7 +64,6 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
           'Attribution 4.0 (https://creativecommons.org/licenses/by/4.0/); selected and reshaped. ' +
           'Flags: flag-icons (MIT).',
       },
-      ...(context.config.backendPublicUrl && { servers: [{ url: context.config.backendPublicUrl }] }),
       components: {
         securitySchemes: {
           ApiKey: apiKeyAuthorizationScheme(
@@ -73,6 +73,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
         },
       },
     },
+    transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.backend }] }),
   });
   app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 

@@ -2,14 +2,15 @@
 // the country objects of both hosts point at.
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AppError, ErrorCode } from '../../errors.js';
+import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/reference-data.js';
 import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/credentials.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { City, Country } from '../shapes/geo.js';
@@ -31,13 +32,31 @@ const ValidationDetail = Type.Object({
     }),
   ),
 });
-const ERROR_RESPONSES = {
-  401: { ...Detail, description: 'Missing, invalid or revoked Api-Key (or its tenant is inactive)' },
-  403: { ...Detail, description: 'The key lacks the scope of this list' },
-  422: { ...ValidationDetail, description: 'Invalid query parameters, one entry each' },
-  429: { ...Detail, description: 'Over the rate limit; retry after `Retry-After` seconds' },
-  500: { ...Detail, description: 'Unexpected server error' },
-};
+const NOT_PROVIDED = 'Authentication credentials were not provided.';
+const INVALID_KEY = 'Invalid API key.';
+const lacksScope = (scope: BackendScope) => `This API key lacks the ${scope} permission.`;
+
+/** A documented error response with the exact bodies answered, by name. */
+const detailResponse = (description: string, schema: TSchema, examples: [string, unknown][]) => ({
+  description,
+  content: { 'application/json': { schema, examples: namedExamples(examples) } },
+});
+
+/** The error responses of a list needing `scope`. */
+const errorResponses = (scope: BackendScope) => ({
+  401: detailResponse('Missing, invalid or revoked Api-Key (or its tenant is inactive)', Detail, [
+    ['missing', { detail: NOT_PROVIDED }],
+    ['invalid', { detail: INVALID_KEY }],
+  ]),
+  403: detailResponse('The key lacks the scope of this list', Detail, [['scope', { detail: lacksScope(scope) }]]),
+  422: detailResponse('Invalid query parameters, one entry each', ValidationDetail, [
+    ['invalid', { detail: [{ loc: ['query', 'limit'], msg: 'must be >= 1', type: 'greater_than_equal' }] }],
+  ]),
+  429: detailResponse('Over the rate limit; retry after `Retry-After` seconds', Detail, [
+    ['limited', { detail: DEFAULT_MESSAGE.RATE_LIMITED }],
+  ]),
+  500: detailResponse('Unexpected server error', Detail, [['error', { detail: DEFAULT_MESSAGE.INTERNAL_ERROR }]]),
+});
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
@@ -48,15 +67,12 @@ function requirePartnerKey(context: AppContext, limits: RateLimitGuard) {
     const partner = await resolveBackendPartnerKey(context.db, secret);
     if (!partner) {
       await limits.authenticationFailed(request, reply);
-      throw new AppError(
-        ErrorCode.UNAUTHORIZED,
-        request.headers.authorization ? 'Invalid API key.' : 'Authentication credentials were not provided.',
-      );
+      throw new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED);
     }
     await limits.authenticated(request, reply, partner.keyId);
     const scope = request.routeOptions.config.scope;
     if (scope && !partner.scopes.includes(scope)) {
-      throw new AppError(ErrorCode.FORBIDDEN, `This API key lacks the ${scope} permission.`);
+      throw new AppError(ErrorCode.FORBIDDEN, lacksScope(scope));
     }
   };
 }
@@ -76,11 +92,12 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
     {
       config: { scope: 'countries:read' },
       schema: {
+        operationId: 'listCountries',
         tags: ['geo'],
         summary: 'Countries, by name',
         security: [{ ApiKey: [] }],
         querystring: CountryQuery,
-        response: { 200: PagedList(Country), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+        response: { 200: PagedList(Country), ...NOT_MODIFIED, ...errorResponses('countries:read') },
       },
     },
     (request, reply) => serveCountries(context, request, request.query, reply, 'backend', (list) => list),
@@ -91,11 +108,12 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
     {
       config: { scope: 'cities:read' },
       schema: {
+        operationId: 'listCities',
         tags: ['geo'],
         summary: 'Cities, by name then id',
         security: [{ ApiKey: [] }],
         querystring: CityQuery,
-        response: { 200: PagedList(City), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+        response: { 200: PagedList(City), ...NOT_MODIFIED, ...errorResponses('cities:read') },
       },
     },
     (request, reply) => serveCities(context, request, request.query, reply, 'backend', (list) => list),
@@ -111,12 +129,16 @@ export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/static/flags/:file',
     {
       schema: {
+        operationId: 'getFlag',
         tags: ['geo'],
         summary: 'A country flag (SVG, 4:3), without auth',
+        security: [],
         params: Type.Object({ file: Type.String({ description: '<lower-case country code>.svg, e.g. sa.svg' }) }),
         response: {
           200: { description: 'The flag', content: { 'image/svg+xml': { schema: Type.String() } } },
-          404: Detail,
+          404: detailResponse('No flag for this file name', Detail, [
+            ['unknown', { detail: DEFAULT_MESSAGE.NOT_FOUND }],
+          ]),
         },
       },
     },

@@ -2,9 +2,11 @@
 // Route schemas are built with `Envelope(dataSchema)` and the shared error responses here, so the
 // OpenAPI document and the wire agree.
 import { type TSchema, Type } from '@sinclair/typebox';
-import { type AppError, ErrorCode, notFound } from '../../errors.js';
+import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../text.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
+import { namedExamples } from '../openapi.js';
+import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 /** A success envelope around `data`. */
 export function ok<T>(message: string, data: T) {
@@ -35,34 +37,46 @@ export const ErrorEnvelope = Type.Object(
     message: Type.String({ description: 'Human-readable; names the field on a validation error' }),
     data: Type.Null(),
     error: Type.Object({
-      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) }),
-      details: Type.Optional(
-        Type.Array(
-          Type.Object({
-            field: Type.String({ description: 'Dotted for nested fields, e.g. travelers.adults' }),
-            message: Type.String(),
-            location: Type.Optional(Type.String({ description: 'body, query, path or header' })),
-          }),
-          { description: 'On VALIDATION_ERROR: one entry per invalid field' },
-        ),
-      ),
+      code: ErrorCodeSchema,
+      details: Type.Optional(FieldErrorDetails),
     }),
   },
   { $id: 'ErrorEnvelope', title: 'Error envelope' },
 );
 
-const errorResponse = (description: string) => ({ ...Type.Ref(ErrorEnvelope), description });
+/** A documented error response: the envelope, with the exact body of each error as an example. */
+const errorResponse = (description: string, errors: AppError[]) => ({
+  description,
+  content: {
+    'application/json': {
+      schema: Type.Ref(ErrorEnvelope),
+      examples: namedExamples(errors.map((error) => [error.code, renderEnvelopeError(error)])),
+    },
+  },
+});
 
 /** The error responses every `/api/v1/` route may give, to spread into its `response` schema. */
 export const ERROR_RESPONSES = {
-  400: errorResponse('VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON'),
-  401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant'),
-  404: errorResponse('NOT_FOUND: no such resource for this tenant'),
-  405: errorResponse('METHOD_NOT_ALLOWED'),
-  413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`),
-  429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds'),
-  500: errorResponse('INTERNAL_ERROR'),
-  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds'),
+  400: errorResponse('VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON', [
+    invalid([{ field: 'language', message: 'must be one of en, ar', location: 'query' }]),
+    new AppError(ErrorCode.TENANT_NOT_ALLOWED),
+    new AppError(ErrorCode.INVALID_JSON),
+  ]),
+  401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant', [
+    new AppError(ErrorCode.UNAUTHORIZED),
+  ]),
+  404: errorResponse('NOT_FOUND: no such resource for this tenant', [notFound('Trip')]),
+  405: errorResponse('METHOD_NOT_ALLOWED', [
+    new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
+  ]),
+  413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
+  429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
+    new AppError(ErrorCode.RATE_LIMITED),
+  ]),
+  500: errorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
+  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
+    new AppError(ErrorCode.SERVICE_UNAVAILABLE),
+  ]),
 };
 
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */

@@ -15,6 +15,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
     '/countries/',
     {
       schema: {
+        operationId: 'listCountries',
         tags: ['geo'],
         summary: 'Countries, by name; `data` is the paged list',
         querystring: CountryQuery,
@@ -29,6 +30,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
     '/cities/',
     {
       schema: {
+        operationId: 'listCities',
         tags: ['geo'],
         summary: 'Cities, by name then id; `data` is the paged list',
         querystring: CityQuery,

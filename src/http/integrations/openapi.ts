@@ -3,17 +3,18 @@
 import swagger from '@fastify/swagger';
 import type { AppContext } from '../../context.js';
 import type { HostApp } from '../host.js';
+import { finishDocument } from '../openapi.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { ErrorEnvelope } from './envelope.js';
 import { Prompt } from './prompts.js';
 import { Trip } from './trips.js';
+import { WEBHOOKS } from './webhooks.js';
 
 /** Schemas shared by several routes: components in the document, `$ref`s in the routes. */
 const SHARED_SCHEMAS = [ErrorEnvelope, Prompt, Trip];
 
 export async function registerOpenApi(app: HostApp, context: AppContext, prefix: string): Promise<void> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  const { integrationsPublicUrl } = context.config;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -26,7 +27,6 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
           'The tenant comes from the credential: never send `tenant`, `tenant_id` or `tenant_slug`. ' +
           'No CORS: browsers cannot call this host.',
       },
-      ...(integrationsPublicUrl && { servers: [{ url: integrationsPublicUrl }] }),
       components: {
         securitySchemes: {
           ApiKey: apiKeyAuthorizationScheme(
@@ -44,6 +44,7 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
       },
       security: [{ ApiKey: [] }],
     },
+    transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.integrations }], webhooks: WEBHOOKS }),
     // Components keep the names of their `$id`s (`ErrorEnvelope`, ...), not `def-0`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });

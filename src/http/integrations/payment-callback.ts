@@ -15,6 +15,7 @@ import {
 import type { TenantRow } from '../../tenants/tenants.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
+import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
@@ -38,19 +39,68 @@ const NotificationBody = Type.Object(
   {
     additionalProperties: true,
     description: 'Extra fields (e.g. a nested object of gateway data) are stored with the event and otherwise ignored.',
+    examples: [
+      {
+        invoice_id: EXAMPLE_UUID,
+        transaction_id: 'chg_TS02A5720231433Qs1w0809820',
+        status: 'paid',
+        amount: '100.00',
+        currency: 'SAR',
+        gateway: 'tap',
+      },
+    ],
   },
 );
 
-const Accepted = Type.Object({
-  status: Type.Unsafe<'success' | 'duplicate'>({
-    type: 'string',
-    enum: ['success', 'duplicate'],
-    description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
-  }),
-});
-const ErrorBody = (description: string) => Type.Object({ error: Type.String() }, { description });
+const Accepted = Type.Object(
+  {
+    status: Type.Unsafe<'success' | 'duplicate'>({
+      type: 'string',
+      enum: ['success', 'duplicate'],
+      description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
+    }),
+  },
+  { examples: [{ status: 'success' }, { status: 'duplicate' }] },
+);
+const ErrorBody = Type.Object({ error: Type.String() });
 
-type CallbackError = 400 | 401 | 403 | 404 | 413 | 429;
+/** One of each refusal, to document the exact bodies answered. */
+const EVERY_REFUSAL: CallbackRejection[] = [
+  { reason: 'missing_api_key' },
+  { reason: 'unauthorized' },
+  { reason: 'invalid_json' },
+  { reason: 'missing_field', field: 'transaction_id' },
+  { reason: 'invalid_field', field: 'amount' },
+  { reason: 'invoice_not_found' },
+  { reason: 'forbidden' },
+  { reason: 'gateway_mismatch' },
+  { reason: 'amount_mismatch' },
+  { reason: 'currency_mismatch' },
+];
+const TOO_LARGE = 'Payload too large';
+const TOO_MANY = 'Too many requests';
+const UNAVAILABLE = 'Service unavailable';
+
+/** A documented error status of the callback, with every body it may carry as an example. */
+function errorResponse(httpStatus: CallbackError, description: string) {
+  const messages = [
+    ...EVERY_REFUSAL.map(refusal),
+    { httpStatus: 413, error: TOO_LARGE },
+    { httpStatus: 429, error: TOO_MANY },
+    { httpStatus: 503, error: UNAVAILABLE },
+  ].filter((candidate) => candidate.httpStatus === httpStatus);
+  return {
+    description,
+    content: {
+      'application/json': {
+        schema: ErrorBody,
+        examples: namedExamples(messages.map(({ error }) => [error, { error }])),
+      },
+    },
+  };
+}
+
+type CallbackError = 400 | 401 | 403 | 404 | 413 | 429 | 503;
 
 /** Each refusal's status and exact message (DECISIONS §4). */
 function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
@@ -81,8 +131,8 @@ function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; err
 /** The body of a request refused before our handler ran (bad JSON, too large, rate limited...). */
 function earlyFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
   const appError = toAppError(error);
-  if (appError.code === 'RATE_LIMITED') return { httpStatus: 429, error: 'Too many requests' };
-  if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: 'Payload too large' };
+  if (appError.code === 'RATE_LIMITED') return { httpStatus: 429, error: TOO_MANY };
+  if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: TOO_LARGE };
   if (['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_ERROR'].includes(appError.code)) {
     return { httpStatus: 400, error: 'Invalid JSON body' };
   }
@@ -136,7 +186,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     if (failure) return refuse(request, reply, failure.httpStatus, failure.error);
     // Nothing was stored: the partner retries the same notification later.
     if (reportedError(error, request, reply).code === 'SERVICE_UNAVAILABLE') {
-      return reply.code(503).send({ error: 'Service unavailable' });
+      return reply.code(503).send({ error: UNAVAILABLE });
     }
     return reply.code(500).send({ error: 'Internal server error' });
   });
@@ -171,6 +221,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       // messages; the schema below only documents it, so Ajv neither rejects nor coerces anything.
       validatorCompiler: () => () => true,
       schema: {
+        operationId: 'notifyPayment',
         tags: ['payments'],
         summary: 'Payment callback: the partner reports a payment outcome',
         description:
@@ -182,15 +233,17 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         body: NotificationBody,
         response: {
           200: Accepted,
-          400: ErrorBody(
+          400: errorResponse(
+            400,
             '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
           ),
-          401: ErrorBody('`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
-          403: ErrorBody('`Forbidden`: the invoice belongs to another tenant'),
-          404: ErrorBody('`Invoice not found`'),
-          413: ErrorBody(`\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
-          429: ErrorBody('`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
-          503: ErrorBody(
+          401: errorResponse(401, '`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
+          403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
+          404: errorResponse(404, '`Invoice not found`'),
+          413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
+          429: errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+          503: errorResponse(
+            503,
             '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
               'was stored; retry the same notification after `Retry-After` seconds',
           ),

@@ -57,6 +57,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/',
     {
       schema: {
+        operationId: 'listSuggestedPrompts',
         tags,
         summary: "List the tenant's own prompts, active and inactive",
         description: 'Ordered by language, sort_order, created_at.',
@@ -74,6 +75,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/effective/',
     {
       schema: {
+        operationId: 'getEffectiveSuggestedPrompts',
         tags,
         summary: 'The prompts the widget shows for a language',
         description:
@@ -112,6 +114,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/',
     {
       schema: {
+        operationId: 'createSuggestedPrompt',
         tags,
         summary: 'Create a prompt',
         body: CreateBody,
@@ -130,6 +133,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/:id/',
     {
       schema: {
+        operationId: 'updateSuggestedPrompt',
         tags,
         summary: 'Change a prompt (partial); `name` follows `text`',
         params: ResourceIdParams,
@@ -147,6 +151,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     '/suggested-prompts/:id/',
     {
       schema: {
+        operationId: 'deleteSuggestedPrompt',
         tags,
         summary: 'Delete a prompt',
         params: ResourceIdParams,

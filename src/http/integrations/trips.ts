@@ -14,6 +14,7 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
     '/trips/:id/',
     {
       schema: {
+        operationId: 'getTrip',
         tags: ['trips'],
         summary: "One of the tenant's trips",
         description: "Another tenant's trip, and an id that is not a UUID, are a 404.",

@@ -75,19 +75,60 @@ describe('OpenAPI', () => {
     }
   });
 
-  it('serves the UI on the admin listener, with the integrations document and the admin one', async () => {
+  it('serves the UI on the admin listener, listing the three documents', async () => {
     const page = await fetch(`${service.urls.admin}/admin/docs/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     const initializer = await (await fetch(`${service.urls.admin}/admin/docs/static/swagger-initializer.js`)).text();
-    expect(initializer).toContain('/admin/v1/openapi.json');
-    const shown = await (await fetch(`${service.urls.admin}/admin/docs/json`)).json();
-    expect(shown).toEqual(document);
+    for (const url of ['/admin/docs/integrations.json', '/admin/docs/backend.json', '/admin/v1/openapi.json']) {
+      expect(initializer).toContain(url);
+    }
+    const shown = await (await fetch(`${service.urls.admin}/admin/docs/integrations.json`)).json();
+    expect({ ...shown, servers: document.servers }).toEqual(document);
+    expect(await (await fetch(`${service.urls.admin}/admin/docs/json`)).json()).toEqual(shown);
     const admin = await (await fetch(`${service.urls.admin}/admin/v1/openapi.json`)).json();
     const result = await validate(admin);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
     expect(Object.keys(admin.paths)).toEqual(
       expect.arrayContaining(['/admin/v1/default-prompts/{language}', '/admin/v1/trips', '/admin/v1/trips/{id}']),
     );
+  });
+
+  it('lets "Try it out" reach each public host through the admin listener, the body relayed as sent', async () => {
+    const tenant = await service.createTenant();
+    const integrations = await (await fetch(`${service.urls.admin}/admin/docs/integrations.json`)).json();
+    const backend = await (await fetch(`${service.urls.admin}/admin/docs/backend.json`)).json();
+    expect(integrations.servers.map((server: any) => server.url)).toEqual([
+      '/admin/docs/try/integrations',
+      service.urls.integrations,
+    ]);
+    expect(backend.servers[0].url).toBe('/admin/docs/try/backend');
+
+    const tryIt = (server: string, path: string, init: RequestInit = {}) =>
+      fetch(`${service.urls.admin}${server}${path}`, init);
+    const auth = { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` };
+    const cities = await tryIt(integrations.servers[0].url, '/api/v1/cities/?limit=2', { headers: auth });
+    expect(cities.status).toBe(200);
+    expect(cities.headers.get('etag')).toBeTruthy();
+    const body = await cities.json();
+    expect(body.data.results).toHaveLength(2);
+    expect(body.data.next).toContain(service.urls.integrations);
+
+    const created = await tryIt(integrations.servers[0].url, '/api/v1/suggested-prompts/', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"language": "en", "text": "Relayed"}',
+    });
+    expect(created.status).toBe(201);
+    const callback = await tryIt(integrations.servers[0].url, '/api/v1/payments/notify/', {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.credentials.partner_api_key, 'content-type': 'application/json' },
+      body: '{"invoice_id": "not-a-uuid"}',
+    });
+    expect(await callback.json()).toEqual({ error: 'Missing transaction_id' });
+
+    const refused = await tryIt(backend.servers[0].url, '/v1/countries/');
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Api-Key');
   });
 });

@@ -1,0 +1,98 @@
+// The admin API's error body, `{"error": {"code", "message", "details"?}}`, and its documented
+// error responses: each with the exact body the handler answers, as an OpenAPI example.
+import { Type } from '@sinclair/typebox';
+import type { RouteOptions } from 'fastify';
+import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
+import { namedExamples } from '../openapi.js';
+import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
+
+export function renderAdminError(error: AppError) {
+  return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
+}
+
+const AdminError = Type.Object(
+  {
+    error: Type.Object({
+      code: ErrorCodeSchema,
+      message: Type.String(),
+      details: Type.Optional(FieldErrorDetails),
+    }),
+  },
+  { title: 'Admin error' },
+);
+
+export function adminErrorResponse(description: string, errors: AppError[]) {
+  return {
+    description,
+    content: {
+      'application/json': {
+        schema: AdminError,
+        examples: namedExamples(errors.map((error) => [error.code, renderAdminError(error)])),
+      },
+    },
+  };
+}
+
+/** A 409 for a route that can conflict: each case by name, with its exact message. */
+export function conflictResponse(cases: Record<string, string>) {
+  const examples = Object.entries(cases).map(([name, message]) => [
+    name,
+    renderAdminError(new AppError(ErrorCode.CONFLICT, message)),
+  ]) as [string, unknown][];
+  return {
+    description: `CONFLICT: ${Object.keys(cases).join('; ')}`,
+    content: { 'application/json': { schema: AdminError, examples: namedExamples(examples) } },
+  };
+}
+
+/** What a route's path (or, for `POST /invoices`, `/trips`, its body's tenant) names when it is not found. */
+const RESOURCE_OF_SEGMENT: Record<string, string> = {
+  tenants: 'Tenant',
+  credentials: 'Credential',
+  'partner-keys': 'Credential',
+  countries: 'Country',
+  cities: 'City',
+  trips: 'Trip',
+  invoices: 'Invoice',
+};
+
+function notFoundExample(url: string, hasParams: boolean): AppError | null {
+  const segments = url.split('/').filter(Boolean);
+  const owner = segments.findIndex((_segment, i) => segments[i + 1]?.startsWith(':'));
+  if (hasParams && owner >= 0) return notFound(RESOURCE_OF_SEGMENT[segments[owner]] ?? 'Resource');
+  // Creating something for a tenant names the tenant in the body.
+  return ['invoices', 'trips', 'partner-keys'].includes(segments.at(-1) ?? '') ? notFound('Tenant') : null;
+}
+
+/**
+ * The error responses of an admin route, from what it takes: every route can be refused its
+ * token, rate limited or fail; one with input can be invalid; one naming a resource can miss it.
+ */
+export function adminErrorResponses(route: Pick<RouteOptions, 'url' | 'method' | 'schema'>) {
+  const schema = route.schema ?? {};
+  const hasBody = schema.body !== undefined;
+  const takesInput = hasBody || schema.params !== undefined || schema.querystring !== undefined;
+  const missing = notFoundExample(route.url, schema.params !== undefined);
+  const invalidInput = hasBody
+    ? invalid([{ field: 'name', message: 'must NOT have fewer than 1 characters', location: 'body' }])
+    : invalid([{ field: 'id', message: 'must match format "uuid"', location: 'path' }]);
+  return {
+    ...(takesInput && {
+      400: adminErrorResponse('VALIDATION_ERROR (one entry per invalid field) or INVALID_JSON', [
+        invalidInput,
+        ...(hasBody ? [new AppError(ErrorCode.INVALID_JSON)] : []),
+      ]),
+    }),
+    401: adminErrorResponse('UNAUTHORIZED: missing or wrong `Authorization: Bearer <ADMIN_TOKEN>`', [
+      new AppError(ErrorCode.UNAUTHORIZED),
+    ]),
+    ...(missing && { 404: adminErrorResponse('NOT_FOUND', [missing]) }),
+    ...(hasBody && {
+      413: adminErrorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB', [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
+    }),
+    429: adminErrorResponse('RATE_LIMITED: too many failed authentications from this address', [
+      new AppError(ErrorCode.RATE_LIMITED),
+    ]),
+    500: adminErrorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
+  };
+}

@@ -1,0 +1,58 @@
+// Pinging a tenant's payment endpoint: a signed `ping` event, sent now, with the same Standard
+// Webhooks headers and secrets as a payment request, so a partner can test its verification
+// without waiting for an invoice. Every ping is recorded with the tenant.
+import { randomUUID } from 'node:crypto';
+import { desc, eq } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { endpointPings, tenants } from '../db/schema.js';
+import { conflict, notFound } from '../errors.js';
+import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './outbound.js';
+
+export type EndpointPingRow = typeof endpointPings.$inferSelect;
+
+export const NOTHING_TO_PING = 'The tenant has no payment endpoint to ping: set payment_endpoint_url.';
+
+/** The body of a ping, as the partner receives it. */
+export function pingEvent(tenantId: string, createdAt: Date) {
+  return { type: 'ping', tenant_id: tenantId, created_at: createdAt.toISOString() };
+}
+
+/**
+ * Sends a ping now and records how it went. A tenant without an endpoint is a 409 (nothing to
+ * ping); anything the endpoint or the network does is an outcome, never an error.
+ */
+export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<EndpointPingRow> {
+  const [tenant] = await deps.db.select().from(tenants).where(eq(tenants.id, tenantId));
+  if (!tenant) throw notFound('Tenant');
+  if (!tenant.paymentEndpointUrl) throw conflict(NOTHING_TO_PING);
+  const webhookId = `msg_ping_${randomUUID()}`;
+  const body = JSON.stringify(pingEvent(tenant.id, new Date()));
+  const exchange = await sendSignedMessage(deps, tenant, webhookId, body, 'partner-integrations (ping)');
+  const httpStatus = exchange.outcome === 'answered' ? exchange.reply.status : null;
+  let error: string | null = null;
+  if (exchange.outcome !== 'answered') error = exchange.error;
+  else if (!isSuccessStatus(httpStatus)) error = `endpoint answered HTTP ${httpStatus}`;
+  const [row] = await deps.db
+    .insert(endpointPings)
+    .values({
+      tenantId: tenant.id,
+      endpointUrl: tenant.paymentEndpointUrl,
+      webhookId,
+      httpStatus,
+      latencyMs: exchange.outcome === 'not_sent' ? null : exchange.latencyMs,
+      error,
+    })
+    .returning();
+  return row;
+}
+
+/** The tenant's latest ping, or null when it was never pinged. */
+export async function lastPing(db: Executor, tenantId: string): Promise<EndpointPingRow | null> {
+  const [row] = await db
+    .select()
+    .from(endpointPings)
+    .where(eq(endpointPings.tenantId, tenantId))
+    .orderBy(desc(endpointPings.pingedAt))
+    .limit(1);
+  return row ?? null;
+}

@@ -1,0 +1,114 @@
+// The three OpenAPI documents pass Redocly's recommended rules with no error, and every operation
+// carries what a partner's tooling needs: an operationId, a summary, tags, and examples of its
+// request and of every response, each documented error with its exact body.
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operationsOf } from '../../../src/http/openapi.js';
+import { startTestService, type TestService } from '../../support/service.js';
+
+let service: TestService;
+const documents: Record<string, any> = {};
+
+beforeAll(async () => {
+  service = await startTestService();
+  const fetchJson = async (url: string) => (await fetch(url)).json();
+  documents.integrations = await fetchJson(`${service.urls.integrations}/api/v1/openapi.json`);
+  documents.backend = await fetchJson(`${service.urls.backend}/v1/openapi.json`);
+  documents.admin = (await service.admin('GET', '/openapi.json')).json();
+});
+afterAll(() => service.stop());
+
+/** Every media type of an operation's request and responses, with where it is. */
+function mediaOf(operation: any): [string, any][] {
+  const request = Object.entries(operation.requestBody?.content ?? {}).map(
+    ([type, media]) => [`request ${type}`, media] as [string, any],
+  );
+  const responses = Object.entries(operation.responses ?? {}).flatMap(([status, response]: [string, any]) =>
+    Object.entries(response.content ?? {}).map(([type, media]) => [`${status} ${type}`, media] as [string, any]),
+  );
+  return [...request, ...responses];
+}
+
+describe.each(['integrations', 'backend', 'admin'])('the %s document', (name) => {
+  it('has no error under Redocly recommended rules', async () => {
+    const config = await createConfig({
+      extends: ['recommended'],
+      // The specification fixes these paths with their trailing slash (`/api/v1/countries/`), and
+      // the answers' `next` links carry it: the documents keep the paths partners are given.
+      rules: { 'no-path-trailing-slash': 'off' },
+    });
+    const problems = await lintFromString({
+      source: JSON.stringify(documents[name]),
+      absoluteRef: `${name}.json`,
+      config,
+    });
+    const errors = problems
+      .filter((problem) => problem.severity === 'error')
+      .map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
+    expect(errors).toEqual([]);
+  });
+
+  it('gives every operation an operationId, a summary, tags and examples', () => {
+    const operations = operationsOf(documents[name]);
+    expect(operations.length).toBeGreaterThan(0);
+    const lacking = operations.flatMap((operation) => {
+      const missing = ['operationId', 'summary', 'tags'].filter((field) => !operation[field]);
+      for (const [where, media] of mediaOf(operation)) {
+        if (media.example === undefined && media.examples === undefined && !where.includes('svg')) {
+          missing.push(`example of ${where}`);
+        }
+      }
+      return missing.length > 0 ? [`${operation.operationId ?? operation.summary}: ${missing.join(', ')}`] : [];
+    });
+    expect(lacking).toEqual([]);
+    const ids = operations.map((operation) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('names the server partners reach, and writes tuples as OpenAPI 3.1 prefixItems', () => {
+    const expected = {
+      integrations: service.urls.integrations,
+      backend: service.urls.backend,
+      admin: '/',
+    }[name];
+    expect(documents[name].servers[0].url).toBe(expected);
+    expect(JSON.stringify(documents[name])).not.toContain('"additionalItems"');
+  });
+});
+
+describe('documented errors', () => {
+  it('carry the exact bodies the hosts answer', async () => {
+    const trip = documents.integrations.paths['/api/v1/trips/{id}/'].get.responses['404'];
+    const unknownTrip = await fetch(`${service.urls.integrations}/api/v1/trips/${crypto.randomUUID()}/`, {
+      headers: { authorization: `Api-Key ${(await service.createTenant()).credentials.sso_hmac_secret}` },
+    });
+    expect(trip.content['application/json'].examples.NOT_FOUND.value).toEqual(await unknownTrip.json());
+
+    const callback = documents.integrations.paths['/api/v1/payments/notify/'].post.responses['401'];
+    const missingKey = await fetch(`${service.urls.integrations}/api/v1/payments/notify/`, { method: 'POST' });
+    expect(callback.content['application/json'].examples['Missing API key'].value).toEqual(await missingKey.json());
+
+    const invoice = documents.admin.paths['/admin/v1/invoices/{id}'].get.responses['404'];
+    const unknownInvoice = await service.admin('GET', `/invoices/${crypto.randomUUID()}`);
+    expect(invoice.content['application/json'].examples.NOT_FOUND.value).toEqual(unknownInvoice.json());
+
+    const cities = documents.backend.paths['/v1/cities/'].get.responses['401'];
+    const noKey = await fetch(`${service.urls.backend}/v1/cities/`);
+    expect(cities.content['application/json'].examples.missing.value).toEqual(await noKey.json());
+  });
+});
+
+describe('the integrations document', () => {
+  it('describes what we send partners: the payment request and the ping, with their headers and the reply read', () => {
+    const { webhooks } = documents.integrations;
+    expect(Object.keys(webhooks)).toEqual(['payment.requested', 'ping']);
+    const request = webhooks['payment.requested'].post;
+    expect(request.parameters.map((parameter: any) => parameter.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+    expect(request.requestBody.content['application/json'].example.type).toBe('payment.requested');
+    expect(request.responses['200'].content['application/json'].schema.properties).toHaveProperty('payment_url');
+  });
+});
