@@ -26,17 +26,19 @@ import { PaymentQueue } from './payments/queue.js';
 import { seedEmptyDatabase } from './seed.js';
 import { keyFilePath, secretBoxFor } from './tenants/secret-box.js';
 
-const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> = {
-  integrations: buildIntegrationsApp,
-  backend: buildBackendApp,
-  admin: (context, logger) =>
-    buildAdminApp(context, logger, {
-      documents: {
-        integrations: () => documentOf(() => buildIntegrationsApp(context, logger)),
-        backend: () => documentOf(() => buildBackendApp(context, logger)),
-      },
-    }),
-};
+/** Builds each host's app on a context; tests build only the hosts they need with these. */
+export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =
+  {
+    integrations: buildIntegrationsApp,
+    backend: buildBackendApp,
+    admin: (context, logger) =>
+      buildAdminApp(context, logger, {
+        documents: {
+          integrations: () => documentOf(() => buildIntegrationsApp(context, logger)),
+          backend: () => documentOf(() => buildBackendApp(context, logger)),
+        },
+      }),
+  };
 
 export interface RunningService {
   context: AppContext;

@@ -7,13 +7,10 @@ import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'f
 import { inject } from 'vitest';
 import { type ListenerName, loadConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { buildAdminApp } from '../../src/http/admin/app.js';
 import { tenantView } from '../../src/http/admin/shapes.js';
-import { buildBackendApp } from '../../src/http/backend/app.js';
-import { documentOf, type HostApp } from '../../src/http/host.js';
-import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
+import type { HostApp } from '../../src/http/host.js';
 import { createLogger } from '../../src/logger.js';
-import { openContext } from '../../src/server.js';
+import { HOST_BUILDERS, openContext } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { copyTemplateDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
@@ -92,14 +89,6 @@ export async function openTestContext(env: Record<string, string> = {}): Promise
   };
 }
 
-function buildHost(name: ListenerName, context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
-  if (name === 'integrations') return buildIntegrationsApp(context, logger);
-  if (name === 'backend') return buildBackendApp(context, logger);
-  return buildAdminApp(context, logger, {
-    integrationsDocument: () => documentOf(() => buildIntegrationsApp(context, logger)),
-  });
-}
-
 export interface TestAppsOptions {
   env?: Record<string, string>;
   logger?: FastifyBaseLogger;
@@ -121,7 +110,7 @@ export async function startTestApps(
   };
   try {
     for (const name of hosts) {
-      apps[name] = await buildHost(name, opened.context, logger);
+      apps[name] = await HOST_BUILDERS[name](opened.context, logger);
       if (listen) urls[name] = await apps[name].listen({ host: '127.0.0.1', port: 0 });
       else await apps[name].ready();
     }
