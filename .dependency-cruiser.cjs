@@ -1,9 +1,10 @@
 /**
- * Layer rules (`npm run lint`): the domains (tenants, prompts, geo, trips, payments) hold the rules
- * and know nothing of HTTP, the CLI or the service's wiring; each host is a thin skin that never
- * reaches into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
+ * Layer rules (`npm run lint`; docs/architecture.md): the domains (tenants, prompts, geo, trips,
+ * payments, audit) hold the rules and know nothing of HTTP, the CLI or the service's wiring, and
+ * each is used from outside through its index.ts only; each host is a thin skin that never reaches
+ * into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
  */
-const DOMAINS = '^src/(tenants|prompts|geo|trips|payments)/';
+const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit)/';
 const HOSTS = '^src/http/(integrations|backend|admin)/';
 
 module.exports = {
@@ -23,6 +24,13 @@ module.exports = {
       to: { path: ['^src/http/', '^src/cli/', '^src/context\\.ts$', '^src/server\\.ts$', '^src/seed\\.ts$'] },
     },
     {
+      name: 'domain-entry-point',
+      severity: 'error',
+      comment: 'Outside a domain, use what its index.ts exports: its other files are its own business.',
+      from: { path: '^(src/[^/]+/|src/[^/]+\\.ts$)' },
+      to: { path: DOMAINS, pathNot: ['^$1', '/index\\.ts$'] },
+    },
+    {
       name: 'host-not-other-host',
       severity: 'error',
       comment: "One host never imports another host's files: shared shapes go to src/http/ itself.",
@@ -40,7 +48,7 @@ module.exports = {
       name: 'core-not-outer-layers',
       severity: 'error',
       comment: 'The database layer, config, errors and caches are below the domains and the hosts.',
-      from: { path: '^src/(db/|config\\.ts|errors\\.ts|cache\\.ts|logger\\.ts|paths\\.ts)' },
+      from: { path: '^src/(db/|config\\.ts|errors\\.ts|cache\\.ts|logger\\.ts|paths\\.ts|text\\.ts|languages\\.ts)' },
       to: { path: [DOMAINS, '^src/http/', '^src/cli/', '^src/context\\.ts$', '^src/server\\.ts$'] },
     },
     {

@@ -22,7 +22,7 @@ import {
   COUNTRIES_FILE_NAME,
   flagSvgPath,
   type PreparedCountry,
-} from '../src/geo/reference-data.js';
+} from '../src/geo/index.js';
 import { projectRoot, referenceDataDir } from '../src/paths.js';
 import { arabicName } from './arabic-names.js';
 

@@ -4,9 +4,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
-import type { SigningDependencies } from './payments/outbound.js';
-import type { PaymentQueue } from './payments/queue.js';
-import type { SecretBox } from './tenants/secret-box.js';
+import type { PaymentQueue, SigningDependencies } from './payments/index.js';
+import type { SecretBox } from './tenants/index.js';
 
 interface PublicUrls {
   integrations: string;

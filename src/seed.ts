@@ -2,9 +2,9 @@
 // checks for itself whether its data is already there, so a restart changes nothing.
 
 import type { AppContext } from './context.js';
-import { seedReferenceData } from './geo/seed.js';
+import { seedReferenceData } from './geo/index.js';
 import type { Logger } from './logger.js';
-import { seedDefaultPrompts } from './prompts/defaults.js';
+import { seedDefaultPrompts } from './prompts/index.js';
 
 type Seeder = (context: AppContext, logger: Logger) => Promise<void>;
 

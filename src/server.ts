@@ -19,12 +19,12 @@ import {
   type AttemptResult,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
+  PaymentQueue,
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
-} from './payments/outbound.js';
-import { PaymentQueue } from './payments/queue.js';
+} from './payments/index.js';
 import { seedEmptyDatabase } from './seed.js';
-import { keyFilePath, secretBoxFor } from './tenants/secret-box.js';
+import { keyFilePath, secretBoxFor } from './tenants/index.js';
 
 /** Builds each host's app on a context; tests build only the hosts they need with these. */
 export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =

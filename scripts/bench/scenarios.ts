@@ -1,7 +1,7 @@
 // What the benchmark measures: the fixtures (through the admin API, as an operator would make
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
 import path from 'node:path';
-import { plannedMoves } from '../../src/payments/callback.js';
+import { plannedMoves } from '../../src/payments/index.js';
 import {
   type AdminClient,
   BENCH_DIR,

@@ -3,7 +3,7 @@
 import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditEvents } from '../db/schema.js';
-import type { Page } from '../geo/listings.js';
+import type { Page } from '../geo/index.js';
 
 export type AuditEventRow = typeof auditEvents.$inferSelect;
 

@@ -1,7 +1,7 @@
 // Limit/offset paging shared by every paged list (DECISIONS §5): the query schema, the clamping,
 // the list schema `{count, next, previous, results}` and its absolute `next`/`previous` links.
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { Page } from '../geo/listings.js';
+import type { Page } from '../geo/index.js';
 import { Nullable } from './schemas.js';
 
 const DEFAULT_LIMIT = 20;

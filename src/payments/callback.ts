@@ -6,9 +6,8 @@
 import { sql } from 'drizzle-orm';
 import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
-import { resolvePartnerApiKey, type TenantCredential } from '../tenants/credentials.js';
-import type { TenantRow } from '../tenants/tenants.js';
-import type { TripStatus } from '../trips/status.js';
+import { resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
+import type { TripStatus } from '../trips/index.js';
 import { decimalText } from './money.js';
 import {
   amountMatches,

@@ -6,7 +6,7 @@ import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
-import { setTripStatus } from '../trips/status.js';
+import { setTripStatus } from '../trips/index.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
 import type { PaymentQueue } from './queue.js';
 

@@ -1,7 +1,7 @@
 // partnerctl commands for countries, cities, attractions, and the reference data import.
 import { loadConfig } from '../../config.js';
 import { migrateDatabase } from '../../db/migrate.js';
-import { type ImportSummary, importReferenceData } from '../../geo/import.js';
+import { type ImportSummary, importReferenceData } from '../../geo/index.js';
 import { openContext } from '../../server.js';
 import { type Command, type Invocation, positional, required } from '../command.js';
 import { record, table } from '../output.js';

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { listAuditEvents, recordAuditEvent } from '../../audit/events.js';
+import { listAuditEvents, recordAuditEvent } from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';

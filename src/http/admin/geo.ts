@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js';
 import type { CityRow, CountryRow } from '../../db/schema.js';
 import {
   addAttraction,
+  CITY_CAPITALS,
   countryCodeTaken,
   createCity,
   createCountry,
@@ -16,8 +17,7 @@ import {
   listAttractions,
   updateCity,
   updateCountry,
-} from '../../geo/catalog.js';
-import { CITY_CAPITALS } from '../../geo/reference-data.js';
+} from '../../geo/index.js';
 import { UUID_PATTERN_SOURCE } from '../../text.js';
 import { flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';

@@ -13,7 +13,7 @@ import {
   listPaymentEvents,
   outcomeAlreadyReported,
   resendPaymentRequest,
-} from '../../payments/invoices.js';
+} from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';

@@ -8,7 +8,7 @@ import {
   SORT_ORDER_MAX,
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
-} from '../../prompts/prompts.js';
+} from '../../prompts/index.js';
 import { Language, PromptObject, promptView } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });

@@ -1,12 +1,16 @@
 // The admin host's resources: each written once as a TypeBox schema, its type derived with Static<>,
 // and the mapping from the domain's row to it.
 import { type Static, Type } from '@sinclair/typebox';
-import type { AuditEventRow } from '../../audit/events.js';
-import type { InvoiceRow, PaymentDeliveryRow, PaymentEventRow } from '../../payments/invoices.js';
-import { isSuccessStatus, RESPONSE_BODY_MAX_BYTES } from '../../payments/outbound.js';
-import type { EndpointPingRow } from '../../payments/ping.js';
-import type { CredentialWithUse } from '../../tenants/credentials.js';
-import type { TenantRow } from '../../tenants/tenants.js';
+import type { AuditEventRow } from '../../audit/index.js';
+import {
+  type EndpointPingRow,
+  type InvoiceRow,
+  isSuccessStatus,
+  type PaymentDeliveryRow,
+  type PaymentEventRow,
+  RESPONSE_BODY_MAX_BYTES,
+} from '../../payments/index.js';
+import type { CredentialWithUse, TenantRow } from '../../tenants/index.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
 const isoOrNull = (date: Date | null) => date?.toISOString() ?? null;

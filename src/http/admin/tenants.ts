@@ -3,17 +3,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type AppContext, signingDependencies } from '../../context.js';
-import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/ping.js';
+import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/index.js';
 import {
   BACKEND_SCOPES,
+  createTenant,
+  getTenant,
   issueCredential,
   issuePartnerKey,
   listCredentials,
+  listTenants,
   resealSecrets,
   revokeCredential,
-} from '../../tenants/credentials.js';
-import { TENANT_CREDENTIAL_KINDS } from '../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, slugTaken, updateTenant } from '../../tenants/tenants.js';
+  slugTaken,
+  TENANT_CREDENTIAL_KINDS,
+  updateTenant,
+} from '../../tenants/index.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
 import { Credential, credentialView, Ping, pingView, Tenant, tenantView } from './shapes.js';

@@ -2,8 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { getTenant } from '../../tenants/tenants.js';
-import { createTrip, getTrip } from '../../trips/trips.js';
+import { getTenant } from '../../tenants/index.js';
+import { createTrip, getTrip } from '../../trips/index.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { Destination, IsoDate, Travelers, TripObject, tripView } from '../shapes/trip.js';
 

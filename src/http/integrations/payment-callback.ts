@@ -11,8 +11,8 @@ import {
   type CallbackRejection,
   type CallbackResult,
   processNotification,
-} from '../../payments/callback.js';
-import type { TenantRow } from '../../tenants/tenants.js';
+} from '../../payments/index.js';
+import type { TenantRow } from '../../tenants/index.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';

@@ -11,7 +11,7 @@ import {
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
   updatePrompt,
-} from '../../prompts/prompts.js';
+} from '../../prompts/index.js';
 import { answerWith, sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';

@@ -3,8 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { resolveSsoSecret } from '../../tenants/credentials.js';
-import type { TenantRow } from '../../tenants/tenants.js';
+import { resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { getTrip } from '../../trips/trips.js';
+import { getTrip } from '../../trips/index.js';
 import { TripObject, tripView } from '../shapes/trip.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
 

@@ -2,7 +2,7 @@
 // both hosts and the admin API build them here, so every host returns identical objects.
 import { type Static, Type } from '@sinclair/typebox';
 import type { AttractionRow, CityRow, CountryRow } from '../../db/schema.js';
-import { CITY_CAPITALS, type CityCapital } from '../../geo/reference-data.js';
+import { CITY_CAPITALS, type CityCapital } from '../../geo/index.js';
 import type { Language } from '../../languages.js';
 import { Uuid } from '../schemas.js';
 

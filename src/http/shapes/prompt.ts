@@ -1,7 +1,7 @@
 // A suggested prompt in the API shape (spec 2.2): served by the integrations host, embedded by the admin host.
 import { type Static, Type } from '@sinclair/typebox';
 import { LANGUAGES, type Language as LanguageCode } from '../../languages.js';
-import type { Prompt } from '../../prompts/prompts.js';
+import type { Prompt } from '../../prompts/index.js';
 import { Timestamp, Uuid } from '../schemas.js';
 
 export const Language = Type.Unsafe<LanguageCode>({

@@ -1,7 +1,6 @@
 // A trip in the API shape (DECISIONS §6): served by the integrations host, embedded by the admin host.
 import { type Static, Type } from '@sinclair/typebox';
-import { TRIP_STATUSES, type TripStatus } from '../../trips/status.js';
-import type { TripWithInvoice } from '../../trips/trips.js';
+import { TRIP_STATUSES, type TripStatus, type TripWithInvoice } from '../../trips/index.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
 export const IsoDate = Type.String({ format: 'date', description: 'ISO 8601 date, YYYY-MM-DD' });

@@ -2,7 +2,7 @@
 // supported on or off.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { addAttraction, findCities, findCountries, updateCity, updateCountry } from '../../../../geo/catalog.js';
+import { addAttraction, findCities, findCountries, updateCity, updateCountry } from '../../../../geo/index.js';
 import { IdParams } from '../../../schemas.js';
 import { CityChangesBody, CountryChangesBody, NewAttractionBody } from '../../geo.js';
 import { type Html, html } from '../html.js';

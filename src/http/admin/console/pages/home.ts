@@ -1,8 +1,12 @@
 // The home page: the last day of payments as charts, and the numbers operators check first.
 import type { FastifyPluginAsync } from 'fastify';
-import { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from '../../../../payments/activity.js';
-import { listInvoices } from '../../../../payments/invoices.js';
-import { countActiveTenants } from '../../../../tenants/tenants.js';
+import {
+  ATTEMPT_OUTCOMES,
+  hourlyPaymentActivity,
+  listInvoices,
+  NOTIFICATION_OUTCOMES,
+} from '../../../../payments/index.js';
+import { countActiveTenants } from '../../../../tenants/index.js';
 import { hourlyChart } from '../chart.js';
 import { html } from '../html.js';
 import { consoleUrl, page } from '../layout.js';

@@ -11,8 +11,8 @@ import {
   type PaymentDeliveryRow,
   type PaymentEventRow,
   resendPaymentRequest,
-} from '../../../../payments/invoices.js';
-import { listTenants } from '../../../../tenants/tenants.js';
+} from '../../../../payments/index.js';
+import { listTenants } from '../../../../tenants/index.js';
 import { IdParams } from '../../../schemas.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, pager, postForm, table, type View } from '../layout.js';

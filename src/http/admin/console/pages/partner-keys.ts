@@ -1,7 +1,13 @@
 // Backend partner keys: list with scopes and last use, create (shown once), revoke.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BACKEND_SCOPES, issuePartnerKey, listCredentials, revokeCredential } from '../../../../tenants/credentials.js';
-import { getTenant, listTenants } from '../../../../tenants/tenants.js';
+import {
+  BACKEND_SCOPES,
+  getTenant,
+  issuePartnerKey,
+  listCredentials,
+  listTenants,
+  revokeCredential,
+} from '../../../../tenants/index.js';
 import { IdParams } from '../../../schemas.js';
 import { NewPartnerKeyBody } from '../../tenants.js';
 import { html, when } from '../html.js';

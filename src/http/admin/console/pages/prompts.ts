@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { LANGUAGES, type Language } from '../../../../languages.js';
-import { listDefaultPrompts, replaceDefaultPrompts, TEXT_MAX_CHARACTERS } from '../../../../prompts/prompts.js';
+import { listDefaultPrompts, replaceDefaultPrompts, TEXT_MAX_CHARACTERS } from '../../../../prompts/index.js';
 import { Language as LanguageSchema } from '../../../shapes/prompt.js';
 import { DefaultPromptsBody } from '../../prompts.js';
 import { type Html, html } from '../html.js';

@@ -4,12 +4,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   type CredentialWithUse,
+  createTenant,
+  getTenant,
   issueCredential,
   listCredentials,
+  listTenants,
   revokeCredential,
-} from '../../../../tenants/credentials.js';
-import { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from '../../../../tenants/secrets.js';
-import { createTenant, getTenant, listTenants, type TenantRow, updateTenant } from '../../../../tenants/tenants.js';
+  TENANT_CREDENTIAL_KINDS,
+  type TenantCredentialKind,
+  type TenantRow,
+  updateTenant,
+} from '../../../../tenants/index.js';
 import { IdParams } from '../../../schemas.js';
 import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenants.js';
 import { type Html, html, when } from '../html.js';

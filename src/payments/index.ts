@@ -1,0 +1,38 @@
+// Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
+export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
+export {
+  authenticatePartner,
+  type CallbackRejection,
+  type CallbackResult,
+  plannedMoves,
+  processNotification,
+} from './callback.js';
+export {
+  createInvoice,
+  getInvoice,
+  IDEMPOTENCY_WINDOW_HOURS,
+  INACTIVE_TENANT,
+  type InvoiceListing,
+  type InvoiceRow,
+  idempotencyKeyReused,
+  invoiceHistory,
+  listDeliveries,
+  listInvoices,
+  listPaymentEvents,
+  outcomeAlreadyReported,
+  type PaymentDeliveryRow,
+  type PaymentEventRow,
+  resendPaymentRequest,
+} from './invoices.js';
+export {
+  type AttemptResult,
+  DEFAULT_RETRY_POLICY,
+  deliverPaymentRequest,
+  isSuccessStatus,
+  REQUEST_TIMEOUT_MS,
+  RESPONSE_BODY_MAX_BYTES,
+  type RetryPolicy,
+  type SigningDependencies,
+} from './outbound.js';
+export { type EndpointPingRow, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from './ping.js';
+export { PaymentQueue } from './queue.js';

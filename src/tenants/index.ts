@@ -1,0 +1,27 @@
+// Tenants and their credentials: what the rest of the service may use of this domain.
+export {
+  BACKEND_SCOPES,
+  type BackendScope,
+  type CredentialWithUse,
+  issueCredential,
+  issuePartnerKey,
+  listCredentials,
+  paymentEndpointSecrets,
+  resealSecrets,
+  resolveBackendPartnerKey,
+  resolvePartnerApiKey,
+  resolveSsoSecret,
+  revokeCredential,
+  type TenantCredential,
+} from './credentials.js';
+export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
+export { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
+export {
+  countActiveTenants,
+  createTenant,
+  getTenant,
+  listTenants,
+  slugTaken,
+  type TenantRow,
+  updateTenant,
+} from './tenants.js';
