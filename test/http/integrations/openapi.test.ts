@@ -9,7 +9,7 @@ describe('OpenAPI', () => {
   let service: TestApps;
   let document: any;
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin'], { listen: true });
+    service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
     const response = await fetch(`${service.urls.integrations}/api/v1/openapi.json`);
     expect(response.status).toBe(200);
     document = await response.json();
