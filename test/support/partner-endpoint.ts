@@ -69,14 +69,14 @@ export class PartnerEndpoint {
 /** Polls `probe` until it gives a value. */
 export async function waitFor<T>(
   what: string,
-  probe: () => Promise<T | undefined | false>,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -2,19 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from '../../support/partner-endpoint.js';
 
 export interface Sample {
   at: number;
