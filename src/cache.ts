@@ -16,6 +16,9 @@ export function invalidateCaches(): void {
   generation++;
 }
 
+/** Which invalidation the caches are at: taken before reading what `ShortLivedCache.set` will hold. */
+export const cacheGeneration = (): number => generation;
+
 /** What an entry costs besides its value: the map slot, the entry object, the promise. */
 const ENTRY_OVERHEAD_BYTES = 200;
 
@@ -34,6 +37,8 @@ interface Entry<V> {
   generation: number;
   /** Counted once the value has loaded; 0 until then. */
   bytes: number;
+  /** The value, once loaded and kept: what `peek` answers. */
+  loaded?: { value: V };
 }
 
 interface CacheCounts {
@@ -87,11 +92,8 @@ export class ShortLivedCache<V> {
   get(key: string, load: () => Promise<V>): Promise<V> {
     const now = Date.now();
     const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > now && (cached.generation === generation || this.options.keyedByVersion)) {
-      this.counts.hits++;
-      // Most recently used last: eviction takes the least recently used first.
-      this.entries.delete(key);
-      this.entries.set(key, cached);
+    if (cached && this.isCurrent(cached, now)) {
+      this.hit(key, cached);
       return cached.value;
     }
     this.counts.misses++;
@@ -106,12 +108,52 @@ export class ShortLivedCache<V> {
     return entry.value;
   }
 
+  /**
+   * The value of `key` when one is loaded and current, without waiting and without loading:
+   * `undefined` otherwise. For answers made in the same tick (src/http/cached-reads.ts).
+   */
+  peek(key: string): { value: V } | undefined {
+    const cached = this.entries.get(key);
+    if (!cached?.loaded || !this.isCurrent(cached, Date.now())) return undefined;
+    this.hit(key, cached);
+    return cached.loaded;
+  }
+
+  /**
+   * Puts `value` under `key` as if loaded now, from data read at `readAt` (a `cacheGeneration()`
+   * taken before the read): stale at once if an invalidation came since.
+   */
+  set(key: string, value: V, readAt: number): void {
+    const cached = this.entries.get(key);
+    if (cached) this.remove(key, cached);
+    const entry: Entry<V> = {
+      value: Promise.resolve(value),
+      expiresAt: Date.now() + this.options.ttlMs,
+      generation: readAt,
+      bytes: 0,
+    };
+    this.entries.set(key, entry);
+    this.account(key, entry, value);
+  }
+
+  private isCurrent(entry: Entry<V>, now: number): boolean {
+    return entry.expiresAt > now && (entry.generation === generation || this.options.keyedByVersion === true);
+  }
+
+  private hit(key: string, entry: Entry<V>): void {
+    this.counts.hits++;
+    // Most recently used last: eviction takes the least recently used first.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+  }
+
   private account(key: string, entry: Entry<V>, value: V): void {
     if (this.entries.get(key) !== entry) return;
     const bytes = ENTRY_OVERHEAD_BYTES + 2 * key.length + this.options.sizeOf(value);
     // A value larger than the whole bound is served once, never kept.
     if (bytes > this.options.maxBytes) return void this.entries.delete(key);
     entry.bytes = bytes;
+    entry.loaded = { value };
     this.heldBytes += bytes;
     for (const [oldestKey, oldest] of this.entries) {
       if (this.heldBytes <= this.options.maxBytes) break;

@@ -28,6 +28,11 @@ export interface DatabaseHandle {
   /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /**
+   * The rows of one statement with $1.. parameters, kept prepared on its connection: for the
+   * hottest statement (the payment callback's), which Drizzle would build again on every call.
+   */
+  query<T>(text: string, values: unknown[]): Promise<T[]>;
+  /**
    * Calls `onNotify` for every NOTIFY on `channel` from any process, and `onListen` each time the
    * listening (re)starts, when notifications may have been missed.
    */
@@ -204,6 +209,9 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
       const rows = await counted.unsafe(text, values as never[]);
       return { rows: [...rows] };
     },
+    async query<T>(text: string, values: unknown[]) {
+      return (await counted.unsafe(text, values as never[], { prepare: true })) as unknown as T[];
+    },
     async listen(channel, onNotify, onListen) {
       // postgres.js listens on a connection of its own and listens again after a reconnect.
       await client.listen(channel, onNotify, onListen);
@@ -309,6 +317,9 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     async executeSql(text, values = []) {
       const result = await counted.query(text, values as any[]);
       return { rows: result.rows as any[] };
+    },
+    async query<T>(text: string, values: unknown[]) {
+      return (await counted.query<T>(text, values as any[])).rows;
     },
     async listen(channel, onNotify, onListen) {
       await pglite.listen(channel, onNotify);

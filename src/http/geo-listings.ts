@@ -4,6 +4,7 @@
 import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { cacheGeneration } from '../cache.js';
 import type { AppContext } from '../context.js';
 import { type CityFilter, listCities, listCountries, type Page, readGeoDataVersion } from '../geo/index.js';
 import type { Language } from '../languages.js';
@@ -83,6 +84,7 @@ async function serveListing<T, Wrapped>(
   wrap: (list: PagedListBody<T>) => Wrapped,
 ): Promise<void> {
   const language = negotiateLanguage(request.headers['accept-language']);
+  const readAt = cacheGeneration();
   const version = await readGeoDataVersion(context.db);
   const path = request.url.split('?')[0];
   const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
@@ -94,13 +96,19 @@ async function serveListing<T, Wrapped>(
     if (etagMatches(ifNoneMatch, current))
       return void reply.code(304).headers(listingHeaders(language, current)).send();
   }
-  await sendCachedResponse(context, reply, `${fingerprint}|g${version}`, async () => {
-    const { count, results } = await source.fetch(version, page, language);
-    return {
-      payload: wrap(pagedList(context.publicUrls[host], path, source.filters, page, count, results)),
-      headers: listingHeaders(language, etag()),
-    };
-  });
+  await sendCachedResponse(
+    context,
+    reply,
+    `${fingerprint}|g${version}`,
+    async () => {
+      const { count, results } = await source.fetch(version, page, language);
+      return {
+        payload: wrap(pagedList(context.publicUrls[host], path, source.filters, page, count, results)),
+        headers: listingHeaders(language, etag()),
+      };
+    },
+    readAt,
+  );
 }
 
 const listingHeaders = (language: Language, etag: string) => ({

@@ -1,6 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -17,7 +18,15 @@ import helmet from 'helmet';
 import type { AppContext } from '../context.js';
 import { invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { CachedReads } from './cached-reads.js';
 import { registerJsonBodyParser, unacceptableString } from './json-body.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Answers repeated cached reads before routing; a host enables it with its credential check. */
+    cachedReads: CachedReads;
+  }
+}
 
 export type HostApp = FastifyInstance<
   RawServerDefault,
@@ -124,14 +133,27 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
+  const logger = options.logger.child({ listener: options.listener });
+  const cachedReads = new CachedReads({
+    context,
+    listener: options.listener,
+    logger,
+    protectiveHeaders: PROTECTIVE_HEADERS,
+    requestId,
+  });
   const app = Fastify({
-    http: {
-      headersTimeout: limits.headersTimeoutSeconds * 1000,
-      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    // The server Fastify would make, with cached reads answered in its request listener first.
+    serverFactory: (handler) => {
+      const server = createServer({
+        headersTimeout: limits.headersTimeoutSeconds * 1000,
+        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+        requestTimeout: limits.requestTimeoutSeconds * 1000,
+      });
+      server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
+      server.on('request', cachedReads.listener(server, handler));
+      return server;
     },
-    requestTimeout: limits.requestTimeoutSeconds * 1000,
-    keepAliveTimeout: limits.keepAliveTimeoutSeconds * 1000,
-    loggerInstance: options.logger.child({ listener: options.listener }),
+    loggerInstance: logger,
     logController: new RequestLog(),
     genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -139,6 +161,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     return503OnClosing: true,
     trustProxy: context.config.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.decorate('cachedReads', cachedReads);
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;

@@ -3,8 +3,7 @@
 // of the event with the forward-only move of invoice and trip (steps 9-10), the database part of
 // which is one statement: one round trip in the common case. Results say why, the integrations
 // host says it in HTTP.
-import { sql } from 'drizzle-orm';
-import { type Database, type Executor, rowsOf } from '../db/client.js';
+import type { DatabaseHandle, Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
@@ -95,8 +94,17 @@ interface StatementRow {
   stored: boolean;
 }
 
+/** The plans of the statuses partners send, serialised once; any other status is planned per call. */
+const KNOWN_PLANS = new Map(
+  ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [status, JSON.stringify(plannedMoves(status))]),
+);
+
+/** Sent as is, kept prepared: Drizzle would build the same text again on every callback. */
+const RECEIVE_STATEMENT = `select * from receive_payment_notification(
+  $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text)`;
+
 /**
- * Steps 4 to 10 in one call of receive_payment_notification (migrations/0004_…), one round trip:
+ * Steps 4 to 10 in one call of receive_payment_notification (migrations/0005_…), one round trip:
  * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
  * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
  * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
@@ -104,23 +112,37 @@ interface StatementRow {
  * invoice does not exist.
  */
 async function receive(
-  db: Database,
+  database: NotificationStore,
   received: ReceivedNotification,
   notification: PaymentNotification,
   store: { amount: string; payloadJson: string } | null,
 ): Promise<StatementRow | undefined> {
   const { invoiceId, transactionId, status, gateway, currency } = notification;
-  const [row] = rowsOf<StatementRow>(
-    await db.execute(sql`select * from receive_payment_notification(
-      ${received.tenant.id}::uuid, ${invoiceId}::uuid, ${transactionId}::text, ${status}::text, ${gateway}::text,
-      ${store !== null}::boolean, ${store?.amount ?? null}::numeric, ${currency}::text,
-      ${JSON.stringify(plannedMoves(status))}::jsonb, ${store?.payloadJson ?? null}::text, ${received.requestId}::text)`),
-  );
+  const plans = KNOWN_PLANS.get(status) ?? JSON.stringify(plannedMoves(status));
+  const [row] = await database.query<StatementRow>(RECEIVE_STATEMENT, [
+    received.tenant.id,
+    invoiceId,
+    transactionId,
+    status,
+    gateway,
+    store !== null,
+    store?.amount ?? null,
+    currency,
+    plans,
+    store?.payloadJson ?? null,
+    received.requestId,
+  ]);
   return row;
 }
 
+/** Where notifications are stored: the database's prepared-statement runner. */
+export type NotificationStore = Pick<DatabaseHandle, 'query'>;
+
 /** Steps 2 to 10 for an authenticated partner. */
-export async function processNotification(db: Database, received: ReceivedNotification): Promise<CallbackResult> {
+export async function processNotification(
+  database: NotificationStore,
+  received: ReceivedNotification,
+): Promise<CallbackResult> {
   const parsed = parseNotification(received.body);
   if (!parsed.ok) return rejected(parsed.rejection);
   const notification = parsed.notification;
@@ -131,7 +153,7 @@ export async function processNotification(db: Database, received: ReceivedNotifi
   let row: StatementRow | undefined;
   try {
     row = await receive(
-      db,
+      database,
       received,
       notification,
       amount === null ? null : { amount, payloadJson: received.payloadJson },
@@ -140,7 +162,7 @@ export async function processNotification(db: Database, received: ReceivedNotifi
     // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field) fails the statement
     // whatever the checks say: read again without it, and refuse it only where it would be stored.
     if (!sqlState(error)?.startsWith('22')) throw error;
-    row = await receive(db, received, notification, null);
+    row = await receive(database, received, notification, null);
     return checkInvoice(received, notification, row) ?? (row?.known ? DUPLICATE : rejected({ reason: 'invalid_json' }));
   }
   // Not stored with every check passed: the unique index found the tuple stored meanwhile (a race).

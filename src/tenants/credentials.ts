@@ -157,6 +157,17 @@ async function findTenantByDigest(
     : null;
 }
 
+/**
+ * resolveSsoSecret's answer when the cache holds a current one, without waiting: undefined when it
+ * does not (resolve it then). For answers made before routing (src/http/cached-reads.ts).
+ */
+export function cachedSsoSecret(db: Executor, secret: string | undefined): TenantCredential | null | undefined {
+  if (!secret || !looksLike('sso_hmac_secret', secret)) return null;
+  const found = resolvedTenants(db).peek(`sso_hmac_secret:${digestSecret(secret)}`)?.value;
+  if (found) noteCredentialUse(db, found.credentialId);
+  return found;
+}
+
 /** The tenant whose SSO HMAC secret this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
 export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
   resolveTenantCredential(db, 'sso_hmac_secret', secret);
@@ -165,7 +176,7 @@ export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
 export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
   resolveTenantCredential(db, 'partner_api_key', secret);
 
-interface BackendPartner {
+export interface BackendPartner {
   keyId: string;
   tenantId: string | null;
   scopes: string[];
@@ -179,6 +190,14 @@ export async function resolveBackendPartnerKey(
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
   const found = await resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
+  if (found) noteCredentialUse(db, found.keyId);
+  return found;
+}
+
+/** resolveBackendPartnerKey's answer when the cache holds a current one, as cachedSsoSecret. */
+export function cachedBackendPartnerKey(db: Executor, secret: string | undefined): BackendPartner | null | undefined {
+  if (!secret || !looksLike('backend_partner_key', secret)) return null;
+  const found = resolvedPartners(db).peek(digestSecret(secret))?.value;
   if (found) noteCredentialUse(db, found.keyId);
   return found;
 }

@@ -1,8 +1,11 @@
 // Tenants and their credentials: what the rest of the service may use of this domain.
 export {
   BACKEND_SCOPES,
+  type BackendPartner,
   type BackendScope,
   type CredentialWithUse,
+  cachedBackendPartnerKey,
+  cachedSsoSecret,
   issueCredential,
   issuePartnerKey,
   listCredentials,

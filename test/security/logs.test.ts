@@ -66,20 +66,34 @@ describe('the log of a scenario at trace level', () => {
     await fetch(`${service.urls.backend}/v1/cities/?token=${partnerKey}`, { headers: { authorization: 'Api-Key x' } });
     // A notification with a card number in an extra field, while the database fails.
     const invoice = await createInvoice(service, tenant);
+    // Drizzle's own error (its message spells the parameters out after the statement) around the
+    // driver's (postgres.js keeps the statement and parameters as fields).
+    const queryError = () =>
+      new DrizzleQueryError(
+        'insert into payment_events (...) values ($1, $2, $3)',
+        [JSON.stringify({ card: CARD_NUMBER }), partner_api_key],
+        Object.assign(new Error('could not write to file: permission denied'), {
+          params: [CARD_NUMBER],
+          query: 'select * from receive_payment_notification($1, $2)',
+          parameters: [JSON.stringify({ card_number: CARD_NUMBER }), partner_api_key],
+        }),
+      );
     const failing = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
         property === 'transaction' || property === 'execute'
           ? () => {
-              // Drizzle's own error: its message spells the parameters out after the statement.
-              throw new DrizzleQueryError(
-                'insert into payment_events (...) values ($1, $2, $3)',
-                [JSON.stringify({ card: CARD_NUMBER }), partner_api_key],
-                Object.assign(new Error('could not write to file: permission denied'), { params: [CARD_NUMBER] }),
-              );
+              throw queryError();
             }
           : Reflect.get(target, property, receiver),
     });
-    const app = await buildIntegrationsApp({ ...service.context, db: failing }, createLogger('trace', sinkInto(lines)));
+    const database = {
+      ...service.context.database,
+      query: () => Promise.reject(queryError()),
+    };
+    const app = await buildIntegrationsApp(
+      { ...service.context, db: failing, database },
+      createLogger('trace', sinkInto(lines)),
+    );
     try {
       const response = await app.inject({
         method: 'POST',

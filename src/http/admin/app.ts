@@ -69,7 +69,7 @@ export async function buildAdminApp(
   );
   // Before any route: every change on this host, whatever plugin adds its route, is audited.
   recordAdminChanges(app, context);
-  const limits = await registerRateLimits(app, context, 'admin');
+  const limits = registerRateLimits(context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
   app.setErrorHandler((error, request, reply) => {

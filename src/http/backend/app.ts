@@ -87,7 +87,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  const limits = await registerRateLimits(app, context, 'backend');
+  const limits = registerRateLimits(context, 'backend');
   await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
   return app;
 }

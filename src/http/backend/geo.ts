@@ -7,8 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
-import { type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
+import { type BackendScope, cachedBackendPartnerKey, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
+import type { CachedReadAccess } from '../cached-reads.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
@@ -77,11 +78,25 @@ function requirePartnerKey(context: AppContext, limits: RateLimitGuard) {
   };
 }
 
+/** The same check for cached reads (src/http/cached-reads.ts): the lists are the same for every key. */
+function cachedReadAccess(context: AppContext, limits: RateLimitGuard): CachedReadAccess {
+  return {
+    identify(authorization) {
+      const partner = cachedBackendPartnerKey(context.db, apiKeyFromAuthorization(authorization));
+      return partner ? { credentialId: partner.keyId, audience: '', scopes: partner.scopes } : undefined;
+    },
+    audienceOf: () => '',
+    scopeOf: (request) => request.routeOptions.config.scope,
+    limits,
+  };
+}
+
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
   app,
   { context, limits },
 ) => {
   app.addHook('onRequest', requirePartnerKey(context, limits));
+  app.cachedReads.enable(cachedReadAccess(context, limits));
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
     done(null, payload);

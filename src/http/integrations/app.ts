@@ -12,7 +12,7 @@ import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
+import { authenticateTenant, cachedReadAccess, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
@@ -20,7 +20,7 @@ const API_PREFIX = '/api/v1';
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'integrations', logger });
   const allowedMethods = trackAllowedMethods(app);
-  const authentication = { db: context.db, limits: await registerRateLimits(app, context, 'integrations') };
+  const authentication = { db: context.db, limits: registerRateLimits(context, 'integrations') };
   await registerOpenApi(app, context, API_PREFIX);
 
   app.setErrorHandler((error, request, reply) => {
@@ -50,6 +50,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     async (api) => {
       api.decorateRequest('tenant', null as never);
       api.addHook('onRequest', authenticateTenant(authentication));
+      app.cachedReads.enable(cachedReadAccess(authentication));
       api.addHook('preValidation', refuseTenantInRequest);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');

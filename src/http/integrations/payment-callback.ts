@@ -252,7 +252,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
     async (request, reply) => {
       const body: unknown = request.body;
-      const result = await processNotification(db, {
+      const result = await processNotification(context.database, {
         tenant: request.partnerTenant,
         body,
         // The lossless parse re-stringified: each number keeps the digits it was sent with.

@@ -3,8 +3,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
+import { cachedSsoSecret, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
+import type { CachedReadAccess } from '../cached-reads.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
@@ -36,6 +37,20 @@ async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRe
 export function authenticateTenant(authentication: TenantAuthentication) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     request.tenant = await tenantOf(authentication, request, reply);
+  };
+}
+
+/** The same check for cached reads (src/http/cached-reads.ts): a tenant's answers are its own. */
+export function cachedReadAccess({ db, limits }: TenantAuthentication): CachedReadAccess {
+  return {
+    identify(authorization) {
+      const credential = cachedSsoSecret(db, apiKeyFromAuthorization(authorization));
+      return credential
+        ? { credentialId: credential.credentialId, audience: credential.tenant.id, scopes: [] }
+        : undefined;
+    },
+    audienceOf: (request) => request.tenant.id,
+    limits,
   };
 }
 

@@ -1,0 +1,196 @@
+// Repeated cached reads are answered before routing (src/http/cached-reads.ts): with what Fastify
+// answered, byte for byte and header for header, under the same credential checks, rate limits,
+// logs and metrics; and everything they cannot decide goes to Fastify.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+
+const lines: string[] = [];
+let service: TestApps;
+let tenant: TestTenant;
+let citiesKey: string;
+
+beforeAll(async () => {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  service = await startTestApps(['backend', 'integrations', 'admin'], {
+    listen: true,
+    logger: createLogger('info', sink),
+    env: { RATE_LIMIT_PER_MINUTE: '6', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' },
+  });
+  tenant = await service.createTenant();
+  citiesKey = (await service.admin('POST', '/partner-keys', { name: 'reads', scopes: ['cities:read'] })).json().key;
+});
+afterAll(() => service.stop());
+
+const answeredBefore = (host: 'backend' | 'integrations') => service.apps[host]!.cachedReads.answered;
+
+async function get(url: string, headers: Record<string, string>) {
+  const response = await fetch(url, { headers });
+  return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
+}
+
+/** The headers that differ from one answer to the next whoever makes it. */
+const REQUEST_OWN = ['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset'];
+const stable = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !REQUEST_OWN.includes(name)));
+
+describe('a repeated cached read', () => {
+  it('is answered before routing with the bytes and headers Fastify answered', async () => {
+    // A page no other test asks for: the first request is Fastify's.
+    const url = `${service.urls.backend}/v1/cities/?limit=3&offset=7`;
+    const headers = { authorization: `Api-Key ${citiesKey}`, 'accept-language': 'ar' };
+    const answered = answeredBefore('backend');
+    const first = await get(url, headers);
+    expect(first.status).toBe(200);
+    expect(answeredBefore('backend')).toBe(answered);
+    const again = await get(url, { ...headers, 'x-request-id': 'cached-read-1' });
+    expect(answeredBefore('backend')).toBe(answered + 1);
+    expect(again.body).toBe(first.body);
+    expect(stable(again.headers)).toEqual(stable(first.headers));
+    expect(again.headers['x-request-id']).toBe('cached-read-1');
+    expect(Number(again.headers['ratelimit-remaining'])).toBe(Number(first.headers['ratelimit-remaining']) - 1);
+
+    const logged = lines.map((line) => JSON.parse(line)).find((record) => record.request_id === 'cached-read-1');
+    expect(logged).toMatchObject({ msg: 'request completed', listener: 'backend', method: 'GET', status: 200 });
+    const metrics = await service.context.metrics.registry.getSingleMetricAsString('http_request_duration_seconds');
+    expect(metrics).toMatch(
+      /http_request_duration_seconds_count\{listener="backend",route="\/v1\/cities\/",method="GET",status="200"\} [2-9]/,
+    );
+  });
+
+  it('is refused on the next request once its key is revoked, and a key without the scope gets 403', async () => {
+    const { id, key } = (
+      await service.admin('POST', '/partner-keys', { name: 'gone', scopes: ['cities:read'] })
+    ).json();
+    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=11`;
+    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
+    const answered = answeredBefore('backend');
+    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
+    expect(answeredBefore('backend')).toBe(answered + 1);
+    const countriesOnly = (
+      await service.admin('POST', '/partner-keys', { name: 'other', scopes: ['countries:read'] })
+    ).json().key;
+    expect((await get(url, { authorization: `Api-Key ${countriesOnly}` })).status).toBe(403);
+    expect((await service.admin('DELETE', `/partner-keys/${id}`)).statusCode).toBe(200);
+    const refused = await get(url, { authorization: `Api-Key ${key}` });
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body)).toEqual({ detail: 'Invalid API key.' });
+  });
+
+  it('is counted against the rate limit, and the request over it is refused', async () => {
+    const { key } = (await service.admin('POST', '/partner-keys', { name: 'limited', scopes: ['cities:read'] })).json();
+    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=13`;
+    const answered = answeredBefore('backend');
+    const statuses = [];
+    for (let request = 0; request < 7; request++)
+      statuses.push((await get(url, { authorization: `Api-Key ${key}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    expect(answeredBefore('backend')).toBe(answered + 5);
+  });
+
+  it('goes to Fastify with If-None-Match (304) and as HEAD', async () => {
+    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=19`;
+    const authorization = `Api-Key ${(await service.admin('POST', '/partner-keys', { name: 'etag', scopes: ['cities:read'] })).json().key}`;
+    const first = await get(url, { authorization });
+    const answered = answeredBefore('backend');
+    expect((await get(url, { authorization, 'if-none-match': first.headers.etag })).status).toBe(304);
+    const head = await fetch(url, { method: 'HEAD', headers: { authorization } });
+    expect(head.status).toBe(200);
+    expect(answeredBefore('backend')).toBe(answered);
+  });
+
+  it("gives a tenant its own effective prompts, never another tenant's", async () => {
+    const other = await service.createTenant();
+    const create = (who: TestTenant, text: string) =>
+      fetch(`${service.urls.integrations}/api/v1/suggested-prompts/`, {
+        method: 'POST',
+        headers: { authorization: `Api-Key ${who.credentials.sso_hmac_secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ language: 'en', text }),
+      });
+    expect((await create(tenant, 'Ours')).status).toBe(201);
+    expect((await create(other, 'Theirs')).status).toBe(201);
+    const effective = async (who: TestTenant) => {
+      const response = await get(`${service.urls.integrations}/api/v1/suggested-prompts/effective/?language=en`, {
+        authorization: `Api-Key ${who.credentials.sso_hmac_secret}`,
+      });
+      return JSON.parse(response.body).data.prompts.map((prompt: { text: string }) => prompt.text);
+    };
+    const answered = answeredBefore('integrations');
+    expect(await effective(tenant)).toEqual(['Ours']);
+    expect(await effective(tenant)).toEqual(['Ours']);
+    expect(await effective(other)).toEqual(['Theirs']);
+    expect(await effective(other)).toEqual(['Theirs']);
+    expect(answeredBefore('integrations')).toBe(answered + 2);
+  });
+
+  // Last: the address stays over its budget for the rest of the minute.
+  it('is refused from an address over its failed-authentication budget, as Fastify refuses it', async () => {
+    const { key } = (await service.admin('POST', '/partner-keys', { name: 'guessed', scopes: ['cities:read'] })).json();
+    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=17`;
+    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
+    const answered = answeredBefore('backend');
+    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
+    expect(answeredBefore('backend')).toBe(answered + 1);
+    for (let guess = 0; guess < 3; guess++) await get(url, { authorization: 'Api-Key bpk_live_wrong' });
+    const refused = await get(url, { authorization: `Api-Key ${key}` });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+  });
+});
+
+describe('a repeated cached read with the counters in Redis', () => {
+  let shared: TestApps;
+  beforeAll(async () => {
+    shared = await startTestApps(['backend', 'admin'], {
+      listen: true,
+      env: {
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}`,
+        RATE_LIMIT_PER_MINUTE: '3',
+      },
+    });
+  });
+  afterAll(() => shared.stop());
+
+  it('is answered once Redis has counted it, and the request over the limit is refused', async () => {
+    const { key } = (await shared.admin('POST', '/partner-keys', { name: 'redis', scopes: ['cities:read'] })).json();
+    const url = `${shared.urls.backend}/v1/cities/?limit=2&offset=23`;
+    const answered = shared.apps.backend!.cachedReads.answered;
+    const responses = [];
+    for (let request = 0; request < 4; request++) responses.push(await get(url, { authorization: `Api-Key ${key}` }));
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 429]);
+    expect(responses.map((response) => response.headers['ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
+    expect(shared.apps.backend!.cachedReads.answered).toBe(answered + 2);
+  });
+});
+
+describe('a repeated cached read behind a trusted proxy', () => {
+  let proxied: TestApps;
+  beforeAll(async () => {
+    proxied = await startTestApps(['backend', 'admin'], {
+      listen: true,
+      env: { TRUST_PROXY: 'true', AUTH_FAILURE_LIMIT_PER_MINUTE: '1' },
+    });
+  });
+  afterAll(() => proxied.stop());
+
+  it("counts failures against the forwarded address, as Fastify's request.ip does", async () => {
+    const { key } = (await proxied.admin('POST', '/partner-keys', { name: 'proxy', scopes: ['cities:read'] })).json();
+    const url = `${proxied.urls.backend}/v1/cities/?limit=2&offset=29`;
+    const from = (address: string, secret = key) =>
+      get(url, { authorization: `Api-Key ${secret}`, 'x-forwarded-for': address });
+    expect((await from('198.51.100.1')).status).toBe(200);
+    for (let guess = 0; guess < 2; guess++) await from('203.0.113.9', 'pis_bk_wrong');
+    const answered = proxied.apps.backend!.cachedReads.answered;
+    expect((await from('203.0.113.9')).status).toBe(429);
+    expect((await from('198.51.100.1')).status).toBe(200);
+    expect(proxied.apps.backend!.cachedReads.answered).toBe(answered + 1);
+  });
+});
