@@ -12,10 +12,12 @@
 // route sending the same bytes (BENCHMARKS.md); the routing, schemas and hooks have nothing left to
 // decide once the same request has been answered with the same credential's audience.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Histogram } from 'prom-client';
+import { cacheGeneration } from '../cache.js';
 import type { Config, ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { loggableUrl } from '../logger.js';
@@ -52,6 +54,20 @@ interface CachedReadsOptions {
   requestId(req: IncomingMessage): string;
 }
 
+/**
+ * How long the credential found for a connection's Authorization header stands for the same header
+ * on that connection (a keep-alive client sends its key on every request): no digest, no look-up.
+ * A change to credentials or tenants ends it at once; shorter than the credential cache's second.
+ */
+const CONNECTION_IDENTITY_MS = 250;
+
+interface ConnectionIdentity {
+  authorization: string;
+  identity: ReadIdentity;
+  generation: number;
+  until: number;
+}
+
 /** The client address as Fastify's `request.ip` gives it under the same `trustProxy`. */
 function clientAddressOf(trustProxy: Config['trustProxy']): (req: IncomingMessage) => string {
   if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
@@ -66,6 +82,7 @@ export class CachedReads {
   private access: CachedReadAccess | null = null;
   private readonly clientAddress: (req: IncomingMessage) => string;
   private readonly durations = new Map<string, { observe(seconds: number): void }>();
+  private readonly connectionIdentities = new WeakMap<Socket, ConnectionIdentity>();
   /** Requests answered here so far. */
   answered = 0;
 
@@ -115,7 +132,7 @@ export class CachedReads {
     const { headers } = req;
     if (!access || req.method !== 'GET' || headers['if-none-match'] !== undefined) return false;
     const started = performance.now();
-    const identity = access.identify(headers.authorization);
+    const identity = this.identify(access, req.socket, headers.authorization);
     if (!identity) return false;
     const read = peekRememberedRead(
       this.options.context,
@@ -137,6 +154,25 @@ export class CachedReads {
       },
     );
     return true;
+  }
+
+  private identify(access: CachedReadAccess, socket: Socket, authorization: string | undefined) {
+    const now = Date.now();
+    const known = this.connectionIdentities.get(socket);
+    if (known && known.authorization === authorization && known.generation === cacheGeneration() && now < known.until) {
+      return known.identity;
+    }
+    const identity = access.identify(authorization);
+    if (identity && authorization !== undefined) {
+      const generation = cacheGeneration();
+      this.connectionIdentities.set(socket, {
+        authorization,
+        identity,
+        generation,
+        until: now + CONNECTION_IDENTITY_MS,
+      });
+    }
+    return identity;
   }
 
   private send(req: IncomingMessage, res: ServerResponse, read: RememberedRead, limit: LimitValues, started: number) {
