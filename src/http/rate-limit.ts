@@ -65,7 +65,7 @@ class LocalCounters implements Counters {
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
       window = { count: 0, endsAt: now + this.windowMs };
-      this.keep(key, window, now);
+      this.keep(key, window);
     }
     window.count++;
     return { current: window.count, ttlMs: window.endsAt - now };
@@ -77,15 +77,13 @@ class LocalCounters implements Counters {
     return window && window.endsAt > now ? { current: window.count, ttlMs: window.endsAt - now } : NO_REQUESTS;
   }
 
-  private keep(key: string, window: { count: number; endsAt: number }, now: number): void {
+  private keep(key: string, window: { count: number; endsAt: number }): void {
+    // A new window goes last: Maps iterate in insertion order, so the first entries are the
+    // windows that began first, ended ones among them. When full, they go: one per new window.
     this.windows.delete(key);
-    if ((this.windows.size + 1) * LOCAL_COUNTER_BYTES > LOCAL_COUNTERS_MAX_BYTES) {
-      for (const [oldKey, old] of this.windows) if (old.endsAt <= now) this.windows.delete(oldKey);
-      // Still full: the windows that began first go (Maps iterate in insertion order).
-      for (const oldKey of this.windows.keys()) {
-        if ((this.windows.size + 1) * LOCAL_COUNTER_BYTES <= LOCAL_COUNTERS_MAX_BYTES) break;
-        this.windows.delete(oldKey);
-      }
+    for (const oldest of this.windows.keys()) {
+      if ((this.windows.size + 1) * LOCAL_COUNTER_BYTES <= LOCAL_COUNTERS_MAX_BYTES) break;
+      this.windows.delete(oldest);
     }
     this.windows.set(key, window);
   }
