@@ -3,12 +3,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifySchemaCompiler,
   LogController,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
@@ -59,14 +61,64 @@ const TEXT_AJV_OPTIONS = { ...BODY_AJV_OPTIONS, coerceTypes: 'array' } as const;
 /** One pool of Ajv instances for every host of the process. */
 const buildFromPool = AjvCompiler();
 
-function useStrictBodyValidation(app: HostApp): void {
+/** Fastify's own serialiser compiler (fast-json-stringify). */
+const buildSerializers = SerializerSelector();
+
+/** Each host's compilations not yet done, as `compileAllSchemas` runs them. */
+const pendingCompilations = new WeakMap<HostApp, Set<() => unknown>>();
+
+/**
+ * Validators and serialisers are compiled when a route first uses them, not at start: every route
+ * documents a response for each of its statuses, most of them errors seldom sent, and compiling
+ * them all took a fifth of the start. The host's shared schemas are added before its routes, so
+ * they are there whenever a compilation happens.
+ */
+function compileOnFirstUse(app: HostApp): void {
+  const pending = new Set<() => unknown>();
+  pendingCompilations.set(app, pending);
+  /** `compile` once, on first call of the function it gives. */
+  const onFirstUse = <T>(compile: () => T): (() => T) => {
+    let compiled: { value: T } | undefined;
+    const get = () => {
+      if (!compiled) {
+        compiled = { value: compile() };
+        pending.delete(get);
+      }
+      return compiled.value;
+    };
+    pending.add(get);
+    return get;
+  };
   app.setValidatorCompiler((route) => {
     const customOptions = route.httpPart === 'body' ? BODY_AJV_OPTIONS : TEXT_AJV_OPTIONS;
-    return buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], {
-      customOptions: { ...customOptions },
-    })(route);
+    const validator = onFirstUse(
+      () =>
+        buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], {
+          customOptions: { ...customOptions },
+        })(route) as ReturnType<FastifySchemaCompiler<unknown>>,
+    );
+    // Fastify reads a failed validation's `errors` from the function it was given.
+    const validate: ReturnType<FastifySchemaCompiler<unknown>> = (data) => {
+      const result = validator()(data);
+      validate.errors = validator().errors;
+      return result;
+    };
+    return validate;
+  });
+  app.setSerializerCompiler((route) => {
+    const serializer = onFirstUse(() => buildSerializers(app.getSchemas(), {})(route as SerializerCompilerRoute));
+    return (data) => serializer()(data);
   });
 }
+
+/** Compiles every validator and serialiser of a ready host now: a schema that cannot compile throws here. */
+export function compileAllSchemas(app: HostApp): number {
+  const pending = [...(pendingCompilations.get(app) ?? [])];
+  for (const compile of pending) compile();
+  return pending.length;
+}
+
+type SerializerCompilerRoute = Parameters<ReturnType<ReturnType<typeof SerializerSelector>>>[0];
 
 const REQUEST_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 
@@ -166,7 +218,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
 
-  useStrictBodyValidation(app);
+  compileOnFirstUse(app);
   // Hooks run on every request take a callback: an async one costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(PROTECTIVE_HEADERS).header('x-request-id', request.id);
