@@ -169,6 +169,26 @@ async function startBareServer(scenarios: Scenario[]): Promise<{ url: string; pi
   return { url, pid };
 }
 
+/** The Node floor of a callback (callback-floor.ts), with the service's Node flags. */
+async function startFloorServer(databaseUrl: string, tenantId: string): Promise<{ url: string; pid: number }> {
+  const port = await freePort();
+  const child = startChild(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(BENCH_DIR, 'callback-floor.ts'), String(port), tenantId],
+    { PATH: process.env.PATH, NODE_ENV: 'production', DATABASE_URL: databaseUrl },
+  );
+  cleanups.push(() => stopChild(child));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor200(url, child, performance.now(), 30_000);
+  return { url, pid: child.pid! };
+}
+
+/** The servers beside the service: the bare route, and the callback's Node floor when a scenario asks for it. */
+interface Helpers {
+  bare: { url: string; pid: number };
+  floor?: { url: string; pid: number };
+}
+
 const load = (spec: ScenarioLoad, durationS = DURATION_S) =>
   loadFromChild({ ...spec, connections: CONNECTIONS, durationS }, workDir);
 
@@ -193,51 +213,142 @@ interface Row {
   serviceCpuUsPerRequest: number;
   /** The bare route's server CPU per request (read ceilings only). */
   ceilingServerCpuUsPerRequest?: number;
+  /** The Node floor of a callback (callback-floor.ts), loaded in the same slices. */
+  nodeFloor?: { result: LoadResult; cpuUsPerRequest: number };
 }
 
-async function measure(scenario: Scenario, service: Service, bareServer: { url: string; pid: number }): Promise<Row> {
-  log(`- ${scenario.label}`);
-  if (WARMUP_S > 0) assertClean(`${scenario.label} (warm-up)`, await load(scenario.warmUp ?? scenario.load, WARMUP_S));
-  const cpuBefore = cpuSecondsOf(service.pid);
-  const { result, peakMb } = await peakRss(service.pid, () => measuredLoad(scenario.label, scenario.load));
-  const serviceCpuS = cpuSecondsOf(service.pid) - cpuBefore;
-  const heapMb = await heapUsedMb(service.urls.admin);
-  let ceilingLabel: string;
-  let ceiling: { rps: number; clientCpuS: number; serverCpuUsPerRequest?: number };
-  if (scenario.ceiling.kind === 'pgbench') {
-    const { tps, clientCpuS } = await pgbench(database.url, scenario.ceiling.script, {
-      clients: SERVICE_POOL_SIZE,
-      durationS: DURATION_S,
-      defines: scenario.ceiling.defines,
-    });
-    ceilingLabel = `pgbench, the service's SQL, ${SERVICE_POOL_SIZE} clients`;
-    ceiling = { rps: tps, clientCpuS };
-  } else {
-    const bare = { url: `${bareServer.url}${scenario.ceiling.path}`, expectBody: scenario.load.expectBody };
-    if (WARMUP_S > 0) assertClean(`${scenario.label} (bare warm-up)`, await load(bare, WARMUP_S));
-    ceilingLabel = 'bare Fastify route, same bytes';
-    const bareCpuBefore = cpuSecondsOf(bareServer.pid);
-    const { requestsPerSecond, clientCpuS, total } = await measuredLoad(`${scenario.label} (bare route)`, bare);
-    ceiling = {
-      rps: requestsPerSecond,
-      clientCpuS,
-      serverCpuUsPerRequest: ((cpuSecondsOf(bareServer.pid) - bareCpuBefore) / total) * 1e6,
-    };
+/**
+ * Each measured run is cut into this many slices, the service's and its ceiling's in turn: the
+ * machine's speed drifts by tens of percent within a minute, and a ratio of two runs made one
+ * after the other measured the drift as much as the service.
+ */
+const SLICES = 5;
+const SLICE_S = Math.max(1, Math.round(DURATION_S / SLICES));
+
+/** The slices of one load as one run: requests summed, rates averaged, latencies the worst slice's. */
+function combined(slices: LoadResult[]): LoadResult {
+  const sum = (pick: (slice: LoadResult) => number) => slices.reduce((total, slice) => total + pick(slice), 0);
+  return {
+    requestsPerSecond: sum((slice) => slice.requestsPerSecond) / slices.length,
+    p50: Math.max(...slices.map((slice) => slice.p50)),
+    p99: Math.max(...slices.map((slice) => slice.p99)),
+    total: sum((slice) => slice.total),
+    non2xx: sum((slice) => slice.non2xx),
+    errors: sum((slice) => slice.errors),
+    timeouts: sum((slice) => slice.timeouts),
+    mismatches: sum((slice) => slice.mismatches),
+    clientCpuS: sum((slice) => slice.clientCpuS),
+  };
+}
+
+/** A load for slice `slice`: unique notifications get transaction ids no other slice used. */
+function sliceOf(spec: ScenarioLoad, slice: number, prefix = ''): ScenarioLoad {
+  const { callbacks } = spec;
+  if (callbacks?.transactionIds !== 'per-request') return spec;
+  return { ...spec, callbacks: { ...callbacks, prefix: `${prefix}${callbacks.prefix}${slice}-` } };
+}
+
+/** One server's load in slices, with the CPU its process used for them. */
+class SlicedLoad {
+  private readonly slices: LoadResult[] = [];
+  private cpuS = 0;
+
+  constructor(
+    private readonly label: string,
+    private readonly spec: ScenarioLoad,
+    private readonly pid: number,
+    private readonly prefix = '',
+  ) {}
+
+  async runSlice(slice: number): Promise<void> {
+    const cpuBefore = cpuSecondsOf(this.pid);
+    const result = await load(sliceOf(this.spec, slice, this.prefix), SLICE_S);
+    assertClean(this.label, result);
+    this.cpuS += cpuSecondsOf(this.pid) - cpuBefore;
+    this.slices.push(result);
   }
+
+  get result(): LoadResult {
+    return combined(this.slices);
+  }
+
+  get serverCpuS(): number {
+    return this.cpuS;
+  }
+
+  get cpuUsPerRequest(): number {
+    return (this.cpuS / this.result.total) * 1e6;
+  }
+}
+
+async function measure(scenario: Scenario, service: Service, helpers: Helpers): Promise<Row> {
+  log(`- ${scenario.label}`);
+  const { ceiling } = scenario;
+  const bare =
+    ceiling.kind === 'bare'
+      ? { url: `${helpers.bare.url}${ceiling.path}`, expectBody: scenario.load.expectBody }
+      : undefined;
+  const floor =
+    scenario.nodeFloor && helpers.floor
+      ? { ...scenario.load, url: `${helpers.floor.url}${new URL(scenario.load.url).pathname}` }
+      : undefined;
+  if (WARMUP_S > 0) {
+    assertClean(`${scenario.label} (warm-up)`, await load(scenario.warmUp ?? scenario.load, WARMUP_S));
+    if (bare) assertClean(`${scenario.label} (bare warm-up)`, await load(bare, WARMUP_S));
+    if (floor) assertClean(`${scenario.label} (floor warm-up)`, await load(sliceOf(floor, 0, 'floor-warm-'), WARMUP_S));
+  }
+  const measured = new SlicedLoad(scenario.label, scenario.load, service.pid);
+  const bareLoad = bare && new SlicedLoad(`${scenario.label} (bare route)`, bare, helpers.bare.pid);
+  const floorLoad =
+    floor && helpers.floor && new SlicedLoad(`${scenario.label} (floor)`, floor, helpers.floor.pid, 'floor-');
+  const pgbenchSlices: { tps: number; clientCpuS: number }[] = [];
+  const { peakMb } = await peakRss(service.pid, async () => {
+    for (let slice = 0; slice < SLICES; slice++) {
+      await measured.runSlice(slice);
+      if (bareLoad) await bareLoad.runSlice(slice);
+      if (floorLoad) await floorLoad.runSlice(slice);
+      if (ceiling.kind === 'pgbench') {
+        pgbenchSlices.push(
+          await pgbench(database.url, ceiling.script, {
+            clients: SERVICE_POOL_SIZE,
+            durationS: SLICE_S,
+            defines: ceiling.defines,
+          }),
+        );
+      }
+    }
+  });
+  const result = measured.result;
+  const heapMb = await heapUsedMb(service.urls.admin);
+  const ceilingFigures = bareLoad
+    ? {
+        label: 'bare Fastify route, same bytes',
+        rps: bareLoad.result.requestsPerSecond,
+        clientCpuS: bareLoad.result.clientCpuS,
+        serverCpuUsPerRequest: bareLoad.cpuUsPerRequest,
+      }
+    : {
+        label: `pgbench, the service's SQL, ${SERVICE_POOL_SIZE} clients`,
+        rps: pgbenchSlices.reduce((total, slice) => total + slice.tps, 0) / pgbenchSlices.length,
+        clientCpuS: pgbenchSlices.reduce((total, slice) => total + slice.clientCpuS, 0),
+        serverCpuUsPerRequest: undefined,
+      };
+  const floorFigures = floorLoad && { result: floorLoad.result, cpuUsPerRequest: floorLoad.cpuUsPerRequest };
   log(
-    `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceiling.rps.toFixed(0)}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB (heap ${heapMb.toFixed(0)} MB), CPU service ${serviceCpuS.toFixed(1)} s, client ${result.clientCpuS.toFixed(1)} s, ceiling client ${ceiling.clientCpuS.toFixed(1)} s`,
+    `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingFigures.rps.toFixed(0)}${floorFigures ? `, Node floor ${floorFigures.result.requestsPerSecond.toFixed(0)}` : ''}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB (heap ${heapMb.toFixed(0)} MB), CPU service ${measured.serverCpuS.toFixed(1)} s (${measured.cpuUsPerRequest.toFixed(0)} µs/req${ceilingFigures.serverCpuUsPerRequest ? `, bare ${ceilingFigures.serverCpuUsPerRequest.toFixed(0)}` : ''}${floorFigures ? `, floor ${floorFigures.cpuUsPerRequest.toFixed(0)}` : ''}), client ${result.clientCpuS.toFixed(1)} s, ceiling client ${ceilingFigures.clientCpuS.toFixed(1)} s`,
   );
   return {
     scenario,
     service: result,
-    serviceCpuS,
+    serviceCpuS: measured.serverCpuS,
     peakRssMb: peakMb,
     heapUsedMb: heapMb,
-    ceilingLabel,
-    ceilingRps: ceiling.rps,
-    ceilingClientCpuS: ceiling.clientCpuS,
-    serviceCpuUsPerRequest: (serviceCpuS / result.total) * 1e6,
-    ceilingServerCpuUsPerRequest: ceiling.serverCpuUsPerRequest,
+    ceilingLabel: ceilingFigures.label,
+    ceilingRps: ceilingFigures.rps,
+    ceilingClientCpuS: ceilingFigures.clientCpuS,
+    serviceCpuUsPerRequest: measured.cpuUsPerRequest,
+    ceilingServerCpuUsPerRequest: ceilingFigures.serverCpuUsPerRequest,
+    nodeFloor: floorFigures,
   };
 }
 
@@ -268,6 +379,19 @@ async function describeRun(): Promise<string> {
   return `${commit.trim()}${changes.trim() ? ' (with uncommitted changes in the working tree)' : ''}`;
 }
 
+/** The callback's Node floor beside the service, when it was measured. */
+function nodeFloorLines(rows: Row[]): string[] {
+  return rows.flatMap(({ scenario, nodeFloor, ceilingRps, service }) =>
+    nodeFloor
+      ? [
+          `- ${scenario.label}, Node floor (scripts/bench/callback-floor.ts: node:http, JSON.parse and the same statement through`,
+          `  the service's database handle, nothing else), in the same slices: ${nodeFloor.result.requestsPerSecond.toFixed(0)} req/s, ${nodeFloor.cpuUsPerRequest.toFixed(0)} µs of CPU a request,`,
+          `  ${((nodeFloor.result.requestsPerSecond / ceilingRps) * 100).toFixed(0)}% of the pgbench ceiling; the service reaches ${((service.requestsPerSecond / nodeFloor.result.requestsPerSecond) * 100).toFixed(0)}% of the floor.`,
+        ]
+      : [],
+  );
+}
+
 async function render(report: Report): Promise<string> {
   const { cores, cpu } = machine();
   const figure = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
@@ -279,8 +403,9 @@ async function render(report: Report): Promise<string> {
     `${new Date().toISOString().slice(0, 10)}, commit ${await describeRun()}, ${cores} cores (${cpu}), Node ${process.version},`,
     `${report.postgresVersion.split(',')[0]}. Produced by \`npm run bench\` (scripts/bench/): the service built for production`,
     `(\`node ${SERVICE_NODE_FLAGS.map((flag) => `${flag} `).join('')}dist/src/cli/partnerctl.js serve\`, as \`npm start\` runs it; LOG_LEVEL=${LOG_LEVEL}, PostgreSQL pool of ${SERVICE_POOL_SIZE}), loaded over HTTP`,
-    `by wrk (C, one thread) in a separate process, ${CONNECTIONS} connections, ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up; every request`,
-    'answered 2xx with the expected body. CPU s: seconds of CPU (user + system) used during the measured run by the service,',
+    `by wrk (C, one thread) in a separate process, ${CONNECTIONS} connections, ${SLICES * SLICE_S} s per scenario after a ${WARMUP_S} s warm-up, in ${SLICES} slices`,
+    `of ${SLICE_S} s taken in turn with its ceiling's; every request answered 2xx with the expected body. p50/p99: the worst slice's. CPU s:`,
+    'seconds of CPU (user + system) used during the measured run by the service,',
     "by its load client (wrk) and by the ceiling's client (wrk or pgbench), all on the same two cores. Server CPU µs/req:",
     'the CPU per answered request of the service and of the bare route, what each answer costs however busy the machine.',
     '',
@@ -307,6 +432,7 @@ async function render(report: Report): Promise<string> {
         .replace(/$/, ' |'),
     ),
     '',
+    ...nodeFloorLines(report.rows),
     `- Unique callbacks at half the maximum rate (${rate} req/s asked, ${half.requestsPerSecond.toFixed(0)} req/s done, wrk paced by load.lua;`,
     `  client CPU ${half.clientCpuS.toFixed(1)} s): p50 ${figure(half.p50)} ms, p99 ${figure(half.p99)} ms. Target p99 < ${TARGETS.halfRateP99Ms} ms:`,
     `  ${verdict(half.p99 < TARGETS.halfRateP99Ms)}.`,
@@ -321,12 +447,14 @@ async function render(report: Report): Promise<string> {
     '## How to read it',
     '',
     '- Read the ratios, not the absolute figures: the machine is shared and noisy, so a figure means something only next to',
-    '  its ceiling, measured minutes apart on the same machine. Client and server share the cores; both clients are C',
-    '  programs, and the CPU columns show what each took.',
+    '  its ceiling, measured in alternating slices on the same machine. Client and server share the cores; both clients are',
+    '  C programs, and the CPU columns show what each took.',
     '- Callback ceilings: pgbench runs the statement the service sends for one callback (scripts/bench/callback-*.sql, as',
     `  PostgreSQL logs it) with -M prepared and as many clients as the service has pool connections: one statement, one`,
     '  round trip, the least a callback can cost the database. The gap is what the service adds: HTTP, JSON, the checks,',
-    '  the driver.',
+    '  the driver. The Node floor line shows how much of that gap any Node process pays: its clients wait for one commit',
+    '  together, then one event loop answers them one after another while PostgreSQL waits, so a ratio falls as the',
+    "  disk's flush gets faster.",
     '- Read ceilings: a bare Fastify route answering the same bytes from memory, no auth, no database. The service answers a',
     '  repeated page before routing (src/http/cached-reads.ts); the gap is what every request still costs it: the credential,',
     '  both rate limits, twenty headers instead of two, the metric, and a process with a 40 MB heap instead of a bare one.',
@@ -395,11 +523,16 @@ async function main(): Promise<void> {
   const scenarios = [...callbackScenarios(urls, fixtures), ...(await readScenarios(urls, fixtures))].filter(
     (scenario) => options.only === undefined || scenario.label.includes(options.only),
   );
-  const bareServer = await startBareServer(scenarios);
+  const helpers: Helpers = {
+    bare: await startBareServer(scenarios),
+    floor: scenarios.some((scenario) => scenario.nodeFloor)
+      ? await startFloorServer(database.url, fixtures.tenantId)
+      : undefined,
+  };
 
   log(`scenarios: ${CONNECTIONS} connections, ${DURATION_S} s each`);
   const rows: Row[] = [];
-  for (const scenario of scenarios) rows.push(await measure(scenario, service, bareServer));
+  for (const scenario of scenarios) rows.push(await measure(scenario, service, helpers));
 
   if (options.only !== undefined) return void (await service.stop());
   const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE)!;

@@ -162,6 +162,8 @@ export interface Scenario {
   targetRatio?: number;
   /** The largest p50 in ms the targets ask for. */
   targetP50Ms?: number;
+  /** Also load the Node floor of a callback (callback-floor.ts) with the same requests, in the same slices. */
+  nodeFloor?: boolean;
 }
 
 export const CALLBACK_UNIQUE = 'payment callback, unique notifications';
@@ -180,6 +182,7 @@ export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
       warmUp: { ...notify, callbacks: uniqueCallbacks(fixtures, 'warm-'), expectBody: '{"status":"success"}' },
       ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-unique.sql'), defines },
       targetRatio: 0.6,
+      nodeFloor: true,
     },
     {
       label: 'payment callback, duplicates',

@@ -51,14 +51,18 @@ interface Counters {
 }
 
 /** What a key's counter costs in this process, with its map slot. */
-const LOCAL_COUNTER_BYTES = 250;
+export const LOCAL_COUNTER_BYTES = 250;
 /** Counters kept in this process per limit: what is over it loses its oldest windows first. */
 const LOCAL_COUNTERS_MAX_BYTES = 4 * 1024 * 1024;
 
-class LocalCounters implements Counters {
+/** Counters in this process, bounded in bytes (exported for its tests). */
+export class LocalCounters implements Counters {
   private readonly windows = new Map<string, { count: number; endsAt: number }>();
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxBytes = LOCAL_COUNTERS_MAX_BYTES,
+  ) {}
 
   add(key: string): Count {
     const now = Date.now();
@@ -82,7 +86,7 @@ class LocalCounters implements Counters {
     // windows that began first, ended ones among them. When full, they go: one per new window.
     this.windows.delete(key);
     for (const oldest of this.windows.keys()) {
-      if ((this.windows.size + 1) * LOCAL_COUNTER_BYTES <= LOCAL_COUNTERS_MAX_BYTES) break;
+      if ((this.windows.size + 1) * LOCAL_COUNTER_BYTES <= this.maxBytes) break;
       this.windows.delete(oldest);
     }
     this.windows.set(key, window);

@@ -100,7 +100,7 @@ const KNOWN_PLANS = new Map(
 );
 
 /** Sent as is, kept prepared: Drizzle would build the same text again on every callback. */
-const RECEIVE_STATEMENT = `select * from receive_payment_notification(
+export const RECEIVE_STATEMENT = `select * from receive_payment_notification(
   $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text)`;
 
 /**

@@ -6,6 +6,7 @@ export {
   type CallbackResult,
   plannedMoves,
   processNotification,
+  RECEIVE_STATEMENT,
 } from './callback.js';
 export {
   createInvoice,

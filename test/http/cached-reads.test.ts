@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CachedReadAccess } from '../../src/http/cached-reads.js';
 import { createLogger } from '../../src/logger.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 
@@ -40,6 +41,40 @@ async function get(url: string, headers: Record<string, string>) {
 const REQUEST_OWN = ['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset'];
 const stable = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !REQUEST_OWN.includes(name)));
+
+describe('a cached read that fails', () => {
+  it('goes to Fastify, which answers it, and the failure is logged', async () => {
+    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=23`;
+    const { key } = (await service.admin('POST', '/partner-keys', { name: 'fault', scopes: ['cities:read'] })).json();
+    const headers = { authorization: `Api-Key ${key}` };
+    const first = await get(url, headers);
+    expect(first.status).toBe(200);
+    const cachedReads = service.apps.backend!.cachedReads;
+    // A fault where none is expected: the credential check throws.
+    const access = (cachedReads as unknown as { access: CachedReadAccess }).access;
+    cachedReads.enable({
+      ...access,
+      identify: () => {
+        throw new Error('cached read fault');
+      },
+    });
+    try {
+      const answered = cachedReads.answered;
+      const again = await get(url, { ...headers, 'x-request-id': 'cached-read-fault' });
+      expect(again.status).toBe(200);
+      expect(again.body).toBe(first.body);
+      expect(cachedReads.answered).toBe(answered);
+      const records = lines.map((line) => JSON.parse(line));
+      expect(records.find((record) => record.err?.message === 'cached read fault')).toMatchObject({
+        msg: 'cached read failed',
+        level: 'error',
+      });
+      expect(records.find((record) => record.request_id === 'cached-read-fault')).toMatchObject({ status: 200 });
+    } finally {
+      cachedReads.enable(access);
+    }
+  });
+});
 
 describe('a repeated cached read', () => {
   it('is answered before routing with the bytes and headers Fastify answered', async () => {
