@@ -2,11 +2,10 @@
 // answered, byte for byte and header for header, under the same credential checks, rate limits,
 // logs and metrics; and everything they cannot decide goes to Fastify.
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CachedReadAccess } from '../../src/http/cached-reads.js';
-import { createLogger } from '../../src/logger.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { loggerInto } from '../support/logs.js';
 
 const lines: string[] = [];
 let service: TestApps;
@@ -14,15 +13,9 @@ let tenant: TestTenant;
 let citiesKey: string;
 
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
   service = await startTestApps(['backend', 'integrations', 'admin'], {
     listen: true,
-    logger: createLogger('info', sink),
+    logger: loggerInto(lines, 'info'),
     env: { RATE_LIMIT_PER_MINUTE: '6', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' },
   });
   tenant = await service.createTenant();

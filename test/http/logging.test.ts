@@ -1,21 +1,14 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { loggerInto } from '../support/logs.js';
 
 describe('request logs', () => {
   const lines: string[] = [];
   let service: TestApps;
   let tenant: TestTenant;
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
-    service = await startTestApps(['integrations'], { logger: createLogger('debug', sink), listen: true });
+    service = await startTestApps(['integrations'], { logger: loggerInto(lines, 'debug'), listen: true });
     tenant = await service.createTenant();
   });
   afterAll(() => service.stop());

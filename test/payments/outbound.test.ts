@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -13,6 +12,7 @@ import { DEFAULT_RETRY_POLICY, deliverPaymentRequest } from '../../src/payments/
 import { type RunningService, startService } from '../../src/server.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { loggerInto } from '../support/logs.js';
 import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
 import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -222,15 +222,7 @@ describe('outbound payment request', () => {
           : Reflect.get(target, property, receiver),
     });
     const lines: string[] = [];
-    const log = createLogger(
-      'info',
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(...String(chunk).split('\n').filter(Boolean));
-          done();
-        },
-      }),
-    );
+    const log = loggerInto(lines, 'info');
     const deps = {
       db,
       queue: service.context.paymentQueue,

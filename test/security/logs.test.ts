@@ -1,28 +1,18 @@
 // The whole log of a scenario at trace level, a malformed request and a database failure
 // (Drizzle's error, parameters in its message) included, holds no issued secret and no card number.
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
-import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { loggerInto } from '../support/logs.js';
 
 const CARD_NUMBER = '4111111111111111';
-
-function sinkInto(lines: string[]) {
-  return new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-}
 
 /** Sends raw bytes on a socket and resolves with whatever comes back before the server closes it. */
 function rawRequest(url: string, bytes: string): Promise<string> {
@@ -44,7 +34,7 @@ describe('the log of a scenario at trace level', () => {
 
   beforeAll(async () => {
     service = await startTestApps(['integrations', 'backend', 'admin'], {
-      logger: createLogger('trace', sinkInto(lines)),
+      logger: loggerInto(lines, 'trace'),
       listen: true,
     });
     tenant = await service.createTenant();
@@ -90,10 +80,7 @@ describe('the log of a scenario at trace level', () => {
       ...service.context.database,
       query: () => Promise.reject(queryError()),
     };
-    const app = await buildIntegrationsApp(
-      { ...service.context, db: failing, database },
-      createLogger('trace', sinkInto(lines)),
-    );
+    const app = await buildIntegrationsApp({ ...service.context, db: failing, database }, loggerInto(lines, 'trace'));
     try {
       const response = await app.inject({
         method: 'POST',
@@ -131,7 +118,7 @@ describe('messages about configuration and start-up', () => {
     const config = loadConfig(env, false);
     let running: RunningService | undefined;
     try {
-      running = await startService(config, createLogger('info', sinkInto(lines)));
+      running = await startService(config, loggerInto(lines, 'info'));
       const records = lines.map((line) => JSON.parse(line));
       const announced = records.find((record) => /ADMIN_TOKEN not set/.test(record.msg));
       expect(lines.join('\n')).not.toContain(config.adminToken);

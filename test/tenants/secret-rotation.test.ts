@@ -2,7 +2,6 @@
 // rekey` has sealed everything again), and the warning about a key file beside the data.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { eq, isNotNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -13,6 +12,7 @@ import { paymentEndpointSecrets } from '../../src/tenants/credentials.js';
 import { keyFilePath, SecretBox } from '../../src/tenants/secret-box.js';
 import { copyTemplateDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { loggerInto } from '../support/logs.js';
 import { partnerctl } from '../support/process.js';
 
 const newKey = () => randomBytes(32);
@@ -141,15 +141,7 @@ describe('key rotation with partnerctl secrets rekey', () => {
 describe.skipIf(TEST_DATABASE_URL)('the key file beside the embedded data', () => {
   let database: TestDatabase;
   const lines: string[] = [];
-  const logger = createLogger(
-    'warn',
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    }),
-  );
+  const logger = loggerInto(lines, 'warn');
 
   beforeAll(async () => {
     database = await copyTemplateDatabase(inject('databaseTemplate'));
