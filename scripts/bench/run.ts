@@ -260,6 +260,11 @@ class SlicedLoad {
     private readonly prefix = '',
   ) {}
 
+  /** A run before the measured ones, with transaction ids of its own. */
+  async warmUp(): Promise<void> {
+    assertClean(`${this.label} (warm-up)`, await load(sliceOf(this.spec, 0, `${this.prefix}warm-`), WARMUP_S));
+  }
+
   async runSlice(slice: number): Promise<void> {
     const cpuBefore = cpuSecondsOf(this.pid);
     const result = await load(sliceOf(this.spec, slice, this.prefix), SLICE_S);
@@ -284,29 +289,30 @@ class SlicedLoad {
 async function measure(scenario: Scenario, service: Service, helpers: Helpers): Promise<Row> {
   log(`- ${scenario.label}`);
   const { ceiling } = scenario;
-  const bare =
-    ceiling.kind === 'bare'
-      ? { url: `${helpers.bare.url}${ceiling.path}`, expectBody: scenario.load.expectBody }
-      : undefined;
-  const floor =
-    scenario.nodeFloor && helpers.floor
-      ? { ...scenario.load, url: `${helpers.floor.url}${new URL(scenario.load.url).pathname}` }
-      : undefined;
-  if (WARMUP_S > 0) {
-    assertClean(`${scenario.label} (warm-up)`, await load(scenario.warmUp ?? scenario.load, WARMUP_S));
-    if (bare) assertClean(`${scenario.label} (bare warm-up)`, await load(bare, WARMUP_S));
-    if (floor) assertClean(`${scenario.label} (floor warm-up)`, await load(sliceOf(floor, 0, 'floor-warm-'), WARMUP_S));
-  }
   const measured = new SlicedLoad(scenario.label, scenario.load, service.pid);
-  const bareLoad = bare && new SlicedLoad(`${scenario.label} (bare route)`, bare, helpers.bare.pid);
+  const bareLoad =
+    ceiling.kind === 'bare'
+      ? new SlicedLoad(
+          `${scenario.label} (bare route)`,
+          { url: `${helpers.bare.url}${ceiling.path}`, expectBody: scenario.load.expectBody },
+          helpers.bare.pid,
+        )
+      : undefined;
   const floorLoad =
-    floor && helpers.floor && new SlicedLoad(`${scenario.label} (floor)`, floor, helpers.floor.pid, 'floor-');
+    scenario.nodeFloor && helpers.floor
+      ? new SlicedLoad(
+          `${scenario.label} (floor)`,
+          { ...scenario.load, url: `${helpers.floor.url}${new URL(scenario.load.url).pathname}` },
+          helpers.floor.pid,
+          'floor-',
+        )
+      : undefined;
+  const loads = [measured, bareLoad, floorLoad].filter((sliced) => sliced !== undefined);
+  if (WARMUP_S > 0) for (const sliced of loads) await sliced.warmUp();
   const pgbenchSlices: { tps: number; clientCpuS: number }[] = [];
   const { peakMb } = await peakRss(service.pid, async () => {
     for (let slice = 0; slice < SLICES; slice++) {
-      await measured.runSlice(slice);
-      if (bareLoad) await bareLoad.runSlice(slice);
-      if (floorLoad) await floorLoad.runSlice(slice);
+      for (const sliced of loads) await sliced.runSlice(slice);
       if (ceiling.kind === 'pgbench') {
         pgbenchSlices.push(
           await pgbench(database.url, ceiling.script, {

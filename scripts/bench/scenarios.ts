@@ -155,8 +155,6 @@ export interface Scenario {
   label: string;
   /** The load on the service, minus connections and duration (set by the runner). */
   load: ScenarioLoad;
-  /** A fresh load for the warm-up run, when the measured one must not be replayed (unique events). */
-  warmUp?: ScenarioLoad;
   ceiling: Ceiling;
   /** The least ratio to the ceiling the targets ask for; none for scenarios without a target. */
   targetRatio?: number;
@@ -179,7 +177,6 @@ export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
     {
       label: CALLBACK_UNIQUE,
       load: { ...notify, callbacks: uniqueCallbacks(fixtures, 'unique-'), expectBody: '{"status":"success"}' },
-      warmUp: { ...notify, callbacks: uniqueCallbacks(fixtures, 'warm-'), expectBody: '{"status":"success"}' },
       ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-unique.sql'), defines },
       targetRatio: 0.6,
       nodeFloor: true,
