@@ -1,7 +1,7 @@
 // Process and HTTP helpers of the benchmark: child processes, free ports, readiness, the admin
 // API, the load client, pgbench, memory sampling and the throwaway database.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -290,6 +290,28 @@ export function cpuSecondsOf(pid: number): number {
   // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds (user + system) PostgreSQL's processes on this machine have used so far: every live
+ * `postgres` process, and the backends that have exited, which their postmaster has reaped.
+ */
+export function postgresCpuSeconds(): number {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    if (!stat.includes('(postgres)')) continue;
+    // utime, stime, cutime, cstime: the 12th to 15th fields after the command name.
+    const fields = stat.split(') ')[1].split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
 }
 
 /** USER_HZ: what Linux reports CPU times in, 100 on every common platform. */

@@ -31,6 +31,7 @@ import {
   peakRss,
   peakRssSoFarMb,
   pgbench,
+  postgresCpuSeconds,
   run,
   type ScenarioLoad,
   startChild,
@@ -252,6 +253,7 @@ function sliceOf(spec: ScenarioLoad, slice: number, prefix = ''): ScenarioLoad {
 class SlicedLoad {
   private readonly slices: LoadResult[] = [];
   private cpuS = 0;
+  private postgresCpuS = 0;
 
   constructor(
     private readonly label: string,
@@ -267,9 +269,11 @@ class SlicedLoad {
 
   async runSlice(slice: number): Promise<void> {
     const cpuBefore = cpuSecondsOf(this.pid);
+    const postgresBefore = postgresCpuSeconds();
     const result = await load(sliceOf(this.spec, slice, this.prefix), SLICE_S);
     assertClean(this.label, result);
     this.cpuS += cpuSecondsOf(this.pid) - cpuBefore;
+    this.postgresCpuS += postgresCpuSeconds() - postgresBefore;
     this.slices.push(result);
   }
 
@@ -283,6 +287,11 @@ class SlicedLoad {
 
   get cpuUsPerRequest(): number {
     return (this.cpuS / this.result.total) * 1e6;
+  }
+
+  /** PostgreSQL's CPU per answered request (the database's share of the cores). */
+  get postgresCpuUsPerRequest(): number {
+    return (this.postgresCpuS / this.result.total) * 1e6;
   }
 }
 
@@ -309,18 +318,18 @@ async function measure(scenario: Scenario, service: Service, helpers: Helpers): 
       : undefined;
   const loads = [measured, bareLoad, floorLoad].filter((sliced) => sliced !== undefined);
   if (WARMUP_S > 0) for (const sliced of loads) await sliced.warmUp();
-  const pgbenchSlices: { tps: number; clientCpuS: number }[] = [];
+  const pgbenchSlices: { tps: number; clientCpuS: number; transactions: number; postgresCpuS: number }[] = [];
   const { peakMb } = await peakRss(service.pid, async () => {
     for (let slice = 0; slice < SLICES; slice++) {
       for (const sliced of loads) await sliced.runSlice(slice);
       if (ceiling.kind === 'pgbench') {
-        pgbenchSlices.push(
-          await pgbench(database.url, ceiling.script, {
-            clients: SERVICE_POOL_SIZE,
-            durationS: SLICE_S,
-            defines: ceiling.defines,
-          }),
-        );
+        const postgresBefore = postgresCpuSeconds();
+        const figures = await pgbench(database.url, ceiling.script, {
+          clients: SERVICE_POOL_SIZE,
+          durationS: SLICE_S,
+          defines: ceiling.defines,
+        });
+        pgbenchSlices.push({ ...figures, postgresCpuS: postgresCpuSeconds() - postgresBefore });
       }
     }
   });
@@ -332,16 +341,21 @@ async function measure(scenario: Scenario, service: Service, helpers: Helpers): 
         rps: bareLoad.result.requestsPerSecond,
         clientCpuS: bareLoad.result.clientCpuS,
         serverCpuUsPerRequest: bareLoad.cpuUsPerRequest,
+        postgresCpuUsPerRequest: undefined,
       }
     : {
         label: `pgbench, the service's SQL, ${SERVICE_POOL_SIZE} clients`,
         rps: pgbenchSlices.reduce((total, slice) => total + slice.tps, 0) / pgbenchSlices.length,
         clientCpuS: pgbenchSlices.reduce((total, slice) => total + slice.clientCpuS, 0),
         serverCpuUsPerRequest: undefined,
+        postgresCpuUsPerRequest:
+          (pgbenchSlices.reduce((total, slice) => total + slice.postgresCpuS, 0) /
+            pgbenchSlices.reduce((total, slice) => total + slice.transactions, 0)) *
+          1e6,
       };
   const floorFigures = floorLoad && { result: floorLoad.result, cpuUsPerRequest: floorLoad.cpuUsPerRequest };
   log(
-    `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingFigures.rps.toFixed(0)}${floorFigures ? `, Node floor ${floorFigures.result.requestsPerSecond.toFixed(0)}` : ''}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB (heap ${heapMb.toFixed(0)} MB), CPU service ${measured.serverCpuS.toFixed(1)} s (${measured.cpuUsPerRequest.toFixed(0)} µs/req${ceilingFigures.serverCpuUsPerRequest ? `, bare ${ceilingFigures.serverCpuUsPerRequest.toFixed(0)}` : ''}${floorFigures ? `, floor ${floorFigures.cpuUsPerRequest.toFixed(0)}` : ''}), client ${result.clientCpuS.toFixed(1)} s, ceiling client ${ceilingFigures.clientCpuS.toFixed(1)} s`,
+    `  ${result.requestsPerSecond.toFixed(0)} req/s (ceiling ${ceilingFigures.rps.toFixed(0)}${floorFigures ? `, Node floor ${floorFigures.result.requestsPerSecond.toFixed(0)}` : ''}), p50 ${result.p50} ms, p99 ${result.p99} ms, ${peakMb.toFixed(0)} MB (heap ${heapMb.toFixed(0)} MB), CPU service ${measured.serverCpuS.toFixed(1)} s (${measured.cpuUsPerRequest.toFixed(0)} µs/req${ceilingFigures.serverCpuUsPerRequest ? `, bare ${ceilingFigures.serverCpuUsPerRequest.toFixed(0)}` : ''}${floorFigures ? `, floor ${floorFigures.cpuUsPerRequest.toFixed(0)}` : ''}), client ${result.clientCpuS.toFixed(1)} s, ceiling client ${ceilingFigures.clientCpuS.toFixed(1)} s${ceilingFigures.postgresCpuUsPerRequest ? `, PostgreSQL CPU µs/req service ${measured.postgresCpuUsPerRequest.toFixed(0)}, ceiling ${ceilingFigures.postgresCpuUsPerRequest.toFixed(0)}${floorLoad ? `, floor ${floorLoad.postgresCpuUsPerRequest.toFixed(0)}` : ''}` : ''}`,
   );
   return {
     scenario,

@@ -3,7 +3,7 @@
 // of the event with the forward-only move of invoice and trip (steps 9-10), the database part of
 // which is one statement: one round trip in the common case. Results say why, the integrations
 // host says it in HTTP.
-import type { DatabaseHandle, Executor } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
@@ -18,6 +18,7 @@ import {
   parseNotification,
   planTransition,
 } from './notification.js';
+import type { NotificationStore, ReceivedRow } from './notification-store.js';
 
 /** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
 export type CallbackRejection =
@@ -84,63 +85,46 @@ export function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMov
   return moves;
 }
 
-interface StatementRow {
-  tenant_id: string;
-  amount: string;
-  currency: string;
-  /** This (tenant, transaction_id, status, gateway) was stored before the statement began. */
-  known: boolean;
-  /** The statement stored the event (and moved invoice and trip). */
-  stored: boolean;
-}
-
 /** The plans of the statuses partners send, serialised once; any other status is planned per call. */
 const KNOWN_PLANS = new Map(
   ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [status, JSON.stringify(plannedMoves(status))]),
 );
 
-/** Sent as is, kept prepared: Drizzle would build the same text again on every callback. */
-export const RECEIVE_STATEMENT = `select * from receive_payment_notification(
-  $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text)`;
-
 /**
- * Steps 4 to 10 in one call of receive_payment_notification (migrations/0005_…), one round trip:
+ * Steps 4 to 10 in one call of receive_payment_notification (migrations/0005_…), in the store's next
+ * statement (one round trip, shared with the callbacks that wait with this one):
  * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
  * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
  * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
  * of invoice and trip, as plannedMoves says for the status read under the lock. No row when the
  * invoice does not exist.
  */
-async function receive(
-  database: NotificationStore,
+function receive(
+  store: NotificationStore,
   received: ReceivedNotification,
   notification: PaymentNotification,
-  store: { amount: string; payloadJson: string } | null,
-): Promise<StatementRow | undefined> {
+  stored: { amount: string; payloadJson: string } | null,
+): Promise<ReceivedRow | undefined> {
   const { invoiceId, transactionId, status, gateway, currency } = notification;
   const plans = KNOWN_PLANS.get(status) ?? JSON.stringify(plannedMoves(status));
-  const [row] = await database.query<StatementRow>(RECEIVE_STATEMENT, [
+  return store.receive([
     received.tenant.id,
     invoiceId,
     transactionId,
     status,
     gateway,
-    store !== null,
-    store?.amount ?? null,
+    stored !== null,
+    stored?.amount ?? null,
     currency,
     plans,
-    store?.payloadJson ?? null,
+    stored?.payloadJson ?? null,
     received.requestId,
   ]);
-  return row;
 }
-
-/** Where notifications are stored: the database's prepared-statement runner. */
-export type NotificationStore = Pick<DatabaseHandle, 'query'>;
 
 /** Steps 2 to 10 for an authenticated partner. */
 export async function processNotification(
-  database: NotificationStore,
+  store: NotificationStore,
   received: ReceivedNotification,
 ): Promise<CallbackResult> {
   const parsed = parseNotification(received.body);
@@ -150,10 +134,10 @@ export async function processNotification(
 
   // Stored only when the checks that need no invoice pass: its gateway, an amount that is a decimal.
   const amount = notification.gateway === received.tenant.gateway ? decimalText(notification.amountText) : null;
-  let row: StatementRow | undefined;
+  let row: ReceivedRow | undefined;
   try {
     row = await receive(
-      database,
+      store,
       received,
       notification,
       amount === null ? null : { amount, payloadJson: received.payloadJson },
@@ -162,7 +146,7 @@ export async function processNotification(
     // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field) fails the statement
     // whatever the checks say: read again without it, and refuse it only where it would be stored.
     if (!sqlState(error)?.startsWith('22')) throw error;
-    row = await receive(database, received, notification, null);
+    row = await receive(store, received, notification, null);
     return checkInvoice(received, notification, row) ?? (row?.known ? DUPLICATE : rejected({ reason: 'invalid_json' }));
   }
   // Not stored with every check passed: the unique index found the tuple stored meanwhile (a race).
@@ -173,7 +157,7 @@ export async function processNotification(
 function checkInvoice(
   received: ReceivedNotification,
   notification: PaymentNotification,
-  invoice: StatementRow | undefined,
+  invoice: ReceivedRow | undefined,
 ): CallbackResult | null {
   if (!invoice) return rejected({ reason: 'invoice_not_found' });
   if (invoice.tenant_id !== received.tenant.id) return rejected({ reason: 'forbidden' });

@@ -6,7 +6,6 @@ export {
   type CallbackResult,
   plannedMoves,
   processNotification,
-  RECEIVE_STATEMENT,
 } from './callback.js';
 export {
   createInvoice,
@@ -25,6 +24,7 @@ export {
   type PaymentEventRow,
   resendPaymentRequest,
 } from './invoices.js';
+export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
 export {
   type AttemptResult,
   DEFAULT_RETRY_POLICY,

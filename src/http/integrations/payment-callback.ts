@@ -10,6 +10,7 @@ import {
   authenticatePartner,
   type CallbackRejection,
   type CallbackResult,
+  NotificationStore,
   processNotification,
 } from '../../payments/index.js';
 import type { TenantRow } from '../../tenants/index.js';
@@ -163,6 +164,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   { context, limits },
 ) => {
   const { db } = context;
+  const store = new NotificationStore(context.database);
   const notifications = context.metrics.paymentNotifications;
   const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
     if (result.accepted) {
@@ -252,7 +254,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
     async (request, reply) => {
       const body: unknown = request.body;
-      const result = await processNotification(context.database, {
+      const result = await processNotification(store, {
         tenant: request.partnerTenant,
         body,
         // The lossless parse re-stringified: each number keeps the digits it was sent with.
