@@ -1,5 +1,5 @@
 // The least a Node process can spend on a payment callback, as a second reference beside pgbench:
-// node:http, JSON.parse, and the one statement the service sends (src/payments/callback.ts),
+// node:http, JSON.parse, and the statement the service sends for one callback (notification-store.ts),
 // through the service's own PostgreSQL handle (postgres.js, prepared, pool of 10). Nothing else:
 // no key, no checks, no lossless numbers, no log, no metric, Node's own headers only.
 //   callback-floor.ts <port> <tenant id>   DATABASE_URL: the bench's database

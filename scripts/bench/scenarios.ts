@@ -130,7 +130,7 @@ export async function createPgbenchFixtures(database: ThrowawayDatabase, fixture
   await database.sql('vacuum analyze invoices, payment_events');
 }
 
-/** The parameters the service sends with the statement (src/payments/callback.ts) for NOTIFICATION. */
+/** The parameters the service sends with the one-callback statement (src/payments/notification-store.ts) for NOTIFICATION. */
 function pgbenchDefines(fixtures: Fixtures): Record<string, string> {
   return {
     tenant: fixtures.tenantId,
