@@ -572,14 +572,15 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const scenario of scenarios) rows.push(await measure(scenario, service, helpers));
 
-  if (options.only !== undefined) return void (await service.stop());
-  const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE)!;
-  const rate = Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
-  log(`- ${CALLBACK_UNIQUE} at ${rate} req/s`);
-  const halfRate = {
+  const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE);
+  const rate = unique && Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
+  if (rate) log(`- ${CALLBACK_UNIQUE} at ${rate} req/s`);
+  const halfRate = rate && {
     rate,
     result: await measuredLoad(`${CALLBACK_UNIQUE} at half rate`, uniqueCallbackAtRate(urls, fixtures, rate)),
   };
+  if (halfRate) log(`  p50 ${halfRate.result.p50} ms, p99 ${halfRate.result.p99} ms`);
+  if (options.only !== undefined || !halfRate) return void (await service.stop());
 
   const [{ version }] = await database.sql<{ version: string }>('select version()');
   await service.stop();

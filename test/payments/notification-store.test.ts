@@ -19,6 +19,7 @@ afterAll(() => service?.stop());
 function recordingStore(): { store: NotificationStore; statements: string[] } {
   const statements: string[] = [];
   const store = new NotificationStore({
+    poolStatistics: () => service.context.database.poolStatistics(),
     query: (text, values) => {
       statements.push(text);
       return service.context.database.query(text, values);
