@@ -20,7 +20,7 @@ export function invalidateCaches(): void {
 export const cacheGeneration = (): number => generation;
 
 /** What an entry costs besides its value: the map slot, the entry object, the promise. */
-const ENTRY_OVERHEAD_BYTES = 200;
+export const ENTRY_OVERHEAD_BYTES = 200;
 
 /**
  * An estimate of the heap a plain value (rows, views: strings, numbers, dates, arrays) takes:

@@ -37,7 +37,7 @@ export const RECEIVE_STATEMENT = `select * from receive_payment_notification(
   $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text)`;
 
 /** Several, in one transaction (migrations/0007_…): `item` is the index of the call a row answers. */
-const RECEIVE_BATCH_STATEMENT = 'select * from receive_payment_notifications($1::json)';
+const RECEIVE_BATCH_STATEMENT = 'select * from receive_payment_notifications($1::jsonb)';
 
 /** Notifications in one statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_BATCH = 32;

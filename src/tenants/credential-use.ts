@@ -1,13 +1,15 @@
 // When each credential was last used, for operators (the console shows it). Recorded at most once
 // a minute per credential and process, and never waited for: the hot paths that present
 // credentials pay one map look-up, not a write.
-import { perDatabase } from '../cache.js';
+import { ENTRY_OVERHEAD_BYTES, perDatabase } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { credentialUsage } from '../db/schema.js';
 
 /** A use within this long of the last recorded one is not recorded again. */
 export const CREDENTIAL_USE_RESOLUTION_MS = 60_000;
-const MAX_REMEMBERED = 100_000;
+/** What the times remembered may hold: each is a credential id (a UUID) and a number in a Map. */
+const REMEMBERED_BYTES = 4 * 1024 * 1024;
+const MAX_REMEMBERED = Math.floor(REMEMBERED_BYTES / (ENTRY_OVERHEAD_BYTES + 2 * 36));
 
 const lastRecorded = perDatabase(() => new Map<string, number>());
 
