@@ -92,9 +92,11 @@ export class NotificationStore {
 
   private async send(batch: Waiting[]): Promise<void> {
     if (batch.length === 1) return this.sendAlone(batch[0]);
-    // Invoices locked in one order by every statement: two batches never wait for each other's locks.
-    // (The sort is stable: notifications of one invoice keep their order.)
-    batch.sort((a, b) => (a.call[1] < b.call[1] ? -1 : a.call[1] > b.call[1] ? 1 : 0));
+    // Invoices locked in one order by every statement, PostgreSQL's (a uuid's lower-case text): two
+    // batches never wait for each other's locks. The sort is stable: notifications of one invoice,
+    // however its id is spelled, keep their order.
+    const invoiceOf = (waiting: Waiting) => waiting.call[1].toLowerCase();
+    batch.sort((a, b) => (invoiceOf(a) < invoiceOf(b) ? -1 : invoiceOf(a) > invoiceOf(b) ? 1 : 0));
     let rows: (ReceivedRow & { item: number })[];
     try {
       rows = await this.database.query(RECEIVE_BATCH_STATEMENT, [JSON.stringify(batch.map((each) => each.call))]);
