@@ -1,8 +1,10 @@
 // Group commit of payment notifications (src/payments/notification-store.ts): notifications that
 // arrive together are stored by one statement, and each is answered as it would be alone.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/db/client.js';
 import type { CallbackResult } from '../../src/payments/index.js';
-import { NotificationStore, processNotification } from '../../src/payments/index.js';
+import { NotificationStore, plannedMoves, processNotification } from '../../src/payments/index.js';
 import type { TenantRow } from '../../src/tenants/index.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { createInvoice, createTrip, type InvoiceJson, notificationFor, showInvoice, tripStatus } from './support.js';
@@ -15,18 +17,30 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
-/** A store on the test database that records the statements it sends. */
-function recordingStore(): { store: NotificationStore; statements: string[] } {
+/**
+ * A store on the test database that records the statements it sends (with the number of
+ * notifications each carries), on a pool of `poolSize` connections, each statement sent to the
+ * database once `held` resolves.
+ */
+function recordingStore(options: { poolSize?: number; held?: Promise<void> } = {}) {
   const statements: string[] = [];
+  const sizes: number[] = [];
   const store = new NotificationStore({
-    poolStatistics: () => service.context.database.poolStatistics(),
-    query: (text, values) => {
+    poolStatistics: () => {
+      const statistics = service.context.database.poolStatistics();
+      return { ...statistics, size: options.poolSize ?? statistics.size };
+    },
+    query: async (text, values) => {
       statements.push(text);
+      sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
+      await options.held;
       return service.context.database.query(text, values);
     },
   });
-  return { store, statements };
+  return { store, statements, sizes };
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** processNotification as the callback route calls it, the body sent as JSON text `payloadJson`. */
 function receive(store: NotificationStore, body: Record<string, unknown>, payloadJson = JSON.stringify(body)) {
@@ -74,6 +88,65 @@ describe('notifications received together', () => {
     expect((await showInvoice(service, refused.id)).events).toEqual([]);
   });
 
+  it('are stored as one set when none depends on another, each answered and applied as it would be alone', async () => {
+    const other = await service.createTenant({ gateway: 'tap' });
+    const trip = await createTrip(service, tenant);
+    const [paid, refunded, failed, mismatched, known, wrongGateway] = await Promise.all(
+      [{ trip_id: trip.id }, { trip_id: trip.id }, {}, {}, {}, {}].map((fields) =>
+        createInvoice(service, tenant, fields),
+      ),
+    );
+    const othersInvoice = await createInvoice(service, other);
+    const knownNotification = notificationFor(known, { transaction_id: `known-${known.id}` });
+    const paidNotification = notificationFor(paid);
+    const { store: aloneStore } = recordingStore();
+    expect(await receive(aloneStore, knownNotification)).toEqual(SUCCESS);
+    const { store, statements } = recordingStore();
+
+    const answers = await Promise.all([
+      receive(store, paidNotification),
+      receive(store, notificationFor(refunded, { status: 'refunded' })),
+      receive(store, notificationFor(failed, { status: 'cancelled' })),
+      receive(store, notificationFor(mismatched, { currency: 'USD' })),
+      receive(store, knownNotification),
+      receive(store, notificationFor(wrongGateway, { gateway: 'hyperpay' })),
+      receive(store, notificationFor(othersInvoice)),
+      receive(store, notificationFor({ ...paid, id: '00000000-0000-4000-8000-00000000beef' } as InvoiceJson)),
+    ]);
+
+    expect(answers).toEqual([
+      SUCCESS,
+      SUCCESS,
+      SUCCESS,
+      { rejected: { reason: 'currency_mismatch' } },
+      { accepted: 'duplicate' },
+      { rejected: { reason: 'gateway_mismatch' } },
+      { rejected: { reason: 'forbidden' } },
+      { rejected: { reason: 'invoice_not_found' } },
+    ]);
+    expect(statements).toEqual([expect.stringContaining('receive_payment_notification_set(')]);
+    const shown = await Promise.all(
+      [paid, refunded, failed, mismatched, known, wrongGateway, othersInvoice].map((invoice) =>
+        showInvoice(service, invoice.id),
+      ),
+    );
+    expect(shown.map(({ invoice }) => invoice.status)).toEqual([
+      'paid',
+      'refunded',
+      'failed',
+      'pending',
+      'paid',
+      'pending',
+      'pending',
+    ]);
+    expect(shown.map(({ events }) => events.length)).toEqual([1, 1, 1, 0, 1, 0, 0]);
+    expect(shown[0].invoice.gateway_reference).toBe(paidNotification.transaction_id);
+    expect(shown[0].invoice.paid_at).not.toBeNull();
+    // Two invoices of one trip: it ends as the later of the two, in the group's order, moves it.
+    const later = paid.id.toLowerCase() > refunded.id.toLowerCase() ? 'booked' : 'cancelled';
+    expect(await tripStatus(service, trip.id)).toBe(later);
+  });
+
   it('are answered one by one when one of them fails the shared statement, the others stored', async () => {
     const invoices = await Promise.all([1, 2, 3].map(() => createInvoice(service, tenant)));
     const [first, unstorable, last] = invoices.map((invoice) => notificationFor(invoice));
@@ -87,9 +160,32 @@ describe('notifications received together', () => {
     ]);
 
     expect(answers).toEqual([SUCCESS, { rejected: { reason: 'invalid_json' } }, SUCCESS]);
-    expect(statements[0]).toContain('receive_payment_notifications(');
+    expect(statements[0]).toContain('receive_payment_notification_set(');
     const events = await Promise.all(invoices.map(async (invoice) => (await showInvoice(service, invoice.id)).events));
     expect(events.map((stored) => stored.length)).toEqual([1, 0, 1]);
+  });
+
+  it('wait, on any pool, while two statements are under way, and then go together', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { store, statements, sizes } = recordingStore({ poolSize: 10, held });
+    const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
+
+    const answers: Promise<CallbackResult>[] = [];
+    for (const invoice of invoices) {
+      answers.push(receive(store, notificationFor(invoice)));
+      await nextTurn();
+    }
+    expect(sizes).toEqual([1, 1]);
+    release();
+
+    expect(await Promise.all(answers)).toEqual(invoices.map(() => SUCCESS));
+    expect(sizes).toEqual([1, 1, 3]);
+    expect(statements[2]).toContain('receive_payment_notification_set(');
+    const shown = await Promise.all(invoices.map((invoice) => showInvoice(service, invoice.id)));
+    expect(shown.map(({ invoice }) => invoice.status)).toEqual(invoices.map(() => 'paid'));
   });
 
   it('is sent alone when it arrives alone', async () => {
@@ -97,5 +193,49 @@ describe('notifications received together', () => {
     expect(await receive(store, notificationFor(await createInvoice(service, tenant)))).toEqual(SUCCESS);
     expect(statements).toHaveLength(1);
     expect(statements[0]).toContain('receive_payment_notification(');
+  });
+});
+
+describe('the set statement', () => {
+  // PL/pgSQL keeps a plan for the session. Planned while payment_events is a page (a new database),
+  // an exists () check became one hashed scan of the whole table per statement, kept as it grew.
+  it('looks each notification up by its index, whatever size the table had when it was planned', async () => {
+    const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
+    const moves = JSON.stringify(plannedMoves('paid'));
+    const call = (invoice: InvoiceJson) => [
+      tenant.tenant.id,
+      invoice.id,
+      `plan-${invoice.id}`,
+      'paid',
+      'tap',
+      true,
+      invoice.amount,
+      invoice.currency,
+      moves,
+      '{}',
+      'request',
+    ];
+    const events = (count: number, prefix: string) => sql`
+      insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied, status_before, status_after)
+      select ${tenant.tenant.id}::uuid, ${invoices[0].id}::uuid, ${prefix} || n, 'paid', 'tap', '{}', true, 'pending', 'paid'
+      from generate_series(1, ${count}::integer) n`;
+    const rowsRead = sql`select coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) as read
+      from pg_stat_xact_user_tables where relname = 'payment_events'`;
+    const storeSet = (group: InvoiceJson[]) =>
+      sql`select * from receive_payment_notification_set(${JSON.stringify(group.map(call))}::jsonb)`;
+
+    const read = await service.context.db.transaction(async (tx) => {
+      // The plan every later call would keep, made now, while the table holds a few rows.
+      await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
+      await tx.execute(events(20, 'few-'));
+      await tx.execute(storeSet(invoices.slice(1, 3)));
+      await tx.execute(events(5000, 'many-'));
+      const [before] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
+      const stored = rowsOf<{ stored: boolean }>(await tx.execute(storeSet(invoices.slice(3, 5))));
+      expect(stored.map((row) => row.stored)).toEqual([true, true]);
+      const [after] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
+      return Number(after.read) - Number(before.read);
+    });
+    expect(read).toBeLessThan(50);
   });
 });
