@@ -1,6 +1,6 @@
 // The least a Node process can spend on a payment callback, as a second reference beside pgbench:
 // node:http, JSON.parse, and the statement the service sends for one callback (notification-store.ts),
-// through the service's own PostgreSQL handle (postgres.js, prepared, pool of 10). Nothing else:
+// through the service's own PostgreSQL handle (postgres.js, prepared, ten connections). Nothing else:
 // no key, no checks, no lossless numbers, no log, no metric, Node's own headers only.
 //   callback-floor.ts <port> <tenant id>   DATABASE_URL: the bench's database
 import { createServer } from 'node:http';
@@ -10,6 +10,8 @@ import { plannedMoves, RECEIVE_STATEMENT } from '../../src/payments/index.js';
 const [port, tenantId] = process.argv.slice(2);
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });
 const plans = JSON.stringify(plannedMoves('paid'));
+// As many connections as the service's pool: one statement per callback, ten under way.
+const lane = database.lane(10);
 let requests = 0;
 const server = createServer((req, res) => {
   let body = '';
@@ -20,7 +22,7 @@ const server = createServer((req, res) => {
   req.on('end', async () => {
     if (req.method !== 'POST') return void res.end('ok');
     const { invoice_id, transaction_id, status, amount, currency, gateway } = JSON.parse(body);
-    const [row] = await database.query<{ stored: boolean }>(RECEIVE_STATEMENT, [
+    const [row] = await lane.query<{ stored: boolean }>(RECEIVE_STATEMENT, [
       tenantId,
       invoice_id,
       transaction_id,

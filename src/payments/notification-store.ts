@@ -4,7 +4,7 @@
 // trip, one commit (the flush to disk, which PostgreSQL makes once per transaction) and, when none
 // depends on another, one insert and one update for all; alone, a callback is sent at once, on its
 // own.
-import type { DatabaseHandle } from '../db/client.js';
+import type { DatabaseHandle, StatementLane } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
 
 /** receive_payment_notification's arguments (migrations/0005_…), in its order. */
@@ -50,7 +50,8 @@ const RECEIVE_IN_TURN_STATEMENT = 'select * from receive_payment_notifications($
 const MAX_BATCH = 32;
 
 /**
- * Statements under way at once: one being stored while the next one fills. More split the same
+ * Statements under way at once, each on a connection of the store's own (DatabaseHandle.lane): one
+ * being stored while the next one fills. More split the same
  * callbacks into smaller groups that each pay a commit, and compete with the service for the cores
  * (measured on two cores shared with PostgreSQL, unique callbacks at full load, in alternating slices
  * against pgbench: 73% of its rate with 2, 70% with 3, 69% with 1, 66% with 10; before the set
@@ -69,11 +70,11 @@ export class NotificationStore {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
   private sendScheduled = false;
-  /** STATEMENTS_IN_FLIGHT, or fewer on a smaller pool (PGlite has one connection). */
-  private readonly maxInFlight: number;
+  /** STATEMENTS_IN_FLIGHT connections of the store's own (one on PGlite), one statement under way on each. */
+  private readonly lane: StatementLane;
 
-  constructor(private readonly database: Pick<DatabaseHandle, 'query' | 'poolStatistics'>) {
-    this.maxInFlight = Math.min(STATEMENTS_IN_FLIGHT, database.poolStatistics().size);
+  constructor(database: Pick<DatabaseHandle, 'lane'>) {
+    this.lane = database.lane(STATEMENTS_IN_FLIGHT);
   }
 
   /** The statement's row for this call, or undefined when its invoice does not exist. */
@@ -89,11 +90,11 @@ export class NotificationStore {
    * the same turn go together, and none waits for more than that.
    */
   private scheduleSend(): void {
-    if (this.sendScheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
+    if (this.sendScheduled || this.inFlight >= this.lane.size || this.waiting.length === 0) return;
     this.sendScheduled = true;
     setImmediate(() => {
       this.sendScheduled = false;
-      while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      while (this.inFlight < this.lane.size && this.waiting.length > 0) {
         this.inFlight++;
         void this.send(this.waiting.splice(0, MAX_BATCH)).finally(() => {
           this.inFlight--;
@@ -112,7 +113,7 @@ export class NotificationStore {
     batch.sort((a, b) => (invoiceOf(a) < invoiceOf(b) ? -1 : invoiceOf(a) > invoiceOf(b) ? 1 : 0));
     let rows: (ReceivedRow & { item: number })[];
     try {
-      rows = await this.database.query(independent(batch) ? RECEIVE_SET_STATEMENT : RECEIVE_IN_TURN_STATEMENT, [
+      rows = await this.lane.query(independent(batch) ? RECEIVE_SET_STATEMENT : RECEIVE_IN_TURN_STATEMENT, [
         JSON.stringify(batch.map((each) => each.call)),
       ]);
     } catch (error) {
@@ -132,7 +133,7 @@ export class NotificationStore {
 
   private async sendAlone(waiting: Waiting): Promise<void> {
     try {
-      const [row] = await this.database.query<ReceivedRow>(RECEIVE_STATEMENT, waiting.call);
+      const [row] = await this.lane.query<ReceivedRow>(RECEIVE_STATEMENT, waiting.call);
       waiting.resolve(row);
     } catch (error) {
       waiting.reject(error);

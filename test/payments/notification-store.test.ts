@@ -19,22 +19,24 @@ afterAll(() => service?.stop());
 
 /**
  * A store on the test database that records the statements it sends (with the number of
- * notifications each carries), on a pool of `poolSize` connections, each statement sent to the
- * database once `held` resolves.
+ * notifications each carries), each sent to the database once `held` resolves. Its lane has the
+ * connections the store asks for, whatever the database (PGlite has one).
  */
-function recordingStore(options: { poolSize?: number; held?: Promise<void> } = {}) {
+function recordingStore(options: { held?: Promise<void> } = {}) {
   const statements: string[] = [];
   const sizes: number[] = [];
   const store = new NotificationStore({
-    poolStatistics: () => {
-      const statistics = service.context.database.poolStatistics();
-      return { ...statistics, size: options.poolSize ?? statistics.size };
-    },
-    query: async (text, values) => {
-      statements.push(text);
-      sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
-      await options.held;
-      return service.context.database.query(text, values);
+    lane: (connections) => {
+      const lane = service.context.database.lane(connections);
+      return {
+        size: connections,
+        query: async (text, values) => {
+          statements.push(text);
+          sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
+          await options.held;
+          return lane.query(text, values);
+        },
+      };
     },
   });
   return { store, statements, sizes };
@@ -165,12 +167,12 @@ describe('notifications received together', () => {
     expect(events.map((stored) => stored.length)).toEqual([1, 0, 1]);
   });
 
-  it('wait, on any pool, while two statements are under way, and then go together', async () => {
+  it('wait while two statements are under way, and then go together', async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const { store, statements, sizes } = recordingStore({ poolSize: 10, held });
+    const { store, statements, sizes } = recordingStore({ held });
     const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
 
     const answers: Promise<CallbackResult>[] = [];
