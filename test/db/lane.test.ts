@@ -1,0 +1,41 @@
+// DatabaseHandle.lane (src/db/client.ts): the hottest statements on connections of their own, so
+// that they keep to the same warm backends whatever the pool has opened.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestContext, type TestContext } from '../support/apps.js';
+
+let test: TestContext;
+beforeAll(async () => {
+  test = await openTestContext();
+});
+afterAll(() => test?.stop());
+
+const backendOf = async (query: (text: string, values: unknown[]) => Promise<{ pid: number }[]>) =>
+  (await query('select pg_backend_pid() as pid', []))[0].pid;
+
+describe('a lane', () => {
+  it('keeps to its own connections once the pool has opened all of its', async () => {
+    const { database } = test.context;
+    const pool = database.poolStatistics().size;
+    const lane = database.lane(2);
+    // Every pool connection busy at once, so that each is open.
+    const poolBackends = await Promise.all(
+      Array.from({ length: pool }, async () => {
+        const { rows } = await database.executeSql('select pg_backend_pid() as pid, pg_sleep(0.05)');
+        return rows[0].pid as number;
+      }),
+    );
+
+    const laneBackends = new Set<number>();
+    for (let query = 0; query < 20; query++)
+      laneBackends.add(await backendOf((text, values) => lane.query(text, values)));
+
+    if (database.kind === 'pglite') {
+      expect(lane.size).toBe(1);
+      return;
+    }
+    expect(new Set(poolBackends).size).toBe(pool);
+    expect(lane.size).toBe(2);
+    expect(laneBackends.size).toBeLessThanOrEqual(2);
+    for (const backend of laneBackends) expect(poolBackends).not.toContain(backend);
+  });
+});
