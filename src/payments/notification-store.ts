@@ -51,12 +51,12 @@ const MAX_BATCH = 32;
 
 /**
  * Statements under way at once, each on a connection of the store's own (DatabaseHandle.lane): one
- * being stored while the next one fills. More split the same
- * callbacks into smaller groups that each pay a commit, and compete with the service for the cores
- * (measured on two cores shared with PostgreSQL, unique callbacks at full load, in alternating slices
- * against pgbench: 73% of its rate with 2, 70% with 3, 69% with 1, 66% with 10; before the set
- * statement, 66% with 2 and 57% with 10, and at half that rate p99 6 ms with 2 against 8-14 ms with
- * 10). Under more load the groups grow instead, up to MAX_BATCH.
+ * being stored while the next one fills. More split the same callbacks into smaller groups that
+ * each pay a commit, and compete with the service for the cores (measured on two cores shared with
+ * PostgreSQL, unique callbacks at full load, in alternating slices against pgbench: 73% of its rate
+ * with 2, 70% with 3, 69% with 1, 66% with 10; before the set statement, 66% with 2 and 57% with
+ * 10, and at half that rate p99 6 ms with 2 against 8-14 ms with 10). Under more load the groups
+ * grow instead, up to MAX_BATCH.
  */
 const STATEMENTS_IN_FLIGHT = 2;
 
