@@ -16,10 +16,12 @@ import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import { Metrics } from './metrics.js';
 import {
-  type AttemptResult,
+  type AttemptReport,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
+  failingEndpoints,
   PaymentQueue,
+  PaymentWorker,
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
@@ -70,6 +72,7 @@ export async function openContext(config: Config): Promise<AppContext> {
     },
     metrics: new Metrics({
       paymentBacklog: () => paymentQueue.backlog(),
+      openBreakers: async () => (await failingEndpoints(database.db)).length,
       databasePool: () => database.poolStatistics(),
     }),
     redis: null,
@@ -83,30 +86,61 @@ function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
   return redis;
 }
 
-/** Payment requests being delivered at once by one process. */
-const PAYMENT_WORKER_CONCURRENCY = 10;
-
 /**
  * Runs the payment request worker. `notify_url` is the integrations host's public URL
  * (INTEGRATIONS_PUBLIC_URL, else its loopback address: local use only).
  */
-async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger, retryPolicy: RetryPolicy) {
+async function startPaymentWorker(
+  context: AppContext,
+  logger: FastifyBaseLogger,
+  retryPolicy: RetryPolicy,
+): Promise<PaymentWorker> {
   const { config } = context;
   const base = context.publicUrls.integrations;
   if (!config.integrationsPublicUrl) {
     logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
   }
+  const { metrics } = context;
+  const log = logger.child({ worker: 'payment-request' });
   const deps = {
     ...signingDependencies(context),
     queue: context.paymentQueue,
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
-    log: logger.child({ worker: 'payment-request' }),
-    onAttempt: (outcome: AttemptResult) => context.metrics.paymentRequestAttempts.inc({ outcome }),
+    breakerPolicy: {
+      failures: config.paymentBreakerFailures,
+      coolDownSeconds: config.paymentBreakerCoolDownSeconds,
+      maxCoolDownSeconds: BREAKER_MAX_COOL_DOWN_SECONDS,
+    },
+    log,
+    onAttempt: (report: AttemptReport) => {
+      metrics.paymentRequestAttempts.inc({ outcome: report.result });
+      metrics.paymentRequestDuration.observe({ kind: report.kind }, report.durationSeconds);
+      if (report.waitedSeconds !== null) metrics.paymentRequestWait.observe(report.waitedSeconds);
+    },
   };
-  await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
-  logger.info('payment request worker started');
+  const worker = new PaymentWorker(
+    context.database,
+    context.paymentQueue,
+    {
+      concurrency: config.paymentWorkerConcurrency,
+      perEndpoint: config.paymentEndpointConcurrency,
+      giveUpAfterSeconds: retryPolicy.giveUpAfterSeconds,
+      log,
+      onInFlight: (count) => metrics.paymentRequestsInFlight.set(count),
+    },
+    (job) => deliverPaymentRequest(deps, job),
+  );
+  await worker.start();
+  logger.info(
+    { concurrency: config.paymentWorkerConcurrency, per_endpoint: config.paymentEndpointConcurrency },
+    'payment request worker started',
+  );
+  return worker;
 }
+
+/** The longest wait between two probes of a failing endpoint. */
+const BREAKER_MAX_COOL_DOWN_SECONDS = 300;
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
@@ -166,11 +200,13 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let worker: PaymentWorker | undefined;
   const close = async () => {
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
-    await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
+    await worker?.stop(REQUEST_TIMEOUT_MS + 5000);
+    await context.paymentQueue.stop();
     await context.database.close();
     context.redis?.disconnect();
   };
@@ -188,7 +224,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // Port 0 picks a free port: the default public URL is the one actually listening.
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
+    if (config.paymentWorker) worker = await startPaymentWorker(context, logger, retryPolicy);
   } catch (error) {
     await close().catch(() => {});
     throw error;

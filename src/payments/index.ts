@@ -25,7 +25,9 @@ export {
   resendPaymentRequest,
 } from './invoices.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
+export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
+  type AttemptReport,
   type AttemptResult,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
@@ -37,3 +39,4 @@ export {
 } from './outbound.js';
 export { type EndpointPingRow, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from './ping.js';
 export { PaymentQueue } from './queue.js';
+export { PaymentWorker } from './worker.js';

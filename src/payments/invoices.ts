@@ -78,8 +78,7 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
 
 /**
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
- * either enqueues the payment request or, for a tenant without a payment endpoint, records that
- * as a failed delivery attempt (there is nothing to retry). With an `idempotencyKey`, a repeat of
+ * enqueues the payment request, handed to this process's worker at commit. With an `idempotencyKey`, a repeat of
  * the same body within 24 h returns the first invoice instead, and another body is a 409.
  */
 export async function createInvoice(
@@ -109,6 +108,7 @@ export async function createInvoice(
       }
       return created;
     });
+    queue.announce();
     return { invoice, replayed: false };
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
@@ -134,15 +134,8 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
     .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
     .returning();
   if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
-  if (tenant.paymentEndpointUrl) {
-    await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
-  } else {
-    await tx.insert(paymentDeliveries).values({
-      invoiceId: invoice.id,
-      attempt: 1,
-      error: 'tenant has no payment endpoint configured (final: not retried)',
-    });
-  }
+  // Even without a payment endpoint: the worker records that as the failed attempt, counted with the others.
+  await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
   return invoice;
 }
 

@@ -8,10 +8,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
+import { unavailability } from '../db/errors.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { paymentEndpointSecrets } from '../tenants/index.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
+import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
 
 /**
@@ -46,6 +48,8 @@ export function retryAfterSeconds(header: string | undefined, now = Date.now()):
 
 /** Per-attempt limit on the whole exchange: connect, send, answer. */
 export const REQUEST_TIMEOUT_MS = 15_000;
+/** Default limit on connecting (PAYMENT_CONNECT_TIMEOUT_SECONDS): a host that is down frees its slot fast. */
+export const CONNECT_TIMEOUT_MS = 3000;
 /** More of the endpoint's reply than this is not read (we only want `payment_url`). */
 const MAX_REPLY_BYTES = 64 * 1024;
 /** How much of the reply each recorded attempt keeps, for operators to read. */
@@ -71,10 +75,18 @@ interface EndpointReply {
   body: string;
 }
 
-class TimeoutError extends Error {}
+class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+function postJson(
+  url: URL,
+  addresses: LookupAddress[],
+  headers: Record<string, string>,
+  body: string,
+  connectTimeoutMs: number,
+) {
   return new Promise<EndpointReply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -86,8 +98,17 @@ function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, 
       () => request.destroy(new TimeoutError(`no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
       REQUEST_TIMEOUT_MS,
     );
+    const connectTimer = setTimeout(
+      () => request.destroy(new TimeoutError(`no connection within ${connectTimeoutMs / 1000} s`)),
+      connectTimeoutMs,
+    );
+    request.on('socket', (socket) => {
+      // TLS included: a host that accepts and never finishes the handshake is as good as down.
+      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+    });
     const fail = (error: Error) => {
       clearTimeout(timer);
+      clearTimeout(connectTimer);
       reject(error);
     };
     request.on('error', fail);
@@ -139,8 +160,17 @@ function paymentUrlOf(replyBody: string): string | null {
   }
 }
 
+/**
+ * How an attempt went, for the duration histogram: answered 2xx, answered otherwise, no answer in
+ * time, no connection, or never sent (nothing to send to or sign with).
+ */
+export type AttemptKind = 'success' | 'http_error' | 'timeout' | 'network_error' | 'not_sent';
+
 /** What one attempt came to. `retryAfter` set means "try again" (subject to the give-up limit). */
 interface AttemptOutcome {
+  kind: AttemptKind;
+  /** What it says of the endpoint, for its breaker; none when nothing was sent. */
+  verdict: EndpointVerdict | null;
   httpStatus: number | null;
   latencyMs: number | null;
   error: string | null;
@@ -149,14 +179,27 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-interface OutboundDependencies extends SigningDependencies {
+export interface OutboundDependencies extends SigningDependencies {
   queue: PaymentQueue;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
   retryPolicy: RetryPolicy;
+  breakerPolicy: BreakerPolicy;
   log: Logger;
   /** Told how each attempt ended, for the operators' metrics. */
-  onAttempt?: (outcome: AttemptResult) => void;
+  onAttempt?: (report: AttemptReport) => void;
+  /** Told when an endpoint's breaker opens or closes. */
+  onBreakerChange?: () => void;
+}
+
+/** An attempt as the metrics see it. */
+export interface AttemptReport {
+  result: AttemptResult;
+  kind: AttemptKind;
+  /** From start to end of the exchange (0 when nothing was sent). */
+  durationSeconds: number;
+  /** For a first attempt: from the enqueueing (the invoice's transaction) to the attempt's start. */
+  waitedSeconds: number | null;
 }
 
 /** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
@@ -189,6 +232,8 @@ export interface SigningDependencies {
   db: Database;
   openSecret: (sealed: string) => string;
   allowPrivateEndpoints: boolean;
+  /** PAYMENT_CONNECT_TIMEOUT_SECONDS in ms; CONNECT_TIMEOUT_MS when not given. */
+  connectTimeoutMs?: number;
 }
 
 /** How one signed POST ended: the endpoint's reply, or why there was none. */
@@ -212,7 +257,19 @@ export async function sendSignedMessage(
 ): Promise<SignedExchange> {
   const endpoint = tenant.paymentEndpointUrl;
   if (!endpoint) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
-  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, deps.openSecret);
+  let unreadable: Error | null = null;
+  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, (sealed) => {
+    try {
+      return deps.openSecret(sealed);
+    } catch (error) {
+      // No configured key opens it (SECRET_ENCRYPTION_KEY changed without a rekey): nothing to sign with.
+      unreadable = error as Error;
+      return '';
+    }
+  });
+  if (unreadable) {
+    return { outcome: 'not_sent', error: `payment endpoint secret unreadable: ${(unreadable as Error).message}` };
+  }
   if (secrets.length === 0) return { outcome: 'not_sent', error: 'tenant has no active payment endpoint secret' };
 
   const url = new URL(endpoint);
@@ -231,6 +288,7 @@ export async function sendSignedMessage(
         'webhook-signature': signatureHeader(secrets, messageId, timestamp, body),
       },
       body,
+      deps.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     );
     return { outcome: 'answered', reply, latencyMs: latency() };
   } catch (error) {
@@ -258,9 +316,13 @@ async function attempt(
     body,
     'partner-integrations (payment request)',
   );
-  if (exchange.outcome === 'not_sent') return { httpStatus: null, latencyMs: null, error: exchange.error };
+  if (exchange.outcome === 'not_sent') {
+    return { kind: 'not_sent', verdict: null, httpStatus: null, latencyMs: null, error: exchange.error };
+  }
   if (exchange.outcome === 'network_error') {
     return {
+      kind: exchange.error.startsWith('TimeoutError') ? 'timeout' : 'network_error',
+      verdict: 'failing',
       httpStatus: null,
       latencyMs: exchange.latencyMs,
       error: exchange.error,
@@ -269,20 +331,54 @@ async function attempt(
   }
   const { reply, latencyMs } = exchange;
   const outcome = { httpStatus: reply.status, latencyMs, responseBody: replyExcerpt(reply.body) };
-  if (isSuccessStatus(reply.status)) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+  if (isSuccessStatus(reply.status)) {
+    return { ...outcome, kind: 'success', verdict: 'alive', error: null, paymentUrl: paymentUrlOf(reply.body) };
+  }
   const error = `endpoint answered HTTP ${reply.status}`;
-  if (!isRetryableStatus(reply.status)) return { ...outcome, error };
-  return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
+  // A refusal (4xx) is an endpoint alive and answering; only what a retry may cure counts as failing.
+  if (!isRetryableStatus(reply.status)) return { ...outcome, kind: 'http_error', verdict: 'alive', error };
+  return {
+    ...outcome,
+    kind: 'http_error',
+    verdict: 'failing',
+    error,
+    retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) },
+  };
+}
+
+/** How long an attempt's recording is tried again while the database is unreachable. */
+const RECORDING_RETRY_MS = 30_000;
+
+/** Runs `record` until it succeeds, trying again while the database is unreachable, up to RECORDING_RETRY_MS. */
+async function recordPatiently<T>(deps: OutboundDependencies, trace: object, record: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RECORDING_RETRY_MS;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await record();
+    } catch (error) {
+      if (!unavailability(error) || Date.now() + wait > deadline) {
+        deps.log.error({ ...trace, err: error }, 'payment request attempt not recorded: it will be made again');
+        throw error;
+      }
+      deps.log.warn({ ...trace, err: error }, 'payment request attempt not recorded yet: database unreachable, trying again');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+/** A queued attempt: the job's id and data, and when it was enqueued, when known. */
+export interface PaymentRequestTask {
+  id: string;
+  data: PaymentRequestJob;
+  enqueuedAt?: Date;
 }
 
 /**
  * Handles one queued attempt: calls the endpoint, then, in one transaction, records the attempt,
- * stores `payment_url`, schedules the next attempt if there is one, and completes the job.
+ * stores `payment_url`, updates the endpoint's breaker, schedules the next attempt if there is
+ * one, and completes the job.
  */
-export async function deliverPaymentRequest(
-  deps: OutboundDependencies,
-  job: { id: string; data: PaymentRequestJob },
-): Promise<void> {
+export async function deliverPaymentRequest(deps: OutboundDependencies, job: PaymentRequestTask): Promise<void> {
   const { invoice_id: invoiceId, attempt: attemptNumber } = job.data;
   const found = await loadInvoiceWithTenant(deps.db, invoiceId);
   const [alreadyRecorded] = found
@@ -305,6 +401,9 @@ export async function deliverPaymentRequest(
     }
     return;
   }
+  const startedAt = Date.now();
+  const waitedSeconds =
+    attemptNumber === 1 && job.enqueuedAt ? Math.max(0, startedAt - job.enqueuedAt.getTime()) / 1000 : null;
   const outcome = await attempt(deps, found.invoice, found.tenant);
   let nextDelay: number | null = null;
   let error = outcome.error;
@@ -319,13 +418,19 @@ export async function deliverPaymentRequest(
   const trace = { invoice_id: invoiceId, attempt: attemptNumber };
   // Logged before it is recorded: an attempt the database cannot record (it went away meanwhile)
   // still leaves this line, though the partner will see the request again (same webhook-id).
-  deps.onAttempt?.(result);
+  deps.onAttempt?.({
+    result,
+    kind: outcome.kind,
+    durationSeconds: outcome.kind === 'not_sent' ? 0 : (Date.now() - startedAt) / 1000,
+    waitedSeconds,
+  });
   deps.log.info(
     { ...trace, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
-  try {
-    await deps.db.transaction(async (tx) => {
+  const tenantId = found.tenant.id;
+  const change = await recordPatiently(deps, trace, () =>
+    deps.db.transaction(async (tx) => {
       await tx.insert(paymentDeliveries).values({
         invoiceId,
         attempt: attemptNumber,
@@ -344,9 +449,20 @@ export async function deliverPaymentRequest(
       if (nextDelay !== null)
         await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
       await deps.queue.complete(tx, job.id, result);
-    });
-  } catch (recordError) {
-    deps.log.error({ ...trace, err: recordError }, 'payment request attempt not recorded: it will be made again');
-    throw recordError;
+      return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
+    }),
+  );
+  if (change) {
+    const breakerTrace = { tenant_id: tenantId, consecutive_failures: change.breaker.consecutiveFailures };
+    if (change.event === 'closed') deps.log.info(breakerTrace, 'payment endpoint breaker closed: requests flow again');
+    else {
+      deps.log.warn(
+        { ...breakerTrace, next_probe_in_s: change.breaker.coolDownSeconds, error: outcome.error },
+        change.event === 'opened'
+          ? 'payment endpoint breaker opened: its requests wait for a probe'
+          : 'payment endpoint probe failed: the breaker stays open',
+      );
+    }
+    deps.onBreakerChange?.();
   }
 }

@@ -207,17 +207,19 @@ describe('outbound payment request', () => {
     ]);
   });
 
-  it('logs an attempt the database could not record, before leaving the job to be made again', async () => {
-    // Without an endpoint, the invoice's first attempt is recorded with it, and no job is left.
+  it('records an attempt once the database is back, after logging that it could not yet', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
+    // Without an endpoint, the first attempt is recorded as failed, and no job is left.
+    await attemptsOver(service, invoice.id);
     const url = partner.route('/unrecorded', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
-    // The database goes away while the partner answers: recording the attempt fails.
+    // The database goes away while the partner answers: the first try at recording the attempt fails.
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    let refusals = 1;
     const db = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
-        property === 'transaction'
+        property === 'transaction' && refusals-- > 0
           ? () => Promise.reject(new DrizzleQueryError('insert into payment_deliveries', [], refused))
           : Reflect.get(target, property, receiver),
     });
@@ -230,23 +232,24 @@ describe('outbound payment request', () => {
       notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
       allowPrivateEndpoints: true,
       retryPolicy: DEFAULT_RETRY_POLICY,
+      breakerPolicy: { failures: 5, coolDownSeconds: 1, maxCoolDownSeconds: 1 },
       log,
     };
     const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 } };
-    await expect(deliverPaymentRequest(deps, job)).rejects.toThrow(DrizzleQueryError);
+    await deliverPaymentRequest(deps, job);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ msg: 'payment request delivered', invoice_id: invoice.id, attempt: 2, http_status: 200 }),
       expect.objectContaining({
-        msg: 'payment request delivered',
-        invoice_id: invoice.id,
-        attempt: 2,
-        http_status: 200,
-      }),
-      expect.objectContaining({
-        msg: 'payment request attempt not recorded: it will be made again',
+        msg: 'payment request attempt not recorded yet: database unreachable, trying again',
         invoice_id: invoice.id,
         attempt: 2,
       }),
+    ]);
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.deliveries.map(({ attempt, http_status }) => ({ attempt, http_status }))).toEqual([
+      { attempt: 1, http_status: null },
+      { attempt: 2, http_status: 200 },
     ]);
   });
 
