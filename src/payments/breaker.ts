@@ -77,7 +77,11 @@ export async function recordVerdict(
   // The common case, a healthy endpoint answering: nothing to write.
   if (!row && verdict === 'alive') return null;
   const current: Breaker = row
-    ? { state: row.state as BreakerState, consecutiveFailures: row.consecutiveFailures, coolDownSeconds: row.coolDownSeconds }
+    ? {
+        state: row.state as BreakerState,
+        consecutiveFailures: row.consecutiveFailures,
+        coolDownSeconds: row.coolDownSeconds,
+      }
     : CLOSED;
   const { breaker, event } = nextBreaker(current, verdict, policy);
   if (row && row.state === 'closed' && breaker.state === 'closed' && breaker.consecutiveFailures === 0) {
@@ -120,7 +124,10 @@ export async function endpointBreaker(
   db: Executor,
   tenantId: string,
 ): Promise<{ breaker: BreakerRow | null; history: BreakerEventRow[] }> {
-  const [breaker] = await db.select().from(paymentEndpointBreakers).where(eq(paymentEndpointBreakers.tenantId, tenantId));
+  const [breaker] = await db
+    .select()
+    .from(paymentEndpointBreakers)
+    .where(eq(paymentEndpointBreakers.tenantId, tenantId));
   const history = await db
     .select()
     .from(paymentEndpointBreakerEvents)

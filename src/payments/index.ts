@@ -1,5 +1,6 @@
 // Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
+export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
   authenticatePartner,
   type CallbackRejection,
@@ -25,7 +26,6 @@ export {
   resendPaymentRequest,
 } from './invoices.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
-export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
   type AttemptReport,
   type AttemptResult,

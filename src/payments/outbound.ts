@@ -12,8 +12,8 @@ import { unavailability } from '../db/errors.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { paymentEndpointSecrets } from '../tenants/index.js';
-import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
+import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
 
 /**
@@ -188,8 +188,6 @@ export interface OutboundDependencies extends SigningDependencies {
   log: Logger;
   /** Told how each attempt ended, for the operators' metrics. */
   onAttempt?: (report: AttemptReport) => void;
-  /** Told when an endpoint's breaker opens or closes. */
-  onBreakerChange?: () => void;
 }
 
 /** An attempt as the metrics see it. */
@@ -360,7 +358,10 @@ async function recordPatiently<T>(deps: OutboundDependencies, trace: object, rec
         deps.log.error({ ...trace, err: error }, 'payment request attempt not recorded: it will be made again');
         throw error;
       }
-      deps.log.warn({ ...trace, err: error }, 'payment request attempt not recorded yet: database unreachable, trying again');
+      deps.log.warn(
+        { ...trace, err: error },
+        'payment request attempt not recorded yet: database unreachable, trying again',
+      );
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
@@ -452,17 +453,24 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
       return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
     }),
   );
-  if (change) {
-    const breakerTrace = { tenant_id: tenantId, consecutive_failures: change.breaker.consecutiveFailures };
-    if (change.event === 'closed') deps.log.info(breakerTrace, 'payment endpoint breaker closed: requests flow again');
-    else {
-      deps.log.warn(
-        { ...breakerTrace, next_probe_in_s: change.breaker.coolDownSeconds, error: outcome.error },
-        change.event === 'opened'
-          ? 'payment endpoint breaker opened: its requests wait for a probe'
-          : 'payment endpoint probe failed: the breaker stays open',
-      );
-    }
-    deps.onBreakerChange?.();
+  if (change) logBreakerChange(deps, tenantId, change, outcome.error);
+}
+
+function logBreakerChange(
+  deps: OutboundDependencies,
+  tenantId: string,
+  change: NonNullable<Awaited<ReturnType<typeof recordVerdict>>>,
+  error: string | null,
+): void {
+  const trace = { tenant_id: tenantId, consecutive_failures: change.breaker.consecutiveFailures };
+  if (change.event === 'closed') {
+    deps.log.info(trace, 'payment endpoint breaker closed: requests flow again');
+  } else {
+    deps.log.warn(
+      { ...trace, next_probe_in_s: change.breaker.coolDownSeconds, error },
+      change.event === 'opened'
+        ? 'payment endpoint breaker opened: its requests wait for a probe'
+        : 'payment endpoint probe failed: the breaker stays open',
+    );
   }
 }

@@ -239,7 +239,12 @@ describe('outbound payment request', () => {
     await deliverPaymentRequest(deps, job);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
-      expect.objectContaining({ msg: 'payment request delivered', invoice_id: invoice.id, attempt: 2, http_status: 200 }),
+      expect.objectContaining({
+        msg: 'payment request delivered',
+        invoice_id: invoice.id,
+        attempt: 2,
+        http_status: 200,
+      }),
       expect.objectContaining({
         msg: 'payment request attempt not recorded yet: database unreachable, trying again',
         invoice_id: invoice.id,
