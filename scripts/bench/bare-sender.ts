@@ -2,8 +2,9 @@
 // same partner endpoint the service's worker sends to, a new connection each (as the worker does),
 // `concurrency` at once. No database, no queue. Prints when each request was sent (epoch ms).
 //   bare-sender.ts <requests.json> <concurrency>   requests.json: [{ url, headers, body }]
-import http from 'node:http';
+
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 
 const requests = JSON.parse(readFileSync(process.argv[2], 'utf8')) as {
   url: string;
@@ -17,7 +18,11 @@ function post(request: (typeof requests)[number]): Promise<void> {
   return new Promise((resolve, reject) => {
     const outgoing = http.request(request.url, {
       method: 'POST',
-      headers: { ...request.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) },
+      headers: {
+        ...request.headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(request.body),
+      },
       agent: false,
     });
     outgoing.on('error', reject);

@@ -84,7 +84,11 @@ async function tenantAt(admin: AdminClient, slug: string, endpoint: string): Pro
 
 /** Creates an invoice; its id and when its 201 came. */
 async function invoiceFor(admin: AdminClient, tenant: Tenant): Promise<{ id: string; committedAt: number }> {
-  const { invoice } = await admin.request('POST', '/invoices', { tenant_id: tenant.id, amount: '100.00', currency: 'SAR' });
+  const { invoice } = await admin.request('POST', '/invoices', {
+    tenant_id: tenant.id,
+    amount: '100.00',
+    currency: 'SAR',
+  });
   return { id: invoice.id, committedAt: now() };
 }
 
@@ -190,10 +194,14 @@ export async function measurePayments(
       const bare: number[] = [];
       for (let slice = 0; slice < SLICES; slice++) {
         service.push(...(await oneAtATime(admin, endpoints, healthy, IDLE_INVOICES / SLICES)));
-        bare.push(...(await bareSlice(endpoints, healthy, workDir, `idle${slice}`, IDLE_INVOICES / SLICES, 1)).latencies);
+        bare.push(
+          ...(await bareSlice(endpoints, healthy, workDir, `idle${slice}`, IDLE_INVOICES / SLICES, 1)).latencies,
+        );
       }
       figures.idle = { service: distribution(service), bare: distribution(bare) };
-      log(`  p50 ${figures.idle.service.p50.toFixed(1)} ms, p99 ${figures.idle.service.p99.toFixed(1)} ms (bare p99 ${figures.idle.bare.p99.toFixed(1)} ms)`);
+      log(
+        `  p50 ${figures.idle.service.p50.toFixed(1)} ms, p99 ${figures.idle.service.p99.toFixed(1)} ms (bare p99 ${figures.idle.bare.p99.toFixed(1)} ms)`,
+      );
     }
     if (selected(PAYMENT_SCENARIOS.burst)) {
       log(`- ${PAYMENT_SCENARIOS.burst}`);
@@ -234,7 +242,9 @@ export async function measurePayments(
       await inParallel(ISOLATION_WAITING, CREATION_CONNECTIONS, () => invoiceFor(admin, hung));
       await inParallel(ISOLATION_WAITING, CREATION_CONNECTIONS, () => invoiceFor(admin, failing));
       figures.isolation = { service: distribution(await oneAtATime(admin, endpoints, healthy, IDLE_INVOICES)) };
-      log(`  healthy tenant p50 ${figures.isolation.service.p50.toFixed(1)} ms, p99 ${figures.isolation.service.p99.toFixed(1)} ms`);
+      log(
+        `  healthy tenant p50 ${figures.isolation.service.p50.toFixed(1)} ms, p99 ${figures.isolation.service.p99.toFixed(1)} ms`,
+      );
     }
   } finally {
     await endpoints.stop();
@@ -271,7 +281,9 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
     );
   }
   if (isolation) {
-    const bound = idle ? `within 2× idle (${ms(idle.service.p99 * 2)} ms): ${verdict(isolation.service.p99 <= idle.service.p99 * 2)}` : '(idle not run)';
+    const bound = idle
+      ? `within 2× idle (${ms(idle.service.p99 * 2)} ms): ${verdict(isolation.service.p99 <= idle.service.p99 * 2)}`
+      : '(idle not run)';
     lines.push(
       `| ${PAYMENT_SCENARIOS.isolation}: ${ISOLATION_WAITING} waiting for a hung endpoint, ${ISOLATION_WAITING} for a 500 one, then ${IDLE_INVOICES} of a healthy tenant one at a time | p50 ${ms(isolation.service.p50)} ms, p99 ${ms(isolation.service.p99)} ms | (idle's) | p99 ${bound} |`,
     );

@@ -549,7 +549,12 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]>
   const service = await startService(paymentEnv, urls, { nodeFlags: [] });
   try {
     const admin = new AdminClient(urls.admin, String(env.ADMIN_TOKEN));
-    const figures = await measurePayments(admin, workDir, selected, Number(PAYMENT_WORKER_ENV.PAYMENT_ENDPOINT_CONCURRENCY));
+    const figures = await measurePayments(
+      admin,
+      workDir,
+      selected,
+      Number(PAYMENT_WORKER_ENV.PAYMENT_ENDPOINT_CONCURRENCY),
+    );
     const settings = Object.entries(PAYMENT_WORKER_ENV)
       .map(([name, value]) => `${name}=${value}`)
       .join(', ');

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
@@ -203,9 +203,15 @@ export interface AttemptReport {
 /** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
 export type AttemptResult = 'delivered' | 'retrying' | 'failed';
 
-async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
+/** The invoice, its tenant, and whether attempt `attempt` (or a later one) is already recorded. */
+async function loadInvoiceWithTenant(db: Database, invoiceId: string, attempt: number) {
   const [found] = await db
-    .select({ invoice: invoices, tenant: tenants })
+    .select({
+      invoice: invoices,
+      tenant: tenants,
+      recorded: sql<boolean>`exists (select 1 from ${paymentDeliveries}
+        where ${paymentDeliveries.invoiceId} = ${invoices.id} and ${paymentDeliveries.attempt} >= ${attempt})`,
+    })
     .from(invoices)
     .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
     .where(eq(invoices.id, invoiceId));
@@ -381,14 +387,8 @@ export interface PaymentRequestTask {
  */
 export async function deliverPaymentRequest(deps: OutboundDependencies, job: PaymentRequestTask): Promise<void> {
   const { invoice_id: invoiceId, attempt: attemptNumber } = job.data;
-  const found = await loadInvoiceWithTenant(deps.db, invoiceId);
-  const [alreadyRecorded] = found
-    ? await deps.db
-        .select({ id: paymentDeliveries.id })
-        .from(paymentDeliveries)
-        .where(and(eq(paymentDeliveries.invoiceId, invoiceId), gte(paymentDeliveries.attempt, attemptNumber)))
-        .limit(1)
-    : [];
+  const found = await loadInvoiceWithTenant(deps.db, invoiceId, attemptNumber);
+  const alreadyRecorded = found?.recorded;
   // Nothing to do when the invoice is gone, when this job ran before and only its completion was
   // lost, or when the partner has already reported an outcome (retrying would ask it to collect
   // a payment it has settled).

@@ -130,7 +130,8 @@ const TAKE_LOCK = 0x7061_7931;
  * `perEndpoint` requests in flight and those whose breaker is open, except for one probe once its
  * time has come (which turns the breaker half-open until the probe's result, or the job timeout).
  * pg-boss's own fetch takes jobs in creation order only: it knows neither tenants nor breakers.
- * $1 queue, $2 slots, $3 per endpoint, $4 worker, $5 give-up seconds, $6 job timeout seconds.
+ * $1 queue, $2 slots, $3 per endpoint, $4 worker, $5 give-up seconds, $6 job timeout seconds: all
+ * written into the script by `take`, numbers and our own names only.
  */
 const TAKE_JOBS = `
   with running as (
@@ -265,25 +266,40 @@ export class PaymentQueue {
 
   /** Takes up to `limits.slots` jobs fairly (TAKE_JOBS), marked active for `limits.worker`. */
   async take(limits: TakeLimits): Promise<TakenJob[]> {
-    const rows = await this.database.db.transaction(async (tx) => {
-      const runner = this.runnerFor(tx);
-      await runner.executeSql('select pg_advisory_xact_lock($1)', [TAKE_LOCK]);
-      const result = await runner.executeSql(TAKE_JOBS, [
-        PAYMENT_REQUEST_QUEUE,
-        limits.slots,
-        limits.perEndpoint,
-        limits.worker,
-        limits.giveUpAfterSeconds,
-        this.options.jobTimeoutSeconds,
-      ]);
-      return result.rows;
-    });
+    const values = [
+      PAYMENT_REQUEST_QUEUE,
+      limits.slots,
+      limits.perEndpoint,
+      limits.worker,
+      limits.giveUpAfterSeconds,
+      this.options.jobTimeoutSeconds,
+    ].map((value) => (typeof value === 'number' ? String(Math.trunc(value)) : `'${value.replaceAll("'", "''")}'`));
+    // One round trip: two statements sent together run as one transaction, the second with a
+    // snapshot taken once the lock is held (so the previous holder's take is counted). Not waiting
+    // for the disk at commit: the request leaves right after it, and a take lost in a database
+    // crash only makes the attempt again, as a worker's crash does.
+    const script = `select pg_advisory_xact_lock(${TAKE_LOCK}), set_config('synchronous_commit', 'off', true);
+      ${TAKE_JOBS.replace(/\$(\d)/g, (_match, index) => values[Number(index) - 1])}`;
+    const rows = await this.runScript(script);
     return rows.map((row) => ({
       id: row.id,
       data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
       tenantId: row.tenant_id,
       enqueuedAt: new Date(row.created_on),
     }));
+  }
+
+  /** Runs statements in one round trip (the simple protocol: no parameters); the rows of the last. */
+  private async runScript(script: string): Promise<any[]> {
+    const client = driverClientOf(this.database.db);
+    if (this.database.kind === 'pglite') return (await (client as PgliteClient).exec(script)).at(-1)?.rows ?? [];
+    // A connection of its own: the pool's statements are all prepared, and a script cannot be.
+    const connection = await (client as Required<PostgresClient>).reserve();
+    try {
+      return [...((await connection.unsafe(script)) as unknown as Iterable<any>[]).at(-1)!];
+    } finally {
+      connection.release();
+    }
   }
 
   /** Gives back jobs whose worker is gone, or that `worker` holds but no longer runs (RECLAIM_JOBS). */
