@@ -217,7 +217,8 @@ export async function measurePayments(
         const invoices = await inParallel(perSlice, CREATION_CONNECTIONS, () => invoiceFor(admin, burst));
         const lastCommit = Math.max(...invoices.map((invoice) => invoice.committedAt));
         const arrivals = await Promise.all(invoices.map((invoice) => endpoints.arrival(`msg_${invoice.id}`)));
-        invoices.forEach((invoice, index) => latencies.push(Math.max(0, arrivals[index] - invoice.committedAt)));
+        for (const [index, invoice] of invoices.entries())
+          latencies.push(Math.max(0, arrivals[index] - invoice.committedAt));
         created.push(perSlice / ((lastCommit - started) / 1000));
         delivered.push(perSlice / ((Math.max(...arrivals) - started) / 1000));
         lagMs = Math.max(lagMs, Math.max(...arrivals) - lastCommit);
