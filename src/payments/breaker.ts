@@ -6,7 +6,7 @@
 // transaction that records the attempt.
 import { desc, eq, sql } from 'drizzle-orm';
 import type { Executor, Transaction } from '../db/client.js';
-import { paymentEndpointBreakerEvents, paymentEndpointBreakers } from '../db/schema.js';
+import { paymentEndpointBreakerEvents, paymentEndpointBreakers, tenants } from '../db/schema.js';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 export type BreakerRow = typeof paymentEndpointBreakers.$inferSelect;
@@ -137,11 +137,13 @@ export async function endpointBreaker(
   return { breaker: breaker ?? null, history };
 }
 
-/** Tenants whose breaker is not closed: the console's home page and the `/metrics` gauge. */
-export async function failingEndpoints(db: Executor): Promise<BreakerRow[]> {
-  return db
-    .select()
+/** Tenants whose breaker is not closed, longest first: the console's home page and the `/metrics` gauge. */
+export async function failingEndpoints(db: Executor): Promise<(BreakerRow & { tenantName: string })[]> {
+  const rows = await db
+    .select({ breaker: paymentEndpointBreakers, tenantName: tenants.name })
     .from(paymentEndpointBreakers)
+    .innerJoin(tenants, eq(tenants.id, paymentEndpointBreakers.tenantId))
     .where(sql`${paymentEndpointBreakers.state} <> 'closed'`)
     .orderBy(paymentEndpointBreakers.changedAt);
+  return rows.map((row) => ({ ...row.breaker, tenantName: row.tenantName }));
 }

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
@@ -73,6 +73,20 @@ class Endpoints {
   }
 }
 
+/** GETs console pages (their HTML) with a session signed in with the admin token. */
+async function consolePages(target: TestService) {
+  const admin = target.apps.admin!;
+  const signedIn = await admin.inject({
+    method: 'POST',
+    url: '/console/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `token=${TEST_ADMIN_TOKEN}`,
+  });
+  const cookie = signedIn.cookies.map(({ name, value }) => `${name}=${value}`).join('; ');
+  return async (path: string) =>
+    (await admin.inject({ method: 'GET', url: `/console${path}`, headers: { cookie } })).body;
+}
+
 describe.skipIf(!TEST_DATABASE_URL)('payment request worker', () => {
   const endpoints = new Endpoints();
   let service: TestService | undefined;
@@ -83,6 +97,7 @@ describe.skipIf(!TEST_DATABASE_URL)('payment request worker', () => {
     await service?.stop();
     service = undefined;
   });
+  beforeAll(() => endpoints.start());
   afterAll(() => endpoints.stop());
 
   async function tenantAt(target: TestService, path: string, behaviour: Behaviour) {
@@ -93,7 +108,6 @@ describe.skipIf(!TEST_DATABASE_URL)('payment request worker', () => {
   }
 
   it("keeps a hung endpoint's requests from delaying another tenant's", async () => {
-    await endpoints.start();
     service = await startTestService({ PAYMENT_WORKER_CONCURRENCY: '10', PAYMENT_ENDPOINT_CONCURRENCY: '2' });
     const hung = await tenantAt(service, '/hung', 'hang');
     const healthy = await tenantAt(service, '/healthy', { status: 200 });
@@ -137,6 +151,9 @@ describe.skipIf(!TEST_DATABASE_URL)('payment request worker', () => {
       headers: { authorization: `Bearer ${service.context.config.adminToken}` },
     });
     expect(metrics.body).toMatch(/^payment_endpoint_breakers_open [1-9]/m);
+    const console = await consolePages(service);
+    expect(await console(tenantPath)).toContain('open: requests wait for a probe');
+    expect(await console('/')).toContain(`/console${tenantPath}`);
 
     // While open, only probes reach the endpoint: one per cool-down, far fewer than the waiting requests.
     const sentWhenOpened = endpoints.received.get('/flaky')!.length;
