@@ -22,7 +22,12 @@ export default async function setup(project: TestProject) {
   const template = await createEmptyDatabase('pi_template');
   const context = await openContext(loadConfig(testEnv(template.target)));
   try {
-    await migrateDatabase(context.database, () => seedEmptyDatabase(context, createLogger('silent')));
+    // The payment queue's schema too, as every service start makes it: every invoice enqueues a job.
+    await migrateDatabase(context.database, async () => {
+      await seedEmptyDatabase(context, createLogger('silent'));
+      await context.paymentQueue.start(() => {});
+    });
+    await context.paymentQueue.stop();
   } finally {
     await context.database.close();
   }
