@@ -111,6 +111,15 @@ export interface TakeLimits {
   worker: string;
 }
 
+/** A row of TAKE_JOBS. */
+interface TakenRow {
+  id: string;
+  /** JSON: parsed by postgres.js, text from PGlite's `exec`. */
+  data: PaymentRequestJob | string;
+  tenant_id: string | null;
+  created_on: string | Date;
+}
+
 /**
  * Crash recovery only: retries are scheduled by the worker itself (outbound.ts), as new jobs,
  * because pg-boss's own backoff cannot honour a `Retry-After`. A job whose process died mid-call
@@ -290,13 +299,13 @@ export class PaymentQueue {
   }
 
   /** Runs statements in one round trip (the simple protocol: no parameters); the rows of the last. */
-  private async runScript(script: string): Promise<any[]> {
+  private async runScript(script: string): Promise<TakenRow[]> {
     const client = driverClientOf(this.database.db);
     if (this.database.kind === 'pglite') return (await (client as PgliteClient).exec(script)).at(-1)?.rows ?? [];
     // A connection of its own: the pool's statements are all prepared, and a script cannot be.
     const connection = await (client as Required<PostgresClient>).reserve();
     try {
-      return [...((await connection.unsafe(script)) as unknown as Iterable<any>[]).at(-1)!];
+      return [...((await connection.unsafe(script)) as unknown as Iterable<TakenRow>[]).at(-1)!];
     } finally {
       connection.release();
     }
