@@ -7,9 +7,9 @@ import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { eq, sql } from 'drizzle-orm';
-import type { Database } from '../db/client.js';
+import { type Database, rowsOf } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
-import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
+import { invoices, paymentDeliveries, paymentEndpointBreakers, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { paymentEndpointSecrets } from '../tenants/index.js';
 import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
@@ -430,30 +430,68 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
   const tenantId = found.tenant.id;
-  const change = await recordPatiently(deps, trace, () =>
-    deps.db.transaction(async (tx) => {
-      await tx.insert(paymentDeliveries).values({
-        invoiceId,
-        attempt: attemptNumber,
-        httpStatus: outcome.httpStatus,
-        latencyMs: outcome.latencyMs,
-        error,
-        responseBody: outcome.responseBody ?? null,
-        nextRetryAt: nextDelay === null ? null : new Date(Date.now() + nextDelay * 1000),
-      });
-      if (outcome.paymentUrl) {
-        await tx
-          .update(invoices)
-          .set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` })
-          .where(eq(invoices.id, invoiceId));
-      }
-      if (nextDelay !== null)
-        await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
-      await deps.queue.complete(tx, job.id, result);
-      return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
-    }),
-  );
+  const delivery = {
+    invoiceId,
+    attempt: attemptNumber,
+    httpStatus: outcome.httpStatus,
+    latencyMs: outcome.latencyMs,
+    error,
+    responseBody: outcome.responseBody ?? null,
+  };
+  const change =
+    nextDelay === null
+      ? await recordPatiently(deps, trace, () => recordFinalAttempt(deps, job.id, tenantId, delivery, outcome, result))
+      : await recordPatiently(deps, trace, () =>
+          deps.db.transaction(async (tx) => {
+            await tx
+              .insert(paymentDeliveries)
+              .values({ ...delivery, nextRetryAt: new Date(Date.now() + nextDelay * 1000) });
+            await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+            await deps.queue.complete(tx, job.id, result);
+            return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
+          }),
+        );
   if (change) logBreakerChange(deps, tenantId, change, outcome.error);
+}
+
+/**
+ * Records an attempt after which none is due, in one statement (the common case, a delivery, costs
+ * one round trip): the attempt, its `payment_url`, the job completed, and a healthy endpoint's
+ * count of failures cleared. The rarer breaker changes (a failure, or a success on an endpoint
+ * whose breaker opened meanwhile) follow in a transaction of their own.
+ */
+async function recordFinalAttempt(
+  deps: OutboundDependencies,
+  jobId: string,
+  tenantId: string,
+  delivery: Omit<typeof paymentDeliveries.$inferInsert, 'nextRetryAt'>,
+  outcome: AttemptOutcome,
+  result: AttemptResult,
+) {
+  const [{ failing }] = rowsOf<{ failing: boolean }>(
+    await deps.db.execute(sql`
+      with attempt as (
+        insert into ${paymentDeliveries} (invoice_id, attempt, http_status, latency_ms, error, response_body)
+        values (${delivery.invoiceId}::uuid, ${delivery.attempt}::int, ${delivery.httpStatus}::int,
+                ${delivery.latencyMs}::int, ${delivery.error}::text, ${delivery.responseBody}::text)
+      ),
+      url as (
+        update ${invoices} set payment_url = ${outcome.paymentUrl ?? null}::text, updated_at = now()
+         where id = ${delivery.invoiceId}::uuid and ${outcome.paymentUrl ?? null}::text is not null
+      ),
+      done as (${deps.queue.completion(jobId, result)}),
+      healthy as (
+        delete from ${paymentEndpointBreakers}
+         where tenant_id = ${tenantId}::uuid and state = 'closed' and ${outcome.verdict === 'alive'}::boolean
+      )
+      select exists (select 1 from ${paymentEndpointBreakers}
+                      where tenant_id = ${tenantId}::uuid and state <> 'closed') as failing`),
+  );
+  const verdict = outcome.verdict;
+  if (verdict === 'failing' || (verdict === 'alive' && failing)) {
+    return deps.db.transaction((tx) => recordVerdict(tx, tenantId, verdict, outcome.error, deps.breakerPolicy));
+  }
+  return null;
 }
 
 function logBreakerChange(

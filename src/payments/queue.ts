@@ -1,6 +1,7 @@
 // The durable job queue behind outbound payment requests: pg-boss, in its own `pgboss` schema of
 // our database, on our own connections (PostgreSQL pool or PGlite), so a job can be enqueued in
 // the very transaction that creates its invoice.
+import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { DatabaseHandle, Executor } from '../db/client.js';
 
@@ -315,6 +316,12 @@ export class PaymentQueue {
   async reclaim(worker: string, running: string[], lockClass: number): Promise<number> {
     const { rows } = await this.database.executeSql(RECLAIM_JOBS, [PAYMENT_REQUEST_QUEUE, worker, running, lockClass]);
     return rows.length;
+  }
+
+  /** The statement marking a job done, as pg-boss's `complete` does, for a statement of the caller's. */
+  completion(jobId: string, outcome: string): SQL {
+    return sql`update pgboss.job set completed_on = now(), state = 'completed', output = ${JSON.stringify({ outcome })}::jsonb
+      where name = ${PAYMENT_REQUEST_QUEUE} and id = ${jobId}::uuid and state = 'active'`;
   }
 
   /** Marks a job done inside `tx`, together with whatever the attempt recorded. */

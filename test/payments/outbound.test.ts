@@ -219,7 +219,7 @@ describe('outbound payment request', () => {
     let refusals = 1;
     const db = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
-        property === 'transaction' && refusals-- > 0
+        (property === 'transaction' || property === 'execute') && refusals-- > 0
           ? () => Promise.reject(new DrizzleQueryError('insert into payment_deliveries', [], refused))
           : Reflect.get(target, property, receiver),
     });
