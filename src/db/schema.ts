@@ -369,3 +369,12 @@ export const paymentEndpointBreakerEvents = pgTable(
   },
   (table) => [index('payment_endpoint_breaker_events_tenant_idx').on(table.tenantId, table.at)],
 );
+
+/**
+ * Payment request workers and when each last said it was alive (every second): the active jobs of
+ * one silent for longer are given back to be made again (src/payments/worker.ts).
+ */
+export const paymentWorkers = pgTable('payment_workers', {
+  id: text('id').primaryKey(),
+  seenAt: timestamp('seen_at', { withTimezone: true }).notNull().defaultNow(),
+});

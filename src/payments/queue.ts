@@ -108,7 +108,7 @@ export interface TakeLimits {
   perEndpoint: number;
   /** Requests of invoices older than this go even to a failing endpoint: their last attempt. */
   giveUpAfterSeconds: number;
-  /** The worker's liveness key (`PaymentWorker`), kept on each job it holds. */
+  /** The worker's id (`PaymentWorker`), kept on each job it holds. */
   worker: string;
 }
 
@@ -127,7 +127,7 @@ interface TakenRow {
  * expires after the job timeout, is found by the next maintenance run (every quarter of the
  * timeout) and runs again a quarter of the timeout later, up to CRASH_RETRIES times. Both are set
  * on each job, so a changed timeout applies to an existing queue's new jobs. A worker that sees the
- * dead one's liveness lock gone gives its jobs back sooner (`reclaim`).
+ * dead one silent gives its jobs back sooner (`reclaim`).
  */
 const CRASH_RETRIES = 3;
 
@@ -186,19 +186,18 @@ const TAKE_JOBS = `
   select id, data, created_on, tenant_id from taken`;
 
 /**
- * Gives back, to be taken again now, the active jobs of workers that died (their liveness lock is
- * gone) and this worker's own that it no longer runs (their outcome could not be recorded).
- * $1 queue, $2 this worker, $3 the ids it runs, $4 the lock class of liveness keys.
+ * Gives back, to be taken again now, the active jobs of workers that died (silent for longer than
+ * $4 seconds in `payment_workers`, the jobs taken longer ago than that) and this worker's own that it no longer runs (their outcome
+ * could not be recorded). $1 queue, $2 this worker, $3 the ids it runs.
  */
 const RECLAIM_JOBS = `
   update pgboss.job j set state = 'retry', start_after = now(), output = null
    where j.name = $1 and j.state = 'active' and j.output ? 'worker'
      and j.id <> all($3::uuid[])
      and (j.output->>'worker' = $2
-          or not exists (select 1 from pg_locks l
-                          where l.locktype = 'advisory' and l.granted and l.objsubid = 1
-                            and l.database = (select oid from pg_database where datname = current_database())
-                            and l.classid = $4::bigint::oid and l.objid::text = j.output->>'worker'))
+          or (j.started_on < now() - make_interval(secs => $4)
+              and not exists (select 1 from payment_workers w
+                               where w.id = j.output->>'worker' and w.seen_at > now() - make_interval(secs => $4))))
   returning j.id`;
 
 export class PaymentQueue {
@@ -301,20 +300,25 @@ export class PaymentQueue {
 
   /** Runs statements in one round trip (the simple protocol: no parameters); the rows of the last. */
   private async runScript(script: string): Promise<TakenRow[]> {
-    const client = driverClientOf(this.database.db);
-    if (this.database.kind === 'pglite') return (await (client as PgliteClient).exec(script)).at(-1)?.rows ?? [];
-    // A connection of its own: the pool's statements are all prepared, and a script cannot be.
-    const connection = await (client as Required<PostgresClient>).reserve();
-    try {
-      return [...((await connection.unsafe(script)) as unknown as Iterable<TakenRow>[]).at(-1)!];
-    } finally {
-      connection.release();
+    if (this.database.kind === 'pglite') {
+      const client = driverClientOf(this.database.db) as PgliteClient;
+      return (await client.exec(script)).at(-1)?.rows ?? [];
     }
+    // postgres.js answers a script with the rows of each statement. On the pool, never on a
+    // reserved connection: postgres.js 3.4 throws out of the process when one's server goes away
+    // (porsager/postgres#1208).
+    const { rows } = await this.database.executeSql(script);
+    return (rows.at(-1) ?? []) as TakenRow[];
   }
 
   /** Gives back jobs whose worker is gone, or that `worker` holds but no longer runs (RECLAIM_JOBS). */
-  async reclaim(worker: string, running: string[], lockClass: number): Promise<number> {
-    const { rows } = await this.database.executeSql(RECLAIM_JOBS, [PAYMENT_REQUEST_QUEUE, worker, running, lockClass]);
+  async reclaim(worker: string, running: string[], silenceSeconds: number): Promise<number> {
+    const { rows } = await this.database.executeSql(RECLAIM_JOBS, [
+      PAYMENT_REQUEST_QUEUE,
+      worker,
+      running,
+      silenceSeconds,
+    ]);
     return rows.length;
   }
 

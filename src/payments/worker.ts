@@ -2,15 +2,18 @@
 // soon as one is enqueued (this process's own invoices are handed over at commit, other
 // processes' are announced by NOTIFY), and a look every POLL_MS for retries and probes coming due.
 // Each job is completed or failed on its own (outbound.ts); the queue picks which (queue.ts).
-import { randomInt } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../db/client.js';
 import type { Logger } from '../logger.js';
 import type { PaymentQueue, TakeLimits, TakenJob } from './queue.js';
 
-/** How often the worker looks for retries and breaker probes that came due, and for dead workers' jobs. */
+/** How often the worker looks for retries and probes that came due, says it is alive, and looks for dead workers' jobs. */
 const POLL_MS = 1000;
-/** The lock class of the liveness locks: a worker holds (LIVENESS_CLASS, its id) while it runs. */
-const LIVENESS_CLASS = 0x7061;
+/**
+ * A worker silent this long is taken for dead, its jobs given back. Far above POLL_MS, so that a
+ * live worker slowed down is not taken for dead.
+ */
+const SILENCE_SECONDS = 10;
 
 export interface WorkerOptions {
   /** PAYMENT_WORKER_CONCURRENCY: requests in flight in this process. */
@@ -24,15 +27,13 @@ export interface WorkerOptions {
 }
 
 export class PaymentWorker {
-  /** The id this worker's jobs carry, and the second half of its liveness lock. */
-  private readonly id = String(randomInt(1, 2 ** 31));
+  /** The id this worker's jobs carry, and its row in `payment_workers`. */
+  private readonly id = randomUUID();
   private readonly running = new Map<string, Promise<void>>();
   private taking: Promise<void> | null = null;
   private wanted = false;
   private stopped = false;
   private poller: NodeJS.Timeout | undefined;
-  private releaseLiveness: (() => void) | null = null;
-  private liveness: Promise<void> | null = null;
 
   constructor(
     private readonly database: DatabaseHandle,
@@ -42,10 +43,11 @@ export class PaymentWorker {
   ) {}
 
   async start(): Promise<void> {
-    await this.holdLiveness();
+    // Alive before the first take: another worker's sweep would otherwise give its jobs back.
+    await this.sweep();
     await this.queue.onNewWork(() => this.wake());
     this.poller = setInterval(() => this.wake(true), POLL_MS);
-    this.wake(true);
+    this.wake();
   }
 
   /** Takes jobs while there are free slots and due jobs; called again by whatever may have changed that. */
@@ -98,39 +100,18 @@ export class PaymentWorker {
     this.options.onInFlight?.(this.running.size);
   }
 
-  /** Keeps the liveness lock held (again, after a lost connection) and gives back dead workers' jobs. */
+  /** Says this worker is alive, and gives back dead workers' jobs and its own unrecorded ones. */
   private async sweep(): Promise<void> {
-    const { rows } = await this.database.executeSql(
-      `select count(*)::int as held from pg_locks
-        where locktype = 'advisory' and granted and objsubid = 1 and classid = $1::bigint::oid and objid::text = $2`,
-      [LIVENESS_CLASS, this.id],
+    await this.database.executeSql(
+      `insert into payment_workers (id, seen_at) values ($1, now())
+         on conflict (id) do update set seen_at = now()`,
+      [this.id],
     );
-    if (rows[0].held === 0) await this.holdLiveness();
-    const reclaimed = await this.queue.reclaim(this.id, [...this.running.keys()], LIVENESS_CLASS);
+    const reclaimed = await this.queue.reclaim(this.id, [...this.running.keys()], SILENCE_SECONDS);
     if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'payment requests of a stopped worker taken back');
   }
 
-  /** Holds the session lock (LIVENESS_CLASS, id) on a connection of its own until `stop`. */
-  private async holdLiveness(): Promise<void> {
-    this.releaseLiveness?.();
-    const key = (BigInt(LIVENESS_CLASS) << 32n) + BigInt(this.id);
-    let held!: () => void;
-    const locked = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    this.liveness = this.database
-      .withAdvisoryLock(Number(key), async () => {
-        held();
-        await new Promise<void>((resolve) => {
-          this.releaseLiveness = resolve;
-        });
-      })
-      // A lost connection loses the lock with it: the next sweep takes it again.
-      .catch(() => held());
-    await locked;
-  }
-
-  /** Takes no more jobs, lets those under way finish (up to `timeoutMs`), then lets go of the lock. */
+  /** Takes no more jobs, lets those under way finish (up to `timeoutMs`), then says it is gone. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.poller);
@@ -143,7 +124,9 @@ export class PaymentWorker {
       }),
     ]);
     clearTimeout(timer);
-    this.releaseLiveness?.();
-    await this.liveness;
+    // Jobs still under way (their answer late) are given back at once by the next worker's sweep.
+    await this.database
+      .executeSql('delete from payment_workers where id = $1', [this.id])
+      .catch((error) => this.options.log.warn({ err: error }, 'payment worker not unregistered'));
   }
 }

@@ -17,6 +17,11 @@ CREATE TABLE "payment_endpoint_breakers" (
 	"changed_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "payment_workers" (
+	"id" text PRIMARY KEY NOT NULL,
+	"seen_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "payment_endpoint_breaker_events" ADD CONSTRAINT "payment_endpoint_breaker_events_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "payment_endpoint_breakers" ADD CONSTRAINT "payment_endpoint_breakers_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "payment_endpoint_breaker_events_tenant_idx" ON "payment_endpoint_breaker_events" USING btree ("tenant_id","at");
