@@ -15,6 +15,7 @@ export const PAYMENT_SCENARIOS = {
   idle: 'payment requests: idle',
   burst: 'payment requests: burst',
   isolation: 'payment requests: isolation',
+  drain: 'payment requests: drain',
 } as const;
 
 const IDLE_INVOICES = 50;
@@ -174,6 +175,8 @@ export interface PaymentFigures {
     lagMs: number;
   };
   isolation?: { service: Distribution };
+  /** Invoices enqueued with no worker running, then a worker started: how fast it empties the queue. */
+  drain?: { perSecond: number };
 }
 
 export async function measurePayments(
@@ -181,6 +184,8 @@ export async function measurePayments(
   workDir: string,
   selected: (label: string) => boolean,
   perEndpoint: number,
+  /** Starts the service again, with its payment worker or without. */
+  restart: (worker: boolean) => Promise<void>,
 ): Promise<PaymentFigures> {
   const endpoints = new PartnerEndpoints();
   await endpoints.start();
@@ -247,6 +252,18 @@ export async function measurePayments(
         `  healthy tenant p50 ${figures.isolation.service.p50.toFixed(1)} ms, p99 ${figures.isolation.service.p99.toFixed(1)} ms`,
       );
     }
+    if (selected(PAYMENT_SCENARIOS.drain)) {
+      log(`- ${PAYMENT_SCENARIOS.drain}`);
+      // The burst's deliveries are bounded by how fast invoices can be created; this is the worker's own rate.
+      const drain = await tenantAt(admin, 'bench-pay-drain', `${endpoints.url}/ok`);
+      await restart(false);
+      const invoices = await inParallel(BURST_INVOICES, CREATION_CONNECTIONS, () => invoiceFor(admin, drain));
+      const started = now();
+      await restart(true);
+      const arrivals = await Promise.all(invoices.map((invoice) => endpoints.arrival(`msg_${invoice.id}`)));
+      figures.drain = { perSecond: BURST_INVOICES / ((Math.max(...arrivals) - started) / 1000) };
+      log(`  ${figures.drain.perSecond.toFixed(0)}/s`);
+    }
   } finally {
     await endpoints.stop();
   }
@@ -278,7 +295,7 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
   }
   if (burst) {
     lines.push(
-      `| ${PAYMENT_SCENARIOS.burst}: ${BURST_INVOICES} invoices, ${CREATION_CONNECTIONS} creations at once, one tenant | created ${burst.createdPerSecond.toFixed(0)}/s, delivered ${burst.deliveredPerSecond.toFixed(0)}/s (${((burst.deliveredPerSecond / burst.barePerSecond) * 100).toFixed(0)}% of bare); p50 ${ms(burst.service.p50)} ms, p99 ${ms(burst.service.p99)} ms; last receipt ${ms(burst.lagMs)} ms after the last 201 | ${burst.barePerSecond.toFixed(0)}/s | ≥ ${TARGETS.burstPerSecond}/s and ≥ creation rate: ${verdict(burst.deliveredPerSecond >= TARGETS.burstPerSecond && burst.deliveredPerSecond >= burst.createdPerSecond * 0.95)}; p99 < ${TARGETS.burstP99Ms} ms: ${verdict(burst.service.p99 < TARGETS.burstP99Ms)} |`,
+      `| ${PAYMENT_SCENARIOS.burst}: ${BURST_INVOICES} invoices, ${CREATION_CONNECTIONS} creations at once, one tenant | created ${burst.createdPerSecond.toFixed(0)}/s, delivered ${burst.deliveredPerSecond.toFixed(0)}/s (${((burst.deliveredPerSecond / burst.barePerSecond) * 100).toFixed(0)}% of bare); p50 ${ms(burst.service.p50)} ms, p99 ${ms(burst.service.p99)} ms; last receipt ${ms(burst.lagMs)} ms after the last 201 | ${burst.barePerSecond.toFixed(0)}/s | ≥ creation rate (within 5%): ${verdict(burst.deliveredPerSecond >= burst.createdPerSecond * 0.95)}; p99 < ${TARGETS.burstP99Ms} ms: ${verdict(burst.service.p99 < TARGETS.burstP99Ms)} |`,
     );
   }
   if (isolation) {
@@ -287,6 +304,11 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
       : '(idle not run)';
     lines.push(
       `| ${PAYMENT_SCENARIOS.isolation}: ${ISOLATION_WAITING} waiting for a hung endpoint, ${ISOLATION_WAITING} for a 500 one, then ${IDLE_INVOICES} of a healthy tenant one at a time | p50 ${ms(isolation.service.p50)} ms, p99 ${ms(isolation.service.p99)} ms | (idle's) | p99 ${bound} |`,
+    );
+  }
+  if (figures.drain) {
+    lines.push(
+      `| ${PAYMENT_SCENARIOS.drain}: ${BURST_INVOICES} invoices enqueued with no worker, then the service started with it, one tenant | ${figures.drain.perSecond.toFixed(0)}/s from the start to the last receipt | ${burst ? `${burst.barePerSecond.toFixed(0)}/s (burst's)` : '-'} | ≥ ${TARGETS.burstPerSecond}/s: ${verdict(figures.drain.perSecond >= TARGETS.burstPerSecond)} |`,
     );
   }
   return [...lines, ''];

@@ -546,15 +546,15 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]>
     paymentEnv.DATABASE_URL = own.url;
   }
   log(`payment request scenarios (${PAYMENT_DATABASE}): service with its worker`);
-  const service = await startService(paymentEnv, urls, { nodeFlags: [] });
+  let service = await startService(paymentEnv, urls, { nodeFlags: [] });
+  const restart = async (worker: boolean) => {
+    await service.stop();
+    service = await startService({ ...paymentEnv, PAYMENT_WORKER: String(worker) }, urls, { nodeFlags: [] });
+  };
   try {
     const admin = new AdminClient(urls.admin, String(env.ADMIN_TOKEN));
-    const figures = await measurePayments(
-      admin,
-      workDir,
-      selected,
-      Number(PAYMENT_WORKER_ENV.PAYMENT_ENDPOINT_CONCURRENCY),
-    );
+    const perEndpoint = Number(PAYMENT_WORKER_ENV.PAYMENT_ENDPOINT_CONCURRENCY);
+    const figures = await measurePayments(admin, workDir, selected, perEndpoint, restart);
     const settings = Object.entries(PAYMENT_WORKER_ENV)
       .map(([name, value]) => `${name}=${value}`)
       .join(', ');

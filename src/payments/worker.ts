@@ -32,6 +32,8 @@ export class PaymentWorker {
   private readonly running = new Map<string, Promise<void>>();
   private taking: Promise<void> | null = null;
   private wanted = false;
+  /** A sweep came due while a take was under way: it runs with the next one. */
+  private sweepWanted = false;
   private stopped = false;
   private poller: NodeJS.Timeout | undefined;
 
@@ -55,6 +57,7 @@ export class PaymentWorker {
     if (this.stopped) return;
     if (this.taking) {
       this.wanted = true;
+      this.sweepWanted ||= sweep;
       return;
     }
     this.taking = this.fill(sweep)
@@ -62,8 +65,10 @@ export class PaymentWorker {
       .finally(() => {
         this.taking = null;
         if (this.wanted) {
+          const sweepNow = this.sweepWanted;
           this.wanted = false;
-          this.wake();
+          this.sweepWanted = false;
+          this.wake(sweepNow);
         }
       });
   }
