@@ -276,7 +276,7 @@ const ms = (value: number) => value.toFixed(value >= 100 ? 0 : 1);
 /** BENCHMARKS.md's lines on payment requests, for `database` ('postgres' or 'embedded'). */
 export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'embedded', settings: string): string[] {
   const lines = [
-    `### Payment requests (${database === 'postgres' ? 'PostgreSQL' : 'embedded database'})`,
+    `## Payment requests (${database === 'postgres' ? 'PostgreSQL' : 'embedded database'})`,
     '',
     `Invoices through the admin API of the service with its worker on (${settings}); partner endpoints in the bench`,
     "process. Latency: the invoice's 201 (its transaction committed) to the partner's receipt. Ceiling: scripts/bench/",
