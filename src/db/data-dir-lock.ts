@@ -6,7 +6,7 @@
 // is stale. The embedded database server inherits the descriptor, so the directory stays locked
 // until the service and its server are both gone. The file itself is never removed: a process
 // that opened it just before would lock an unlinked file while a third locked a new one.
-import { closeSync, openSync, readFileSync, writeSync, ftruncateSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import fsExt from 'fs-ext';

@@ -214,7 +214,8 @@ function serverArguments(clusterDir: string): string[] {
 
 /** Forwards the server's log lines: failures at their level, the rest for debugging. */
 function logLine(logger: Logger, line: string): void {
-  if (/FATAL: +the database system is (starting up|shutting down)/.test(line)) logger.debug({ postgres: line }, 'embedded PostgreSQL server');
+  if (/FATAL: +the database system is (starting up|shutting down)/.test(line))
+    logger.debug({ postgres: line }, 'embedded PostgreSQL server');
   else if (/\b(FATAL|PANIC):/.test(line)) logger.error({ postgres: line }, 'embedded PostgreSQL server');
   else if (/\bWARNING:/.test(line)) logger.warn({ postgres: line }, 'embedded PostgreSQL server');
   else logger.debug({ postgres: line }, 'embedded PostgreSQL server');

@@ -1,6 +1,6 @@
 // The data directory lock: one holder at a time, whichever PID namespace each contender runs in;
 // a holder killed outright lets go at once; a holder still exiting is waited for.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,20 +8,9 @@ import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { acquireDataDirLock, DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { projectRoot } from '../../src/paths.js';
+import { canUnsharePid, IN_PID_NAMESPACE } from '../support/process.js';
 
 const freshDir = () => mkdtempSync(path.join(tmpdir(), 'pi-lock-'));
-
-/** Whether this machine lets us start a process in a PID namespace of its own (root, or user namespaces). */
-function canUnsharePid(): boolean {
-  try {
-    return execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', 'echo $$'], {
-      encoding: 'utf8',
-      stdio: 'pipe',
-    }).trim() === '1';
-  } catch {
-    return false;
-  }
-}
 
 interface Contender {
   child: ChildProcess;
@@ -102,14 +91,15 @@ describe('data directory lock', () => {
         return race(Array.from({ length: 5 }, () => contender(dir)));
       }),
     );
-    for (const round of results) expect([...round].sort()).toEqual(['acquired', 'locked', 'locked', 'locked', 'locked']);
+    for (const round of results)
+      expect([...round].sort()).toEqual(['acquired', 'locked', 'locked', 'locked', 'locked']);
   }, 60_000);
 
   it.skipIf(!canUnsharePid())(
     'lets one of two processes in separate PID namespaces take it, each pid 1 in its own',
     async () => {
       const dir = freshDir();
-      const namespaced = () => contender(dir, ['unshare', '--pid', '--fork', '--mount-proc']);
+      const namespaced = () => contender(dir, IN_PID_NAMESPACE);
       const contenders = [namespaced(), namespaced()];
       await Promise.all(contenders.map((one) => waitForOutput(one, /^ready$/m)));
       expect(contenders.map((one) => one.output().match(/^pid (\d+)$/m)?.[1])).toEqual(['1', '1']);

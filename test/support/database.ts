@@ -2,6 +2,7 @@
 // when it is unset, one embedded server the global setup starts through the service's own module
 // (EMBEDDED_SERVER_URL_VARIABLE). The global setup migrates and seeds a template database on it;
 // each test file gets a fresh copy of it.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,13 +50,22 @@ async function withMaintenanceConnection<T>(task: (sql: postgres.Sql) => Promise
 }
 
 /**
- * A new DATA_DIR, for a service that runs an embedded server of its own in it (initialised,
- * migrated and seeded on its first start): what only the embedded mode does.
+ * A copy of a stopped embedded server's DATA_DIR, owners and modes kept (as root, the cluster
+ * belongs to the server's user). The copy is the temporary directory itself, not one inside: as
+ * root, the server's user must reach it, and the service opens it up for that when it starts.
  */
-export function createEmbeddedDataDir(prefix = 'pi_data'): TestDatabase {
-  // The directory itself, not one inside: as root, the server's user must reach it, and a new
-  // temporary directory is the service's alone (0700) until the service opens it up for that.
-  const dataDir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+export function copyDataDir(source: string): string {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'pi_data-'));
+  execFileSync('cp', ['-a', `${source}/.`, dataDir]);
+  return dataDir;
+}
+
+/**
+ * A DATA_DIR of its own, for a service that runs an embedded server in it, as a first start
+ * leaves it (the run's template, global-setup.ts): for what only the embedded mode does.
+ */
+export function copyTemplateDataDir(template: string): TestDatabase {
+  const dataDir = copyDataDir(template);
   return { target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
