@@ -175,7 +175,10 @@ const silentLogger: Logger = { fatal() {}, error() {}, warn() {}, info() {}, deb
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const poolSize = options.poolSize ?? 10;
   if (options.databaseUrl) return openPostgres(options.databaseUrl, poolSize, null);
-  const server = await startEmbeddedServer(options.dataDir, options.logger ?? silentLogger);
+  const server = await startEmbeddedServer(options.dataDir, options.logger ?? silentLogger).catch((error) => {
+    // Out of space, the server fails on whichever file it writes first: say why.
+    throw diskFullIn(options.dataDir) ?? error;
+  });
   try {
     return await openPostgres(server.url, poolSize, { dataDir: options.dataDir, stop: server.stop });
   } catch (error) {
@@ -273,8 +276,9 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
       }
     },
     async unavailable() {
-      const unreachable = await probe(() => client`select 1`);
-      return unreachable ?? (embedded && diskFullIn(embedded.dataDir)) ?? inFlight.recentDiskFull();
+      // A full disk first: the embedded server may be down for lack of space, and that is the reason.
+      const diskFull = embedded && diskFullIn(embedded.dataDir);
+      return diskFull || ((await probe(() => client`select 1`)) ?? inFlight.recentDiskFull());
     },
     poolStatistics: () => inFlight.statistics(),
     async close() {
