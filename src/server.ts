@@ -14,6 +14,7 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -50,8 +51,8 @@ export interface RunningService {
 
 const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 
-export async function openContext(config: Config): Promise<AppContext> {
-  const database = await openDatabase(config);
+export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
+  const database = await openDatabase({ ...config, logger });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
     supervise: config.paymentWorker,
@@ -162,7 +163,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     );
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
-  const context = await openContext(config);
+  const context = await openContext(config, logger);
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};

@@ -1,4 +1,4 @@
-// The one database schema, for PostgreSQL and PGlite alike. Generate migrations with
+// The one database schema. Generate migrations with
 // `npm run db:generate` after changing it.
 import { sql } from 'drizzle-orm';
 import {
