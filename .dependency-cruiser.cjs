@@ -4,7 +4,7 @@
  * each is used from outside through its index.ts only; each host is a thin skin that never reaches
  * into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
  */
-const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit)/';
+const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit|operators|maintenance)/';
 const HOSTS = '^src/http/(integrations|backend|admin)/';
 
 module.exports = {

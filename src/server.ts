@@ -5,7 +5,14 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
-import { type Config, ConfigError, DEFAULT_PORTS, type ListenerConfig, type ListenerName } from './config.js';
+import {
+  adminTokenFile,
+  type Config,
+  ConfigError,
+  DEFAULT_PORTS,
+  type ListenerConfig,
+  type ListenerName,
+} from './config.js';
 import { type AppContext, signingDependencies } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -111,20 +118,19 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /**
- * A generated admin token is shown where only the operator sees it: on the terminal that started
- * the service, else in a file only its owner can read, whose path is logged. Never in the log.
+ * A generated admin token is kept in DATA_DIR, in a file only its owner can read, and reused by
+ * every later start and by partnerctl run beside the data: restarts keep console sessions and
+ * exported tokens. Its path is logged, never the token; a terminal that started the service sees it.
  */
-function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
-  if (process.stderr.isTTY) {
-    process.stderr.write(`ADMIN_TOKEN not set: this run's admin token is ${config.adminToken}\n`);
-    logger.warn('ADMIN_TOKEN not set: generated one for this run, shown on the terminal');
-    return;
+function keepGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
+  const file = adminTokenFile(config.dataDir);
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const file = path.join(config.dataDir, 'admin-token');
-  writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
+  if (process.stderr.isTTY) process.stderr.write(`ADMIN_TOKEN not set: the admin token is ${config.adminToken}\n`);
+  logger.warn({ file }, 'ADMIN_TOKEN not set: using the admin token kept in DATA_DIR (a file only its owner can read)');
 }
 
 /**
@@ -193,7 +199,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await close().catch(() => {});
     throw error;
   }
-  if (config.adminTokenGenerated && config.listeners.admin) announceGeneratedAdminToken(config, logger);
+  if (config.adminTokenGenerated && config.listeners.admin) keepGeneratedAdminToken(config, logger);
   warnAboutKeyFile(config, logger);
   const admin = config.listeners.admin;
   if (admin && !isLoopback(admin.host)) {
