@@ -191,7 +191,8 @@ export async function consolePlugin(
   });
 
   app.get('/sign-in', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, signInPage(null)));
-  app.post('/sign-in', { schema: { hide: true } }, async (request, reply) => {
+  // Open to anyone: whoever signs in gets their own role's session.
+  app.post('/sign-in', { schema: { hide: true }, config: { operatorRole: 'read-only' } }, async (request, reply) => {
     await limits.beforeAuthentication(request, reply);
     const field = (request.body as FormFields | undefined)?.token;
     const token = typeof field === 'string' ? field : '';
