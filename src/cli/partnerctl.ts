@@ -10,6 +10,7 @@ import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
+import { operationCommands } from './commands/operations.js';
 import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
@@ -69,6 +70,7 @@ const COMMANDS: Command[] = [
   ...tripCommands,
   ...partnerToolCommands,
   ...auditCommands,
+  ...operationCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {

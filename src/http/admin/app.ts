@@ -11,6 +11,7 @@ import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
+import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
@@ -115,6 +116,7 @@ export async function buildAdminApp(
       await admin.register(adminPaymentRoutes, { context });
       await admin.register(adminAuditRoutes, { context });
       await admin.register(adminOperatorRoutes, { context });
+      await admin.register(adminBackupRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );
