@@ -58,6 +58,8 @@ export interface Config {
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
+  /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
+  retention: { deliveryAttemptsDays: number; auditEventsDays: number };
 }
 
 interface ConnectionLimits {
@@ -275,5 +277,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
+    // Retention (docs/operations.md): payment events are never pruned; these go after so many days.
+    retention: {
+      deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
+      auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
+    },
   };
 }

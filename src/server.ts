@@ -30,6 +30,7 @@ import {
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
+import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { seedEmptyDatabase } from './seed.js';
 import { keyFilePath, secretBoxFor } from './tenants/index.js';
 
@@ -172,7 +173,9 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let pruning: { stop(): Promise<void> } | undefined;
   const close = async () => {
+    await pruning?.stop();
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
@@ -194,7 +197,15 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // Port 0 picks a free port: the default public URL is the one actually listening.
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
+    if (config.paymentWorker) {
+      await startPaymentWorker(context, logger, retryPolicy);
+      // Worker processes also keep the database's growth bounded.
+      pruning = schedulePrune(context.database, retentionRules(config.retention), (outcome) =>
+        'error' in outcome
+          ? logger.error({ err: outcome.error }, 'prune failed: retried at the next turn')
+          : logger.info({ deleted: outcome.deleted }, 'pruned rows past their retention'),
+      );
+    }
   } catch (error) {
     await close().catch(() => {});
     throw error;

@@ -7,3 +7,4 @@ export {
   restoreBackup,
   writeBackup,
 } from './backup.js';
+export { prune, type RetentionRule, type RetentionSettings, retentionRules, schedulePrune } from './retention.js';

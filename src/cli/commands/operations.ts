@@ -95,6 +95,24 @@ export const operationCommands: Command[] = [
     },
   },
   {
+    name: 'prune',
+    summary: 'Delete now what is past its retention (the service also does it every hour), and exit',
+    async run(invocation) {
+      const { loadConfig } = await import('../../config.js');
+      const { openDatabase } = await import('../../db/client.js');
+      const { prune, retentionRules } = await import('../../maintenance/index.js');
+      const config = loadConfig();
+      const database = await openDatabase(config);
+      try {
+        const deleted = await prune(database, retentionRules(config.retention));
+        const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
+        invocation.output(lines.join('\n'), { deleted });
+      } finally {
+        await database.close();
+      }
+    },
+  },
+  {
     name: 'restore',
     summary: 'Restore a backup FILE into an empty database (DATABASE_URL, else the embedded one in an empty DATA_DIR)',
     usage: 'FILE',
