@@ -79,6 +79,7 @@ export async function openContext(config: Config): Promise<AppContext> {
     metrics: new Metrics({
       paymentBacklog: () => paymentQueue.backlog(),
       databasePool: () => database.poolStatistics(),
+      ready: async () => (await database.unavailable()) === null,
     }),
     redis: null,
   };
