@@ -1,7 +1,6 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
@@ -21,6 +20,7 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -30,7 +30,6 @@ import {
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
-import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { seedEmptyDatabase } from './seed.js';
 import { keyFilePath, secretBoxFor } from './tenants/index.js';
 

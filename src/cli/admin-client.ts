@@ -1,8 +1,8 @@
 // partnerctl's client of the admin API.
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 export class CliError extends Error {}
 

@@ -152,7 +152,9 @@ export async function writeBackup(handle: DatabaseHandle, out: Writable): Promis
     await write(out, text);
   };
   await copyClient(handle).begin('isolation level repeatable read read only', async (tx) => {
-    const applied: { count: number }[] = await tx.unsafe('select count(*)::int as count from drizzle.__drizzle_migrations');
+    const applied: { count: number }[] = await tx.unsafe(
+      'select count(*)::int as count from drizzle.__drizzle_migrations',
+    );
     summary.migrations = applied[0].count;
     const header: BackupHeader = {
       format: BACKUP_FORMAT,
@@ -172,7 +174,9 @@ export async function writeBackup(handle: DatabaseHandle, out: Writable): Promis
       // lines `COPY ... TO STDOUT` would send. Read through a cursor rather than COPY TO, whose
       // stream in postgres.js can leave the connection paused at its end (porsager/postgres#917).
       const select = `select ${columns.map((column) => `${quoted(column)}::text`).join(', ')} from ${qualified(table)} ${where}`;
-      for await (const batch of tx.unsafe(select).values().cursor(ROWS_PER_READ) as AsyncIterable<(string | null)[][]>) {
+      for await (const batch of tx.unsafe(select).values().cursor(ROWS_PER_READ) as AsyncIterable<
+        (string | null)[][]
+      >) {
         await emit(batch.map((values) => `${values.map(copyText).join('\t')}\n`).join(''));
         rows += batch.length;
       }
@@ -282,7 +286,9 @@ export async function restoreBackup(
           yield `${line}\n`;
         }
       }
-      const target = await tx.unsafe(`copy ${qualified(table)} (${columns.map(quoted).join(', ')}) from stdin`).writable();
+      const target = await tx
+        .unsafe(`copy ${qualified(table)} (${columns.map(quoted).join(', ')}) from stdin`)
+        .writable();
       await pipeline(sectionRows, target);
       summary.rows[table] = rows;
       summary.tables++;

@@ -98,5 +98,10 @@ export function schedulePrune(
   timer = setTimeout(run, FIRST_PRUNE_DELAY_MS);
   timer.unref();
   // A prune under way finishes its batch before the database closes.
-  return { stop: () => (clearTimeout(timer), running) };
+  return {
+    stop() {
+      clearTimeout(timer);
+      return running;
+    },
+  };
 }

@@ -141,4 +141,8 @@ export async function liveOperator(db: Executor, id: string): Promise<Operator |
   return found ? operatorOf(found) : null;
 }
 
-export const operatorOf = (row: OperatorRow): Operator => ({ id: row.id, name: row.name, role: row.role as OperatorRole });
+export const operatorOf = (row: OperatorRow): Operator => ({
+  id: row.id,
+  name: row.name,
+  role: row.role as OperatorRole,
+});

@@ -31,7 +31,10 @@ describe('a generated admin token', () => {
       try {
         expect(readFileSync(file, 'utf8').trim()).toBe(first.adminToken);
         expect(statSync(file).mode & 0o777).toBe(0o600);
-        const cli = await partnerctl(['operators', 'list', '--json'], { DATA_DIR: dataDir, ADMIN_URL: running.urls.admin! });
+        const cli = await partnerctl(['operators', 'list', '--json'], {
+          DATA_DIR: dataDir,
+          ADMIN_URL: running.urls.admin!,
+        });
         expect(cli.code, cli.stderr).toBe(0);
         expect(JSON.parse(cli.stdout).operators).toEqual([]);
         const lost = await partnerctl(['operators', 'list'], { DATA_DIR: elsewhere, ADMIN_URL: running.urls.admin! });

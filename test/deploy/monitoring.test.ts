@@ -13,7 +13,19 @@ const PROMETHEUS_DIR = path.join(projectRoot, 'deploy/prometheus');
 const DASHBOARD = path.join(projectRoot, 'deploy/grafana/partner-integrations.json');
 /** Series Prometheus makes itself, not the service. */
 const PROMETHEUS_SERIES = new Set(['up']);
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+]);
 const HISTOGRAM_SUFFIX = /_(bucket|count|sum)$/;
 
 const promtool = spawnSync('promtool', ['--version']).status === 0;
@@ -45,7 +57,10 @@ function ruleExpressions(): string[] {
   lines.forEach((line, i) => {
     const match = /^(\s*)expr:\s*(.*)$/.exec(line);
     if (!match) return;
-    if (match[2] !== '|') return void expressions.push(match[2]);
+    if (match[2] !== '|') {
+      expressions.push(match[2]);
+      return;
+    }
     const block: string[] = [];
     for (let j = i + 1; j < lines.length && (lines[j].trim() === '' || lines[j].search(/\S/) > match[1].length); j++) {
       block.push(lines[j].trim());
@@ -71,7 +86,9 @@ afterAll(() => service.stop());
 describe('monitoring shipped in deploy/', () => {
   it('reads series names the way PromQL does', () => {
     expect(
-      seriesOf('sum by (listener, le) (rate(a_total{x="b{c}", y=~"5.."}[5m])) / on (z) max(b_seconds) > 0.05 and c == bool 1'),
+      seriesOf(
+        'sum by (listener, le) (rate(a_total{x="b{c}", y=~"5.."}[5m])) / on (z) max(b_seconds) > 0.05 and c == bool 1',
+      ),
     ).toEqual(['a_total', 'b_seconds', 'c']);
   });
 
@@ -87,7 +104,7 @@ describe('monitoring shipped in deploy/', () => {
     }
   });
 
-  it("every dashboard query names series the service exports", () => {
+  it('every dashboard query names series the service exports', () => {
     const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8'));
     const queries: string[] = dashboard.panels.flatMap((panel: { targets: { expr: string }[] }) =>
       panel.targets.map((target) => target.expr),

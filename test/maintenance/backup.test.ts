@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/server.js';
+import { CallbackLoad, createPartner } from '../faults/support/callback-load.js';
 import { adminRequests } from '../support/apps.js';
 import { createEmptyDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { CallbackLoad, createPartner } from '../faults/support/callback-load.js';
 
 /** Tables the callback load writes to while the backup runs: compared by key, not by content. */
 const WRITTEN_DURING_LOAD: Record<string, string> = {
@@ -47,7 +47,9 @@ async function tableRows(sql: postgres.Sql, table: string): Promise<Map<string, 
 }
 
 describe('partnerctl backup and restore', () => {
-  it('takes a consistent backup under callback load that restores everything acknowledged before it', { timeout: 180_000 }, async () => {
+  it('takes a consistent backup under callback load that restores everything acknowledged before it', {
+    timeout: 180_000,
+  }, async () => {
     const adminUrl = service.urls.admin!;
     const partner = await createPartner(adminUrl, 40);
     await service.admin('POST', '/operators', { name: 'Backup keeper', role: 'admin' });
@@ -57,7 +59,9 @@ describe('partnerctl backup and restore', () => {
     });
     load.start();
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const acknowledged = load.notifications.filter((sent) => sent.accepted === 'success').map((sent) => sent.transactionId);
+    const acknowledged = load.notifications
+      .filter((sent) => sent.accepted === 'success')
+      .map((sent) => sent.transactionId);
     const file = path.join(directory, 'service.pib');
     const started = Date.now();
     const backup = await partnerctl(['backup', file, '--json'], { ADMIN_URL: adminUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
@@ -85,13 +89,14 @@ describe('partnerctl backup and restore', () => {
     const source = postgres(service.database.target.databaseUrl!, { max: 1 });
     const copy = postgres(restored.target.databaseUrl!, { max: 1 });
     try {
-      const tables = (
-        await source`select tablename from pg_tables where schemaname = 'public' order by tablename`
-      ).map((row) => row.tablename as string);
+      const tables = (await source`select tablename from pg_tables where schemaname = 'public' order by tablename`).map(
+        (row) => row.tablename as string,
+      );
       for (const table of tables) {
         const [before, after] = [await tableRows(source, table), await tableRows(copy, table)];
         if (table in WRITTEN_DURING_LOAD) {
-          for (const key of after.keys()) expect(before.has(key), `${table} ${key} restored but never stored`).toBe(true);
+          for (const key of after.keys())
+            expect(before.has(key), `${table} ${key} restored but never stored`).toBe(true);
         } else {
           expect([...after.values()].sort(), table).toEqual([...before.values()].sort());
         }
@@ -100,7 +105,9 @@ describe('partnerctl backup and restore', () => {
         (await copy`select transaction_id from payment_events`).map((row) => row.transaction_id as string),
       );
       const missing = acknowledged.filter((transactionId) => !events.has(transactionId));
-      console.info(`after restore: ${acknowledged.length - missing.length} of ${acknowledged.length} found, ${events.size} events in all`);
+      console.info(
+        `after restore: ${acknowledged.length - missing.length} of ${acknowledged.length} found, ${events.size} events in all`,
+      );
       expect(missing).toEqual([]);
       // One snapshot: an invoice is paid in the copy exactly when the copy holds its paid event.
       const torn = await copy`
@@ -143,7 +150,9 @@ describe('partnerctl backup and restore', () => {
       expect(notOurs.stderr).toContain('not readable');
       const cut = path.join(directory, 'cut.pib');
       const whole = path.join(directory, 'whole.pib');
-      expect((await partnerctl(['backup', whole], { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN })).code).toBe(0);
+      expect(
+        (await partnerctl(['backup', whole], { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN })).code,
+      ).toBe(0);
       const { readFileSync } = await import('node:fs');
       const text = readFileSync(whole, 'utf8');
       writeFileSync(cut, text.slice(0, Math.floor(text.length * 0.6)));

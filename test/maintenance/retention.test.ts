@@ -42,7 +42,10 @@ describe('prune', () => {
     const events = await count('payment_events');
     const audits = await count('audit_events');
 
-    const deleted = await prune(test.context.database, retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 730 }));
+    const deleted = await prune(
+      test.context.database,
+      retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 730 }),
+    );
     expect(deleted).toMatchObject({ payment_deliveries: 2500, audit_events: 5 });
     expect(await count(`payment_deliveries where invoice_id = '${invoice}'`)).toBe(10);
     expect(await count('audit_events')).toBe(audits - 5);
@@ -50,7 +53,9 @@ describe('prune', () => {
 
     // 0 keeps forever; a second prune finds nothing left.
     await sql(`insert into audit_events (occurred_at, actor, action) values (${days(5000)}, 'ancient', 'POST /x')`);
-    expect(await prune(test.context.database, retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 0 }))).toMatchObject({
+    expect(
+      await prune(test.context.database, retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 0 })),
+    ).toMatchObject({
       payment_deliveries: 0,
       audit_events: 0,
     });

@@ -133,9 +133,9 @@ describe('operators', () => {
       cookies: { pi_console_session: session.cookie },
     });
     expect(page.statusCode).toBe(303);
-    expect((await apps.admin('GET', '/operators')).json().operators.map((found: { id: string }) => found.id)).not.toContain(
-      operator.id,
-    );
+    expect(
+      (await apps.admin('GET', '/operators')).json().operators.map((found: { id: string }) => found.id),
+    ).not.toContain(operator.id);
     expect((await apps.admin('DELETE', `/operators/${operator.id}`)).statusCode).toBe(404);
   });
 
@@ -153,22 +153,35 @@ describe('operators', () => {
     const before = new Date(Date.now() - 1000).toISOString();
     const first = await createOperator('Fatima', 'operator');
     const second = await createOperator('Goran', 'operator');
-    const made = await as(first.token, 'POST', '/admin/v1/tenants', { name: 'By Fatima', slug: 'by-fatima', gateway: 'tap' });
+    const made = await as(first.token, 'POST', '/admin/v1/tenants', {
+      name: 'By Fatima',
+      slug: 'by-fatima',
+      gateway: 'tap',
+    });
     const tenantId = made.json().tenant.id;
-    expect((await as(second.token, 'PATCH', `/admin/v1/tenants/${tenantId}`, { name: 'By Goran' })).statusCode).toBe(200);
+    expect((await as(second.token, 'PATCH', `/admin/v1/tenants/${tenantId}`, { name: 'By Goran' })).statusCode).toBe(
+      200,
+    );
 
     const byFatima = (await apps.admin('GET', `/audit-events?operator_id=${first.operator.id}`)).json();
     expect(byFatima.results).toMatchObject([
       { action: 'POST /admin/v1/tenants', actor: 'Fatima', operator: { id: first.operator.id, name: 'Fatima' } },
     ]);
     const patches = (
-      await apps.admin('GET', `/audit-events?action=${encodeURIComponent('PATCH /admin/v1/tenants/:id')}&since=${before}`)
+      await apps.admin(
+        'GET',
+        `/audit-events?action=${encodeURIComponent('PATCH /admin/v1/tenants/:id')}&since=${before}`,
+      )
     ).json();
-    expect(patches.results).toMatchObject([{ target_id: tenantId, operator: { id: second.operator.id, name: 'Goran' } }]);
+    expect(patches.results).toMatchObject([
+      { target_id: tenantId, operator: { id: second.operator.id, name: 'Goran' } },
+    ]);
     expect(new URL(patches.next ?? 'http://x/?action=&since=').searchParams.has('since')).toBe(true);
     const future = new Date(Date.now() + 60_000).toISOString();
     expect((await apps.admin('GET', `/audit-events?since=${future}`)).json().count).toBe(0);
-    const creations = (await apps.admin('GET', `/audit-events?action=${encodeURIComponent('POST /admin/v1/operators')}`)).json();
+    const creations = (
+      await apps.admin('GET', `/audit-events?action=${encodeURIComponent('POST /admin/v1/operators')}`)
+    ).json();
     expect(creations.results[0].operator).toEqual({ id: null, name: 'admin token' });
     expect((await apps.admin('GET', '/audit-events?operator_id=nope')).statusCode).toBe(400);
     expect((await apps.admin('GET', '/audit-events?since=yesterday')).statusCode).toBe(400);

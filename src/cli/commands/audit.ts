@@ -28,7 +28,12 @@ export const auditCommands: Command[] = [
     async run(invocation) {
       const { options } = invocation;
       const query = new URLSearchParams();
-      const filters = { target_id: options.target, operator_id: options.operator, action: options.action, since: options.since };
+      const filters = {
+        target_id: options.target,
+        operator_id: options.operator,
+        action: options.action,
+        since: options.since,
+      };
       for (const [name, value] of Object.entries(filters)) if (typeof value === 'string') query.set(name, value);
       for (const name of ['limit', 'offset']) {
         const value = wholeNumber(options, name);

@@ -30,7 +30,7 @@ export const operationCommands: Command[] = [
   },
   {
     name: 'operators create',
-    summary: "Name an operator with a role (read-only, operator or admin); prints their token once",
+    summary: 'Name an operator with a role (read-only, operator or admin); prints their token once',
     usage: '--name NAME --role ROLE',
     options: { name: { type: 'string' }, role: { type: 'string' } },
     async run(invocation) {
@@ -44,7 +44,7 @@ export const operationCommands: Command[] = [
   },
   {
     name: 'operators update',
-    summary: "Rename an operator or change their role",
+    summary: 'Rename an operator or change their role',
     usage: 'ID [--name NAME] [--role ROLE]',
     options: { name: { type: 'string' }, role: { type: 'string' } },
     async run(invocation) {
@@ -58,7 +58,7 @@ export const operationCommands: Command[] = [
   },
   {
     name: 'operators delete',
-    summary: "Delete an operator: their token stops at once",
+    summary: 'Delete an operator: their token stops at once',
     usage: 'ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'operator id');

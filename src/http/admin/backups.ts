@@ -47,7 +47,10 @@ export const adminBackupRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       );
       return reply
         .type(BACKUP_MEDIA_TYPE)
-        .header('content-disposition', `attachment; filename="backup-${new Date().toISOString().replace(/[:.]/g, '')}.pib"`)
+        .header(
+          'content-disposition',
+          `attachment; filename="backup-${new Date().toISOString().replace(/[:.]/g, '')}.pib"`,
+        )
         .send(body);
     },
   );

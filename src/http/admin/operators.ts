@@ -135,7 +135,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
       schema: {
         operationId: 'updateOperator',
         tags,
-        summary: "Rename an operator or change their role (effective on their next request)",
+        summary: 'Rename an operator or change their role (effective on their next request)',
         params: IdParams,
         body: OperatorChangesBody,
         response: { 200: Type.Object({ operator: OperatorShape }), 409: nameConflict },

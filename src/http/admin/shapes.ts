@@ -190,7 +190,9 @@ export function pingView(row: EndpointPingRow): Static<typeof Ping> {
 export const AuditEvent = Type.Object({
   id: Uuid,
   occurred_at: Timestamp,
-  actor: Type.String({ description: 'The operator (`admin token` for ADMIN_TOKEN), with the console session when made there' }),
+  actor: Type.String({
+    description: 'The operator (`admin token` for ADMIN_TOKEN), with the console session when made there',
+  }),
   action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
   target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
   fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),

@@ -56,9 +56,14 @@ export function page(view: View, section: Section, title: string, content: Html)
     ([name, label, path]) =>
       html`<a href="${consoleUrl(path)}"${name === section ? html` aria-current="page"` : ''}>${label}</a>`,
   );
-  const nav = html`<nav>${links}<span class="muted">${view.signedInAs}</span>${postForm(view, '/sign-out', html`<button class="link">Sign out</button>`, {
-    className: 'inline',
-  })}</nav>`;
+  const nav = html`<nav>${links}<span class="muted">${view.signedInAs}</span>${postForm(
+    view,
+    '/sign-out',
+    html`<button class="link">Sign out</button>`,
+    {
+      className: 'inline',
+    },
+  )}</nav>`;
   const flash = view.flash && html`<p class="flash ${view.flash.level}" role="status">${view.flash.text}</p>`;
   return shell(title, nav, html`${flash}<h1>${title}</h1>${content}`);
 }

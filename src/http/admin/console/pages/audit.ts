@@ -49,7 +49,8 @@ export const auditRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async
         html`<tr><td>${when(event.occurredAt)}</td><td>${event.operatorName ?? event.actor}${
           event.actor !== event.operatorName && html`<div class="muted small">${event.actor}</div>`
         }</td><td class="mono">${event.action}</td><td>${
-          event.targetId && (tenantNames.get(event.targetId) ?? html`<span class="mono">${event.targetId.slice(0, 8)}</span>`)
+          event.targetId &&
+          (tenantNames.get(event.targetId) ?? html`<span class="mono">${event.targetId.slice(0, 8)}</span>`)
         }</td><td>${event.fields.join(', ')}</td><td class="num">${event.status ?? '—'}</td><td class="mono">${event.address ?? '—'}</td></tr>`,
     );
     const content = html`<form method="get" class="filters">
