@@ -136,10 +136,12 @@ export const operationCommands: Command[] = [
             supervise: false,
             jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
           });
+          let failure: Error | undefined;
           await queue.start((error) => {
-            throw error;
+            failure ??= error;
           });
           await queue.stop(0);
+          if (failure) throw failure;
         });
         const rows = Object.values(summary.rows).reduce((sum, count) => sum + count, 0);
         invocation.output(
