@@ -85,7 +85,7 @@ try {
   const perInvoices = delta(invoiced, empty, ['invoices', 'payment_deliveries']);
   const perCallbacks = delta(called, invoiced, ['payment_events', 'invoices']);
   const figures = {
-    database: database.kind,
+    database: config.databaseUrl ? 'postgres' : 'embedded',
     rows: ROWS,
     invoices_with_one_attempt_bytes: perInvoices,
     callbacks_bytes: perCallbacks,
