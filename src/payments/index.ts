@@ -35,5 +35,29 @@ export {
   type RetryPolicy,
   type SigningDependencies,
 } from './outbound.js';
-export { type EndpointPingRow, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from './ping.js';
+export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
+export {
+  type EndpointPingRow,
+  lastPing,
+  NO_TEST_ENDPOINT_TO_PING,
+  NOTHING_TO_PING,
+  pingPaymentEndpoint,
+} from './ping.js';
+export {
+  getPaymentRequest,
+  listNotificationLog,
+  listPaymentRequests,
+  NOTIFICATION_LOG_OUTCOMES,
+  type NotificationLogEntry,
+  type NotificationLogOutcome,
+  type PaymentRequestSummary,
+  type ViewScope,
+} from './partner-view.js';
 export { PaymentQueue } from './queue.js';
+export {
+  listRefusedNotifications,
+  REFUSED_PAYLOAD_MAX_BYTES,
+  type RefusedNotificationRow,
+  RefusalRecorder,
+  schedulePrune,
+} from './refusals.js';

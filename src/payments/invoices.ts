@@ -6,6 +6,7 @@ import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
+import { type Mode, paymentEndpointIn } from '../tenants/index.js';
 import { setTripStatus } from '../trips/index.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
 import type { PaymentQueue } from './queue.js';
@@ -19,6 +20,8 @@ interface NewInvoice {
   amount: string;
   currency: string;
   trip_id?: string | null;
+  /** `test` for a partner's test invoice; default `live`. */
+  mode?: Mode;
 }
 
 /** The amount as stored: the currency's minor-unit places exactly ("100" SAR is "100.00"). */
@@ -48,7 +51,7 @@ export interface CreatedInvoice {
 
 /** What makes two creation requests "the same body": the fields as they would be stored. */
 function requestDigest(input: NewInvoice, amount: string): string {
-  const fields = [input.tenant_id, amount, input.currency, input.trip_id ?? null];
+  const fields = [input.tenant_id, amount, input.currency, input.trip_id ?? null, input.mode ?? 'live'];
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 
@@ -119,7 +122,12 @@ export async function createInvoice(
   }
 }
 
+/**
+ * A test invoice may name one of the tenant's trips for its payment request, but never moves it:
+ * trips are live data.
+ */
 async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
+  const mode = input.mode ?? 'live';
   const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
   if (!tenant) throw notFound('Tenant');
   if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
@@ -131,16 +139,16 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
   }
   const [invoice] = await tx
     .insert(invoices)
-    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
+    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
     .returning();
-  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
-  if (tenant.paymentEndpointUrl) {
+  if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
+  if (paymentEndpointIn(tenant, mode)) {
     await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
   } else {
     await tx.insert(paymentDeliveries).values({
       invoiceId: invoice.id,
       attempt: 1,
-      error: 'tenant has no payment endpoint configured (final: not retried)',
+      error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
     });
   }
   return invoice;
@@ -181,14 +189,30 @@ export const outcomeAlreadyReported = (status: string) =>
 
 /**
  * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
- * failure, giving up after a day): the operator asks for it. Refused once the partner has reported
- * an outcome, for the same reason retries stop then. Returns the attempt's number.
+ * failure, giving up after a day): the operator or the partner asks for it. Refused once the
+ * partner has reported an outcome, for the same reason retries stop then. With `scope` (a
+ * partner's), an invoice of another tenant or mode is a 404. Returns the attempt's number.
  */
-export async function resendPaymentRequest(db: Database, queue: PaymentQueue, invoiceId: string): Promise<number> {
+export async function resendPaymentRequest(
+  db: Database,
+  queue: PaymentQueue,
+  invoiceId: string,
+  scope?: { tenantId: string; mode: Mode },
+): Promise<number> {
   return db.transaction(async (tx) => {
     // Locked so that a notification moving the invoice meanwhile waits for this to commit.
-    const [invoice] = await tx.select().from(invoices).where(eq(invoices.id, invoiceId)).for('update');
-    if (!invoice) throw notFound('Invoice');
+    const [invoice] = await tx
+      .select()
+      .from(invoices)
+      .where(
+        and(
+          eq(invoices.id, invoiceId),
+          scope && eq(invoices.tenantId, scope.tenantId),
+          scope && eq(invoices.mode, scope.mode),
+        ),
+      )
+      .for('update');
+    if (!invoice) throw notFound(scope ? 'Payment request' : 'Invoice');
     if (invoice.status !== 'pending') {
       throw conflict(outcomeAlreadyReported(invoice.status));
     }

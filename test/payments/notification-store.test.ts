@@ -48,6 +48,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 function receive(store: NotificationStore, body: Record<string, unknown>, payloadJson = JSON.stringify(body)) {
   return processNotification(store, {
     tenant: tenant.tenant as unknown as TenantRow,
+    mode: 'live',
     body,
     payloadJson,
     requestId: `req-${Math.random()}`,

@@ -22,6 +22,7 @@ export const Tenant = Type.Object({
   gateway: Type.String(),
   is_active: Type.Boolean(),
   payment_endpoint_url: Nullable(Type.String()),
+  test_payment_endpoint_url: Nullable(Type.String({ description: "Where test invoices' payment requests go" })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -34,6 +35,7 @@ export function tenantView(row: TenantRow): Static<typeof Tenant> {
     gateway: row.gateway,
     is_active: row.isActive,
     payment_endpoint_url: row.paymentEndpointUrl,
+    test_payment_endpoint_url: row.testPaymentEndpointUrl,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

@@ -1,0 +1,158 @@
+// Refused payment callbacks of an authenticated tenant, on record for the operator and the partner
+// (accepted ones are payment_events). Never on the callback's statement: a refusal is recorded
+// after its answer is decided, by a writer of its own that groups what arrives meanwhile into one
+// insert on the service's pool, so refusals neither wait for nor slow the notification store. A
+// record is not a promise to the partner: when the writer is behind by REFUSALS_WAITING_MAX, more
+// refusals are counted and not recorded. Kept for the configured number of days, and at most
+// REFUSALS_KEPT_PER_TENANT per tenant: together with the payload bound, a flood of refused
+// callbacks holds a bounded amount of disk (see docs/choices.md).
+import { and, asc, eq, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import { type Database, type Executor, rowsOf } from '../db/client.js';
+import { refusedNotifications } from '../db/schema.js';
+import type { Mode } from '../tenants/index.js';
+import { storableStart } from '../text.js';
+
+export type RefusedNotificationRow = typeof refusedNotifications.$inferSelect;
+
+/** How much of a refused body is kept: an ordinary notification is a few hundred bytes. */
+export const REFUSED_PAYLOAD_MAX_BYTES = 16 * 1024;
+/** Refusals waiting to be written; more are dropped (and counted) until the writer catches up. */
+export const REFUSALS_WAITING_MAX = 5000;
+/** Rows in one insert. */
+const INSERT_MAX_ROWS = 500;
+/** The newest refusals kept per tenant, whatever their age. */
+export const REFUSALS_KEPT_PER_TENANT = 10_000;
+/** Rows deleted per statement by the prune: short transactions, no long locks. */
+const PRUNE_BATCH_ROWS = 1000;
+
+export interface Refusal {
+  tenantId: string;
+  mode: Mode;
+  invoiceId: string | null;
+  httpStatus: number;
+  error: string;
+  requestId: string;
+  /** The body as received (JSON text), or null when none was read. */
+  payload: string | null;
+}
+
+interface RecorderEvents {
+  /** A refusal not recorded: the writer was behind. */
+  dropped(): void;
+  /** An insert failed (the database is away): its refusals are lost. */
+  failed(error: unknown, count: number): void;
+}
+
+export class RefusalRecorder {
+  private waiting: (typeof refusedNotifications.$inferInsert)[] = [];
+  private writing: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Executor,
+    private readonly events: RecorderEvents,
+  ) {}
+
+  /** Records `refusal` soon, never waiting: the callback's answer does not depend on it. */
+  record(refusal: Refusal): void {
+    if (this.waiting.length >= REFUSALS_WAITING_MAX) {
+      this.events.dropped();
+      return;
+    }
+    const payload = refusal.payload === null ? null : storableStart(refusal.payload, REFUSED_PAYLOAD_MAX_BYTES);
+    this.waiting.push({
+      tenantId: refusal.tenantId,
+      mode: refusal.mode,
+      invoiceId: refusal.invoiceId,
+      httpStatus: refusal.httpStatus,
+      error: refusal.error,
+      requestId: refusal.requestId,
+      payload,
+      payloadTruncated: payload !== null && payload.length < (refusal.payload?.length ?? 0),
+    });
+    // After the current turn, so the refusals of one burst share an insert.
+    this.writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.write());
+  }
+
+  /** Resolves once everything recorded so far is written (or failed). */
+  async idle(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private async write(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const rows = this.waiting.splice(0, INSERT_MAX_ROWS);
+      try {
+        await this.db.insert(refusedNotifications).values(rows);
+      } catch (error) {
+        this.events.failed(error, rows.length);
+      }
+    }
+    this.writing = null;
+  }
+}
+
+/** The invoice's refused notifications, oldest first. */
+export async function listRefusedNotifications(db: Executor, invoiceId: string): Promise<RefusedNotificationRow[]> {
+  return db
+    .select()
+    .from(refusedNotifications)
+    .where(eq(refusedNotifications.invoiceId, invoiceId))
+    .orderBy(asc(refusedNotifications.receivedAt), asc(refusedNotifications.id));
+}
+
+/**
+ * Deletes refusals older than `retentionDays`, and each tenant's beyond its newest
+ * REFUSALS_KEPT_PER_TENANT, in batches of PRUNE_BATCH_ROWS (each its own short statement). Returns
+ * how many rows went.
+ */
+export async function pruneRefusedNotifications(db: Database, retentionDays: number): Promise<number> {
+  let deleted = 0;
+  const deleteBatches = async (where: SQL) => {
+    for (;;) {
+      const batch = db.select({ id: refusedNotifications.id }).from(refusedNotifications).where(where).limit(PRUNE_BATCH_ROWS);
+      const gone = await db
+        .delete(refusedNotifications)
+        .where(inArray(refusedNotifications.id, batch))
+        .returning({ id: refusedNotifications.id });
+      deleted += gone.length;
+      if (gone.length < PRUNE_BATCH_ROWS) return;
+    }
+  };
+  await deleteBatches(lt(refusedNotifications.receivedAt, sql`now() - make_interval(days => ${retentionDays})`));
+  // Tenants past the cap, each with the time of its first row beyond it, through the tenant index.
+  const crowded = rowsOf<{ tenant_id: string; received_at: string }>(
+    await db.execute(sql`select tenants.id as tenant_id, cutoff.received_at::text from tenants
+      cross join lateral (select received_at from refused_notifications where tenant_id = tenants.id
+        order by received_at desc, id desc offset ${REFUSALS_KEPT_PER_TENANT} limit 1) cutoff`),
+  );
+  for (const row of crowded) {
+    await deleteBatches(
+      and(
+        eq(refusedNotifications.tenantId, row.tenant_id),
+        lte(refusedNotifications.receivedAt, sql`${row.received_at}::timestamptz`),
+      )!,
+    );
+  }
+  return deleted;
+}
+
+/** Runs the prune now and then every `intervalMs`, never two at once; stop() ends it. */
+export function schedulePrune(
+  db: Database,
+  retentionDays: number,
+  intervalMs: number,
+  report: { pruned(count: number): void; failed(error: unknown): void },
+): { stop(): void } {
+  let running: Promise<void> | null = null;
+  const run = () => {
+    running ??= pruneRefusedNotifications(db, retentionDays)
+      .then((count) => report.pruned(count), report.failed)
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  run();
+  return { stop: () => clearInterval(timer) };
+}
