@@ -58,6 +58,11 @@ export interface Config {
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
+  // Refused payment callbacks on record (issue 28, src/payments/refusals.ts).
+  /** Days a refused callback's record is kept; the prune removes older ones. */
+  refusedNotificationRetentionDays: number;
+  /** How often the prune runs (it runs in instances with the payment worker). */
+  refusedNotificationPruneSeconds: number;
 }
 
 interface ConnectionLimits {
@@ -112,6 +117,15 @@ function count(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
     throw new ConfigError(`${name} must be a whole number (0 disables), got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function days(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 3650) {
+    throw new ConfigError(`${name} must be a whole number of days from 1 to 3650, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -263,5 +277,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
+    // Refused payment callbacks on record (issue 28).
+    refusedNotificationRetentionDays: days(env, 'REFUSED_NOTIFICATION_RETENTION_DAYS', 30),
+    refusedNotificationPruneSeconds: seconds(env, 'REFUSED_NOTIFICATION_PRUNE_SECONDS', 600, 1, 86_400),
   };
 }

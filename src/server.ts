@@ -22,6 +22,7 @@ import {
   PaymentQueue,
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
+  schedulePrune,
 } from './payments/index.js';
 import { seedEmptyDatabase } from './seed.js';
 import { keyFilePath, secretBoxFor } from './tenants/index.js';
@@ -108,6 +109,23 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
   logger.info('payment request worker started');
 }
 
+/** Removes refused callbacks' records past their retention, now and then (src/payments/refusals.ts). */
+function startRefusalPrune(context: AppContext, logger: FastifyBaseLogger) {
+  const { config, metrics } = context;
+  return schedulePrune(
+    context.db,
+    config.refusedNotificationRetentionDays,
+    config.refusedNotificationPruneSeconds * 1000,
+    {
+      pruned: (count) => {
+        metrics.refusedNotificationRecords.inc({ result: 'pruned' }, count);
+        if (count > 0) logger.info({ count }, 'refused payment notifications pruned');
+      },
+      failed: (error) => logger.warn({ err: error }, 'refused payment notifications not pruned: tried again later'),
+    },
+  );
+}
+
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /**
@@ -166,9 +184,11 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let prune: { stop(): void } | null = null;
   const close = async () => {
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
+    prune?.stop();
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.database.close();
@@ -188,7 +208,10 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // Port 0 picks a free port: the default public URL is the one actually listening.
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
+    if (config.paymentWorker) {
+      await startPaymentWorker(context, logger, retryPolicy);
+      prune = startRefusalPrune(context, logger);
+    }
   } catch (error) {
     await close().catch(() => {});
     throw error;

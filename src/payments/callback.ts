@@ -182,7 +182,8 @@ function checkInvoice(
   if (invoice.tenant_id !== received.tenant.id) return rejected({ reason: 'forbidden' });
   const invoiceId = notification.invoiceId.toLowerCase();
   if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' }, invoiceId);
-  if (!amountMatches(notification.amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' }, invoiceId);
+  if (!amountMatches(notification.amountText, invoice.amount))
+    return rejected({ reason: 'amount_mismatch' }, invoiceId);
   if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' }, invoiceId);
   if (invoice.known) return DUPLICATE;
   return null;

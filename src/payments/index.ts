@@ -24,6 +24,7 @@ export {
   type PaymentEventRow,
   resendPaymentRequest,
 } from './invoices.js';
+export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
 export {
   type AttemptResult,
@@ -35,14 +36,6 @@ export {
   type RetryPolicy,
   type SigningDependencies,
 } from './outbound.js';
-export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
-export {
-  type EndpointPingRow,
-  lastPing,
-  NO_TEST_ENDPOINT_TO_PING,
-  NOTHING_TO_PING,
-  pingPaymentEndpoint,
-} from './ping.js';
 export {
   getPaymentRequest,
   listNotificationLog,
@@ -53,11 +46,18 @@ export {
   type PaymentRequestSummary,
   type ViewScope,
 } from './partner-view.js';
+export {
+  type EndpointPingRow,
+  lastPing,
+  NO_TEST_ENDPOINT_TO_PING,
+  NOTHING_TO_PING,
+  pingPaymentEndpoint,
+} from './ping.js';
 export { PaymentQueue } from './queue.js';
 export {
   listRefusedNotifications,
   REFUSED_PAYLOAD_MAX_BYTES,
-  type RefusedNotificationRow,
   RefusalRecorder,
+  type RefusedNotificationRow,
   schedulePrune,
 } from './refusals.js';

@@ -10,8 +10,8 @@ import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { storableStart } from '../text.js';
 import { paymentEndpointIn, paymentEndpointSecrets } from '../tenants/index.js';
+import { storableStart } from '../text.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
 

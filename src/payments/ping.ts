@@ -12,7 +12,8 @@ import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './
 export type EndpointPingRow = typeof endpointPings.$inferSelect;
 
 export const NOTHING_TO_PING = 'The tenant has no payment endpoint to ping: set payment_endpoint_url.';
-export const NO_TEST_ENDPOINT_TO_PING = 'The tenant has no test payment endpoint to ping: set test_payment_endpoint_url.';
+export const NO_TEST_ENDPOINT_TO_PING =
+  'The tenant has no test payment endpoint to ping: set test_payment_endpoint_url.';
 
 /** The body of a ping, as the partner receives it. */
 export function pingEvent(tenantId: string, createdAt: Date) {

@@ -109,7 +109,11 @@ export async function pruneRefusedNotifications(db: Database, retentionDays: num
   let deleted = 0;
   const deleteBatches = async (where: SQL) => {
     for (;;) {
-      const batch = db.select({ id: refusedNotifications.id }).from(refusedNotifications).where(where).limit(PRUNE_BATCH_ROWS);
+      const batch = db
+        .select({ id: refusedNotifications.id })
+        .from(refusedNotifications)
+        .where(where)
+        .limit(PRUNE_BATCH_ROWS);
       const gone = await db
         .delete(refusedNotifications)
         .where(inArray(refusedNotifications.id, batch))
@@ -143,12 +147,14 @@ export function schedulePrune(
   intervalMs: number,
   report: { pruned(count: number): void; failed(error: unknown): void },
 ): { stop(): void } {
-  let running: Promise<void> | null = null;
+  let running = false;
   const run = () => {
-    running ??= pruneRefusedNotifications(db, retentionDays)
+    if (running) return;
+    running = true;
+    pruneRefusedNotifications(db, retentionDays)
       .then((count) => report.pruned(count), report.failed)
       .finally(() => {
-        running = null;
+        running = false;
       });
   };
   const timer = setInterval(run, intervalMs);

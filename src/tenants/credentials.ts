@@ -188,7 +188,8 @@ export function cachedSsoSecret(db: Executor, secret: string | undefined): Tenan
 }
 
 /** The tenant whose SSO HMAC secret (live or test) this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
-export const resolveSsoSecret = (db: Executor, secret: string | undefined) => resolveTenantCredential(db, 'sso', secret);
+export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
+  resolveTenantCredential(db, 'sso', secret);
 
 /** The tenant whose partner API key (live or test) this is (`X-API-KEY` on the payment callback), or null. */
 export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>

@@ -24,7 +24,9 @@ interface NewTenant {
   test_payment_endpoint_url?: string | null;
 }
 
-type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url' | 'test_payment_endpoint_url'>> & {
+type TenantChanges = Partial<
+  Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url' | 'test_payment_endpoint_url'>
+> & {
   is_active?: boolean;
 };
 

@@ -6,9 +6,13 @@ import {
   type EndpointPingRow,
   type InvoiceRow,
   isSuccessStatus,
+  notAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  REFUSED_PAYLOAD_MAX_BYTES,
   RESPONSE_BODY_MAX_BYTES,
+  type RefusedNotificationRow,
+  UNKNOWN_STATUS_NOTE,
 } from '../../payments/index.js';
 import type { CredentialWithUse, TenantRow } from '../../tenants/index.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
@@ -82,6 +86,11 @@ export const Invoice = Type.Object({
   gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
   paid_at: Nullable(Timestamp),
   payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
+  mode: Type.Unsafe<'live' | 'test'>({
+    type: 'string',
+    enum: ['live', 'test'],
+    description: '`test`: made with test credentials; only test keys see and move it',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -97,6 +106,7 @@ export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
     gateway_reference: row.gatewayReference,
     paid_at: isoOrNull(row.paidAt),
     payment_url: row.paymentUrl,
+    mode: row.mode,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -113,6 +123,11 @@ export const PaymentEvent = Type.Object({
   applied: Type.Boolean({
     description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
   }),
+  not_applied_reason: Nullable(
+    Type.String({
+      description: `Why it did not move the invoice: "${UNKNOWN_STATUS_NOTE}" (not paid, failed, cancelled or refunded), or behind the invoice's status; null when applied`,
+    }),
+  ),
   status_before: Type.String(),
   status_after: Type.String(),
   request_id: Nullable(Type.String()),
@@ -130,10 +145,37 @@ export function paymentEventView(row: PaymentEventRow, payload: unknown): Static
     gateway: row.gateway,
     payload,
     applied: row.applied,
+    not_applied_reason: notAppliedReason(row.status, row.applied),
     status_before: row.statusBefore,
     status_after: row.statusAfter,
     request_id: row.requestId,
     received_at: row.receivedAt.toISOString(),
+  };
+}
+
+export const RefusedNotification = Type.Object({
+  id: Uuid,
+  received_at: Timestamp,
+  http_status: Type.Integer({ description: 'The status answered' }),
+  error: Type.String({ description: 'The message answered, e.g. `Amount mismatch`' }),
+  request_id: Nullable(Type.String()),
+  payload: Nullable(
+    Type.String({
+      description: `The body as received (JSON text, its first ${REFUSED_PAYLOAD_MAX_BYTES / 1024} KiB); null when none was read`,
+    }),
+  ),
+  payload_truncated: Type.Boolean({ description: 'The body was longer than what `payload` keeps' }),
+});
+
+export function refusedNotificationView(row: RefusedNotificationRow): Static<typeof RefusedNotification> {
+  return {
+    id: row.id,
+    received_at: row.receivedAt.toISOString(),
+    http_status: row.httpStatus,
+    error: row.error,
+    request_id: row.requestId,
+    payload: row.payload,
+    payload_truncated: row.payloadTruncated,
   };
 }
 
