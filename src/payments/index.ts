@@ -23,6 +23,7 @@ export {
   type PaymentDeliveryRow,
   type PaymentEventRow,
   resendPaymentRequest,
+  searchInvoices,
 } from './invoices.js';
 export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';

@@ -1,15 +1,17 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, lt, lte, max, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, lt, lte, max, or, sql } from 'drizzle-orm';
 import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { type Mode, paymentEndpointIn } from '../tenants/index.js';
 import { setTripStatus } from '../trips/index.js';
+import { isUuid } from '../text.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
 import type { PaymentQueue } from './queue.js';
+import { listRefusedNotifications } from './refusals.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type PaymentEventRow = typeof paymentEvents.$inferSelect;
@@ -232,6 +234,7 @@ export async function resendPaymentRequest(
 export interface InvoiceFilter {
   tenantId?: string;
   status?: string;
+  mode?: Mode;
   /** Created at or after. */
   from?: Date;
   /** Created before. */
@@ -256,6 +259,7 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
       and(
         filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
         filter.status ? eq(invoices.status, filter.status) : undefined,
+        filter.mode ? eq(invoices.mode, filter.mode) : undefined,
         filter.from ? gte(invoices.createdAt, filter.from) : undefined,
         filter.to ? lt(invoices.createdAt, filter.to) : undefined,
       ),
@@ -278,6 +282,39 @@ export async function invoiceHistory(db: Executor, id: string) {
     .leftJoin(trips, eq(trips.id, invoices.tripId))
     .where(eq(invoices.id, id));
   if (!found) throw notFound('Invoice');
-  const [deliveries, events] = await Promise.all([listDeliveries(db, id), listPaymentEvents(db, id)]);
-  return { ...found, deliveries, events };
+  const [deliveries, events, refused] = await Promise.all([
+    listDeliveries(db, id),
+    listPaymentEvents(db, id),
+    listRefusedNotifications(db, id),
+  ]);
+  return { ...found, deliveries, events, refused };
+}
+
+/** The longest text searched for: transaction ids are short references. */
+const SEARCH_MAX_CHARACTERS = 255;
+
+/**
+ * Invoices an operator looks for by what a partner quotes: the invoice id, or a transaction id of
+ * one of its accepted notifications (any tenant, any mode), newest first. The transaction is looked
+ * up per tenant through the notifications' unique index, so no index is added to the callback's
+ * insert.
+ */
+export async function searchInvoices(db: Executor, term: string): Promise<InvoiceListing['invoices']> {
+  const text = term.trim();
+  if (text === '' || text.length > SEARCH_MAX_CHARACTERS) return [];
+  const byTransaction = sql`select distinct e.invoice_id from tenants t
+    cross join lateral (select invoice_id from payment_events
+      where payment_events.tenant_id = t.id and payment_events.transaction_id = ${text}) e`;
+  const rows = await db
+    .select({ invoice: invoices, tenantName: tenants.name })
+    .from(invoices)
+    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+    .where(
+      isUuid(text)
+        ? or(eq(invoices.id, text.toLowerCase()), inArray(invoices.id, byTransaction))
+        : inArray(invoices.id, byTransaction),
+    )
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(100);
+  return rows.map((row) => ({ ...row.invoice, tenantName: row.tenantName }));
 }
