@@ -132,8 +132,10 @@ export async function listNotificationLog(
       false as payload_truncated
     from payment_events e join invoices i on i.id = e.invoice_id
     where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})`;
-  const refused = sql`select r.id, 'refused', r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
-      null, null, null, r.request_id, r.payload, r.payload_truncated
+  // Every column named in both: either may be the whole union.
+  const refused = sql`select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
+      null::text as status, null::text as transaction_id, null::boolean as applied, r.request_id, r.payload,
+      r.payload_truncated
     from refused_notifications r
     where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})`;
   const parts = outcome === 'accepted' ? [accepted] : outcome === 'refused' ? [refused] : [accepted, refused];

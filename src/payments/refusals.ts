@@ -66,6 +66,8 @@ export class RefusalRecorder {
       httpStatus: refusal.httpStatus,
       error: refusal.error,
       requestId: refusal.requestId,
+      // When it came, not when the writer got to it: the log orders it among accepted ones.
+      receivedAt: new Date(),
       payload,
       payloadTruncated: payload !== null && payload.length < (refusal.payload?.length ?? 0),
     });
