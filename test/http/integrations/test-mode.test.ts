@@ -45,10 +45,10 @@ describe('test mode with a real payment endpoint', () => {
     const invoiceId = created.payment_request.invoice_id;
     expect(created.payment_request).toMatchObject({ mode: 'test', amount: '75.50', status: 'pending' });
 
-    const [received] = await waitFor(
-      'the payment request',
-      () => partner.received.get('/test')?.length && partner.received.get('/test'),
-    );
+    const [received] = await waitFor('the payment request', () => {
+      const requests = partner.received.get('/test') ?? [];
+      return requests.length > 0 && requests;
+    });
     expect(received.body).toMatchObject({ type: 'payment.requested', invoice_id: invoiceId, amount: '75.50' });
     expect(received.verifiedWith).toEqual([true]);
     expect(partner.received.get('/live')).toEqual([]);
