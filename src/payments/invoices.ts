@@ -1,7 +1,7 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, inArray, lt, lte, max, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
 import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -310,9 +310,10 @@ export async function searchInvoices(db: Executor, term: string): Promise<Invoic
     .from(invoices)
     .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
     .where(
-      isUuid(text)
-        ? or(eq(invoices.id, text.toLowerCase()), inArray(invoices.id, byTransaction))
-        : inArray(invoices.id, byTransaction),
+      or(
+        isUuid(text) ? eq(invoices.id, text.toLowerCase()) : undefined,
+        sql`${invoices.id} in (${byTransaction})`,
+      ),
     )
     .orderBy(desc(invoices.createdAt), desc(invoices.id))
     .limit(100);
