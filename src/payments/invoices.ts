@@ -310,10 +310,7 @@ export async function searchInvoices(db: Executor, term: string): Promise<Invoic
     .from(invoices)
     .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
     .where(
-      or(
-        isUuid(text) ? eq(invoices.id, text.toLowerCase()) : undefined,
-        sql`${invoices.id} in (${byTransaction})`,
-      ),
+      or(isUuid(text) ? eq(invoices.id, text.toLowerCase()) : undefined, sql`${invoices.id} in (${byTransaction})`),
     )
     .orderBy(desc(invoices.createdAt), desc(invoices.id))
     .limit(100);
