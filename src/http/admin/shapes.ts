@@ -3,9 +3,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { AuditEventRow } from '../../audit/index.js';
 import {
-  type EndpointPingRow,
   type InvoiceRow,
-  isSuccessStatus,
   notAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
@@ -209,27 +207,7 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
   };
 }
 
-export const Ping = Type.Object({
-  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
-  endpoint_url: Nullable(Type.String()),
-  pinged_at: Timestamp,
-  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
-  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
-  latency_ms: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'null when ok' })),
-});
-
-export function pingView(row: EndpointPingRow): Static<typeof Ping> {
-  return {
-    webhook_id: row.webhookId,
-    endpoint_url: row.endpointUrl,
-    pinged_at: row.pingedAt.toISOString(),
-    ok: isSuccessStatus(row.httpStatus),
-    http_status: row.httpStatus,
-    latency_ms: row.latencyMs,
-    error: row.error,
-  };
-}
+export { Ping, pingView } from '../shapes/payment-request.js';
 
 export const AuditEvent = Type.Object({
   id: Uuid,

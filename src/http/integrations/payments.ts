@@ -20,7 +20,6 @@ import {
   pingPaymentEndpoint,
   resendPaymentRequest,
 } from '../../payments/index.js';
-import { Ping, pingView } from '../admin/shapes.js';
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
 import { Nullable, Uuid } from '../schemas.js';
 import {
@@ -28,8 +27,10 @@ import {
   InvoiceAmount,
   PaymentNotification,
   PaymentRequest,
+  Ping,
   paymentNotificationView,
   paymentRequestView,
+  pingView,
 } from '../shapes/payment-request.js';
 import { Envelope, ERROR_RESPONSES, errorResponse, ok, resourceId } from './envelope.js';
 

@@ -1,8 +1,10 @@
-// A partner's view of its payment conversation on the integrations host: its payment requests
-// with every attempt, and its callbacks as recorded. Written once as TypeBox schemas, with the
+// The payment conversation as both hosts show it: on the integrations host a partner's payment
+// requests with every attempt and its callbacks as recorded; on both, a ping's outcome. Written once as TypeBox schemas, with the
 // mapping from the domain's rows.
 import { type Static, Type } from '@sinclair/typebox';
 import {
+  type EndpointPingRow,
+  isSuccessStatus,
   NOTIFICATION_LOG_OUTCOMES,
   type NotificationLogEntry,
   type PaymentDeliveryRow,
@@ -198,5 +200,27 @@ export function paymentNotificationView(entry: NotificationLogEntry): Static<typ
     request_id: entry.requestId,
     payload: entry.payload,
     payload_truncated: entry.payloadTruncated,
+  };
+}
+
+export const Ping = Type.Object({
+  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
+  endpoint_url: Nullable(Type.String()),
+  pinged_at: Timestamp,
+  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null when ok' })),
+});
+
+export function pingView(row: EndpointPingRow): Static<typeof Ping> {
+  return {
+    webhook_id: row.webhookId,
+    endpoint_url: row.endpointUrl,
+    pinged_at: row.pingedAt.toISOString(),
+    ok: isSuccessStatus(row.httpStatus),
+    http_status: row.httpStatus,
+    latency_ms: row.latencyMs,
+    error: row.error,
   };
 }
