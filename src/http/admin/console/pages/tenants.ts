@@ -25,8 +25,9 @@ export const KIND_LABELS: Record<TenantCredentialKind, string> = {
   sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
   partner_api_key: 'Partner API key (X-API-KEY on the payment callback)',
   payment_endpoint_secret: 'Payment endpoint signing secret (whsec_, verifies our payment requests)',
-  test_sso_hmac_secret: 'Test SSO HMAC secret (test mode: test invoices only)',
-  test_partner_api_key: 'Test partner API key (test mode: callbacks for test invoices only)',
+  // Neither contains a live kind's label: they are told apart by it.
+  test_sso_hmac_secret: 'Test SSO secret (pis_test_sso_: Authorization: Api-Key in test mode)',
+  test_partner_api_key: 'Test partner key (pis_test_pay_: X-API-KEY in test mode, test invoices only)',
 };
 
 const activeBadge = (tenant: TenantRow) => (tenant.isActive ? badge('active', 'ok') : badge('inactive', 'off'));
