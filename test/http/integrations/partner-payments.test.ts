@@ -346,6 +346,62 @@ describe('every callback of an authenticated tenant on record', () => {
   });
 });
 
+describe('the accepted path', () => {
+  it('stores exactly the event it stored before, and no refusal record', async () => {
+    const invoice = await createInvoice(service, tenant);
+    const body = notificationFor(invoice);
+    // Numbers as sent: 100.0 and 2.50 keep their digits in the stored payload.
+    const raw = JSON.stringify({ ...body, amount: 0 }).replace(
+      '"amount":0',
+      '"amount":100.0,"extra":{"nested":[1,2.50]}',
+    );
+    const response = await notify(service, raw, { 'x-api-key': tenant.credentials.partner_api_key });
+    expect(answerOf(response)).toEqual({ status: 200, body: { status: 'success' } });
+    const requestId = response.headers['x-request-id'] as string;
+    const { rows } = await service.context.database.executeSql(
+      `select tenant_id, invoice_id, transaction_id, status, gateway, payload::text as payload, applied,
+              status_before, status_after, request_id from payment_events where invoice_id = $1`,
+      [invoice.id],
+    );
+    expect(rows).toEqual([
+      {
+        tenant_id: tenant.tenant.id,
+        invoice_id: invoice.id,
+        transaction_id: body.transaction_id,
+        status: 'paid',
+        gateway: 'tap',
+        payload: expect.stringContaining('"amount": 100.0'),
+        applied: true,
+        status_before: 'pending',
+        status_after: 'paid',
+        request_id: requestId,
+      },
+    ]);
+    expect(rows[0].payload).toContain('"nested": [1, 2.50]');
+    const refused = await service.context.database.executeSql(
+      'select count(*)::int as count from refused_notifications where request_id = $1 or invoice_id = $2',
+      [requestId, invoice.id],
+    );
+    expect(refused.rows[0].count).toBe(0);
+  });
+});
+
+describe('live figures', () => {
+  it("leave test invoices' notifications and attempts out of the console's charts", async () => {
+    const { hourlyPaymentActivity } = await import('../../../src/payments/index.js');
+    const before = await hourlyPaymentActivity(service.context.db);
+    const invoice = await createTestInvoice(tenant);
+    await notify(service, notificationFor(invoice), { 'x-api-key': tenant.test.partnerKey });
+    const after = await hourlyPaymentActivity(service.context.db);
+    const total = (activity: typeof before) =>
+      [...Object.values(activity.notifications.counts), ...Object.values(activity.attempts.counts)]
+        .flat()
+        .reduce((sum, count) => sum + count, 0);
+    expect((await showInvoice(service, invoice.id)).invoice.status).toBe('paid');
+    expect(total(after)).toBe(total(before));
+  });
+});
+
 describe('an unknown status', () => {
   it('is stored, answered success, and flagged "unknown status, not applied" in the admin API, the log and /metrics', async () => {
     const invoice = await createInvoice(service, tenant);
