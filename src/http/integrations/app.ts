@@ -11,6 +11,7 @@ import { renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, cachedReadAccess, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
@@ -49,6 +50,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   await app.register(
     async (api) => {
       api.decorateRequest('tenant', null as never);
+      api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticateTenant(authentication));
       app.cachedReads.enable(cachedReadAccess(authentication));
       api.addHook('preValidation', refuseTenantInRequest);
@@ -58,6 +60,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       await api.register(promptRoutes, { context });
       await api.register(tripRoutes, { context });
       await api.register(geoRoutes, { context });
+      await api.register(partnerPaymentRoutes, { context });
     },
     { prefix: API_PREFIX },
   );

@@ -45,7 +45,7 @@ export const ErrorEnvelope = Type.Object(
 );
 
 /** A documented error response: the envelope, with the exact body of each error as an example. */
-const errorResponse = (description: string, errors: AppError[]) => ({
+export const errorResponse = (description: string, errors: AppError[]) => ({
   description,
   content: {
     'application/json': {

@@ -12,8 +12,9 @@ import {
   type CallbackResult,
   NotificationStore,
   processNotification,
+  RefusalRecorder,
 } from '../../payments/index.js';
-import type { TenantRow } from '../../tenants/index.js';
+import type { Mode, TenantRow } from '../../tenants/index.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
@@ -155,6 +156,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant of the payment callback's `X-API-KEY`. */
     partnerTenant: TenantRow;
+    /** The mode of that key: a test key reaches only test invoices. */
+    partnerMode: Mode;
   }
 }
 
@@ -165,18 +168,44 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
 ) => {
   const { db } = context;
   const store = new NotificationStore(context.database);
-  const notifications = context.metrics.paymentNotifications;
-  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
+  const { metrics } = context;
+  const refusals = new RefusalRecorder(db, {
+    dropped: () => metrics.refusedNotificationRecords.inc({ result: 'dropped' }),
+    failed: (error, count) => {
+      metrics.refusedNotificationRecords.inc({ result: 'failed' }, count);
+      app.log.warn({ err: error, count }, 'refused payment notifications not recorded');
+    },
+  });
+  const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
+  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
     if (result.accepted) {
-      notifications.inc({ outcome: result.accepted });
+      metrics.paymentNotifications.inc({ outcome: result.accepted, mode: modeOf(request) });
+      if (result.unknownStatus) metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
       return reply.code(200).send({ status: result.accepted });
     }
     const { httpStatus, error } = refusal(result.rejected);
-    return refuse(request, reply, httpStatus, error);
+    return refuse(request, reply, httpStatus, error, { invoiceId: result.invoiceId ?? null, payload });
   };
-  const refuse = (request: FastifyRequest, reply: FastifyReply, httpStatus: CallbackError, error: string) => {
-    notifications.inc({ outcome: error });
+  /** Answers a refusal; one of an authenticated tenant is recorded afterwards (never stored: anonymous ones). */
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    httpStatus: CallbackError,
+    error: string,
+    record: { invoiceId: string | null; payload: string | null } = { invoiceId: null, payload: null },
+  ) => {
+    metrics.paymentNotifications.inc({ outcome: error, mode: modeOf(request) });
     request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
+    if (request.partnerTenant) {
+      refusals.record({
+        tenantId: request.partnerTenant.id,
+        mode: request.partnerMode,
+        httpStatus,
+        error,
+        requestId: request.id,
+        ...record,
+      });
+    }
     return reply.code(httpStatus).send({ error });
   };
 
@@ -207,10 +236,11 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);
-      return answer(request, reply, result);
+      return answer(request, reply, result, null);
     }
     await limits.authenticated(request, reply, result.credentialId);
     request.partnerTenant = result.tenant;
+    request.partnerMode = result.mode;
   });
 
   app.post(
@@ -254,14 +284,16 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
     async (request, reply) => {
       const body: unknown = request.body;
+      // The lossless parse re-stringified: each number keeps the digits it was sent with.
+      const payloadJson = body === undefined ? 'null' : (stringify(body) ?? 'null');
       const result = await processNotification(store, {
         tenant: request.partnerTenant,
+        mode: request.partnerMode,
         body,
-        // The lossless parse re-stringified: each number keeps the digits it was sent with.
-        payloadJson: body === undefined ? 'null' : (stringify(body) ?? 'null'),
+        payloadJson,
         requestId: request.id,
       });
-      return answer(request, reply, result);
+      return answer(request, reply, result, payloadJson);
     },
   );
 };
