@@ -94,7 +94,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         summary: 'An invoice with its stored payment events, its refused callbacks and its delivery attempts',
         description:
           '`refused_notifications`: callbacks of its tenant naming this invoice that were refused (gateway, amount ' +
-          'or currency mismatch), oldest first, kept for REFUSED_NOTIFICATION_RETENTION_DAYS.',
+          'or currency mismatch), oldest first, kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
         params: IdParams,
         response: {
           200: Type.Object({
