@@ -18,7 +18,13 @@ export {
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
-export { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
+export {
+  type CredentialKind,
+  kindByPrefix,
+  prefixOf,
+  TENANT_CREDENTIAL_KINDS,
+  type TenantCredentialKind,
+} from './secrets.js';
 export {
   countActiveTenants,
   createTenant,

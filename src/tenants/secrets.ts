@@ -38,6 +38,18 @@ export function looksLike(kind: CredentialKind, secret: string): boolean {
   return secret.startsWith(PREFIX[kind]) && secret.length <= 128;
 }
 
+/**
+ * The kind whose readable prefix a presented secret carries (the longest prefix that matches), if
+ * any: read from the text alone, it says nothing of whether the secret is valid.
+ */
+export function kindByPrefix(secret: string): CredentialKind | undefined {
+  const kinds = [...CREDENTIAL_KINDS].sort((a, b) => PREFIX[b].length - PREFIX[a].length);
+  return kinds.find((kind) => secret.startsWith(PREFIX[kind]));
+}
+
+/** The readable prefix of a kind's secrets, e.g. `pis_sso_`. */
+export const prefixOf = (kind: CredentialKind): string => PREFIX[kind];
+
 /** What is shown in listings to tell secrets apart: the prefix and the last four characters. */
 export function secretHint(secret: string): string {
   return `${secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;

@@ -14,6 +14,7 @@ import {
   processNotification,
 } from '../../payments/index.js';
 import type { TenantRow } from '../../tenants/index.js';
+import { challenge, credentialHint } from '../credential-hints.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
@@ -207,6 +208,8 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);
+      // The bodies are fixed (DECISIONS §4): what to fix goes in the challenge, named after the header read.
+      reply.header('www-authenticate', challenge('X-API-KEY', credentialHint('callback', request.headers)));
       return answer(request, reply, result);
     }
     await limits.authenticated(request, reply, result.credentialId);
@@ -239,7 +242,11 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
             400,
             '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
           ),
-          401: errorResponse(401, '`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
+          401: errorResponse(
+            401,
+            '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+              'with an `error_description` saying what to check',
+          ),
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),

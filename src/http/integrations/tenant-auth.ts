@@ -5,6 +5,7 @@ import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { cachedSsoSecret, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
+import { credentialHint } from '../credential-hints.js';
 import type { CachedReadAccess } from '../cached-reads.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -28,7 +29,8 @@ async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRe
   const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
   if (!credential) {
     await limits.authenticationFailed(request, reply);
-    throw new AppError(ErrorCode.UNAUTHORIZED);
+    reply.header('www-authenticate', 'Api-Key');
+    throw new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
   }
   await limits.authenticated(request, reply, credential.credentialId);
   return credential.tenant;
