@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
+import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
@@ -76,6 +77,13 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
     transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.backend }] }),
   });
   app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(publicDocs, {
+    prefix: DOCS_PREFIX,
+    host: 'backend host',
+    document: () => app.swagger(),
+    documentPath: `${BACKEND_PREFIX}/openapi.json`,
+  });
+  app.get(`${BACKEND_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
   app.setErrorHandler((error, request, reply) => {
     const appError = reportedError(error, request, reply);

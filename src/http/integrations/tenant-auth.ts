@@ -5,8 +5,8 @@ import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { cachedSsoSecret, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { credentialHint } from '../credential-hints.js';
 import type { CachedReadAccess } from '../cached-reads.js';
+import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
