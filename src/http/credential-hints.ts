@@ -62,7 +62,11 @@ function authorizationHint(place: CredentialPlace, headers: IncomingHttpHeaders)
       : `No Authorization header. ${expects}`;
   }
   const [scheme, secret, ...rest] = authorization.split(/\s+/);
-  if (secret === undefined) return `The Authorization header has no scheme: put \`Api-Key\` before the key. ${expects}`;
+  if (secret === undefined) {
+    return scheme.toLowerCase() === 'api-key'
+      ? `No key after \`Api-Key\`. ${expects}`
+      : `The Authorization header has no scheme: put \`Api-Key\` before the key. ${expects}`;
+  }
   if (scheme.toLowerCase() !== 'api-key') {
     const named = SCHEMES_BY_NAME.find((name) => name.toLowerCase() === scheme.toLowerCase());
     return `The scheme is \`Api-Key\`, not ${named ? `\`${named}\`` : 'the one sent'}. ${expects}`;

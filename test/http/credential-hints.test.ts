@@ -58,6 +58,7 @@ describe('/api/v1/ resources', () => {
       () => ({ authorization: `Api-Key ${tenant.credentials.payment_endpoint_secret}` }),
       /signing secret: never send it/,
     ],
+    ['the scheme alone', () => ({ authorization: 'Api-Key' }), /^No key after `Api-Key`\./],
     ['an unknown prefix', () => ({ authorization: 'Api-Key sk_live_123' }), /does not start with a prefix of ours/],
   ];
   it.each(cases)('%s: 401 UNAUTHORIZED with WWW-Authenticate and a hint', async (_name, headers, hint) => {

@@ -146,8 +146,14 @@ function requestBodyOf(document: Json, operation: Json): string {
 function responsesOf(document: Json, operation: Json): string {
   const responses = Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, raw]) => {
     const response = resolve(document, raw) ?? {};
+    // The fields of what succeeds; an error's examples say all there is to it.
     const media = Object.entries((response.content ?? {}) as Record<string, Json>)
-      .map(([type, content]) => `<p class="media">${escapeHtml(type)}</p>${examplesOf(content)}`)
+      .map(
+        ([type, content]) =>
+          `<p class="media">${escapeHtml(type)}</p>` +
+          (status.startsWith('2') ? fieldTable(document, content.schema) : '') +
+          examplesOf(content),
+      )
       .join('\n');
     return (
       `<details${status.startsWith('2') ? ' open' : ''}><summary><span class="status">${escapeHtml(status)}</span> ` +

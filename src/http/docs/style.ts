@@ -8,6 +8,7 @@ header { position: sticky; top: 0; background: Canvas; border-bottom: 1px solid 
 header nav a { margin-right: 1.25rem; color: var(--accent); text-decoration: none; font-weight: 600; }
 main { max-width: 60rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 h1, h2, h3, h4 { line-height: 1.25; }
+[id] { scroll-margin-top: 4rem; }
 h2 { margin-top: 2.5rem; border-bottom: 1px solid var(--line); padding-bottom: .3rem; }
 a { color: var(--accent); }
 code { font: .9em/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); padding: .1em .3em; border-radius: 4px; }
