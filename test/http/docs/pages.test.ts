@@ -45,7 +45,7 @@ describe('the integrations host', () => {
     const guide = readFileSync(partnerGuideFile, 'utf8').replace(/```[\s\S]*?```/g, '');
     const headings = [...guide.matchAll(/^#{1,4} (.+)$/gm)].map((match) => match[1]);
     expect(headings.length).toBeGreaterThan(10);
-    for (const headers of [{}, { authorization: 'Api-Key not-a-key' }]) {
+    for (const headers of [{}, { authorization: 'Api-Key not-a-key' }] as Record<string, string>[]) {
       const { response, body } = await get('integrations', '/docs/', headers);
       expectPage(response);
       for (const heading of headings) expect(body, heading).toContain(`id="${slugOf(heading)}"`);
