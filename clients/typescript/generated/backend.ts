@@ -178,7 +178,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive) */
+            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -342,7 +342,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive) */
+            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -197,6 +197,8 @@ export interface components {
                     /** @description body, query, path or header */
                     location?: string;
                 }[];
+                /** @description What to check or fix, when the request shows it (e.g. a partner API key sent where the SSO secret belongs). For people: match on `code`, never on this text. */
+                hint?: string;
             };
         };
         /** Suggested prompt */
@@ -391,7 +393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant) */
+            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` with an `error_description` saying what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -519,7 +521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -663,7 +665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -800,7 +802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -917,7 +919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1065,7 +1067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1216,7 +1218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1380,7 +1382,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1566,7 +1568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
                     [name: string]: unknown;
