@@ -3,21 +3,24 @@
 // nothing of whether a secret is valid for some tenant. The same hint for a live secret that was
 // revoked, mistyped or belongs to an inactive tenant; the secret itself is never echoed.
 import type { IncomingHttpHeaders } from 'node:http';
-import { type CredentialKind, kindByPrefix, prefixOf } from '../tenants/index.js';
+import { kindByPrefix, prefixOf } from '../tenants/index.js';
 
 /** Where a credential is expected. */
 export type CredentialPlace = 'resources' | 'backend' | 'callback';
 
 interface PlaceRules {
-  /** The kinds this place takes, for which the only hint is "not accepted". */
-  takes: readonly CredentialKind[];
+  /**
+   * The kinds this place takes, for which the only hint is "not accepted". By name: the test kinds
+   * (DECISIONS §10, test mode) are taken where their live kinds are.
+   */
+  takes: readonly string[];
   /** What to send, as one sentence. */
   expects: string;
 }
 
 const PLACES: Record<CredentialPlace, PlaceRules> = {
   resources: {
-    takes: ['sso_hmac_secret'],
+    takes: ['sso_hmac_secret', 'test_sso_hmac_secret'],
     expects: `Resource calls under /api/v1/ take your SSO secret: \`Authorization: Api-Key ${prefixOf('sso_hmac_secret')}...\`.`,
   },
   backend: {
@@ -25,15 +28,17 @@ const PLACES: Record<CredentialPlace, PlaceRules> = {
     expects: `The backend host takes a backend partner key: \`Authorization: Api-Key ${prefixOf('backend_partner_key')}...\`.`,
   },
   callback: {
-    takes: ['partner_api_key'],
+    takes: ['partner_api_key', 'test_partner_api_key'],
     expects: `The payment callback takes your partner API key: \`X-API-KEY: ${prefixOf('partner_api_key')}...\`.`,
   },
 };
 
 /** What each kind is for, to say where a secret of the wrong kind belongs. */
-const USE_OF: Partial<Record<CredentialKind, string>> = {
+const USE_OF: Record<string, string> = {
   sso_hmac_secret: 'an SSO secret, for resource calls under /api/v1/',
+  test_sso_hmac_secret: 'a test SSO secret, for resource calls under /api/v1/',
   partner_api_key: 'a partner API key, for the payment callback only',
+  test_partner_api_key: 'a test partner API key, for the payment callback only',
   backend_partner_key: 'a backend partner key, for the backend host (/v1/)',
   payment_endpoint_secret: 'your payment endpoint signing secret: never send it, verify our requests with it',
 };

@@ -19,7 +19,6 @@ export {
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
 export {
-  type CredentialKind,
   kindByPrefix,
   prefixOf,
   TENANT_CREDENTIAL_KINDS,

@@ -38,6 +38,17 @@ export function looksLike(kind: CredentialKind, secret: string): boolean {
   return secret.startsWith(PREFIX[kind]) && secret.length <= 128;
 }
 
+/** What is shown in listings to tell secrets apart: the prefix and the last four characters. */
+export function secretHint(secret: string): string {
+  return `${secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;
+}
+
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
 /**
  * The kind whose readable prefix a presented secret carries (the longest prefix that matches), if
  * any: read from the text alone, it says nothing of whether the secret is valid.
@@ -49,14 +60,3 @@ export function kindByPrefix(secret: string): CredentialKind | undefined {
 
 /** The readable prefix of a kind's secrets, e.g. `pis_sso_`. */
 export const prefixOf = (kind: CredentialKind): string => PREFIX[kind];
-
-/** What is shown in listings to tell secrets apart: the prefix and the last four characters. */
-export function secretHint(secret: string): string {
-  return `${secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;
-}
-
-export function digestsEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
-}

@@ -201,6 +201,15 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     return reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
   });
 
+  // A refused key: the bodies are fixed (DECISIONS §4), so what to fix goes in the challenge,
+  // named after the header the key goes in.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 401) {
+      reply.header('www-authenticate', challenge('X-API-KEY', credentialHint('callback', request.headers)));
+    }
+    done(null, payload);
+  });
+
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
@@ -208,8 +217,6 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);
-      // The bodies are fixed (DECISIONS §4): what to fix goes in the challenge, named after the header read.
-      reply.header('www-authenticate', challenge('X-API-KEY', credentialHint('callback', request.headers)));
       return answer(request, reply, result);
     }
     await limits.authenticated(request, reply, result.credentialId);
