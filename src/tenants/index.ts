@@ -18,12 +18,7 @@ export {
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
-export {
-  kindByPrefix,
-  prefixOf,
-  TENANT_CREDENTIAL_KINDS,
-  type TenantCredentialKind,
-} from './secrets.js';
+export { kindByPrefix, prefixOf, TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
 export {
   countActiveTenants,
   createTenant,
