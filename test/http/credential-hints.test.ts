@@ -11,7 +11,7 @@ let revokedSso: string;
 let backendKey: string;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin']);
+  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
   tenant = await service.createTenant();
   const issued = (
     await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' })
@@ -94,6 +94,26 @@ describe('/api/v1/ resources', () => {
     const response = await resource({ authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` });
     expect(response.statusCode).toBe(200);
     expect(response.headers['www-authenticate']).toBeUndefined();
+  });
+});
+
+describe('over real HTTP', () => {
+  it('the challenge and the hint reach a client as they leave the host', async () => {
+    const resources = await fetch(`${service.urls.integrations}/api/v1/countries/`, {
+      headers: { authorization: `Bearer ${tenant.credentials.sso_hmac_secret}` },
+    });
+    expect(resources.status).toBe(401);
+    expect(resources.headers.get('www-authenticate')).toBe('Api-Key');
+    expect((await resources.json()).error.hint).toMatch(/not `Bearer`/);
+    const callback = await fetch(`${service.urls.integrations}/api/v1/payments/notify/`, {
+      method: 'POST',
+      headers: { authorization: `Api-Key ${tenant.credentials.partner_api_key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(await callback.json()).toEqual({ error: 'Missing API key' });
+    expect(callback.headers.get('www-authenticate')).toMatch(
+      /^X-API-KEY error_description="The payment callback reads X-API-KEY/,
+    );
   });
 });
 
