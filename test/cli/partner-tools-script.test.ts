@@ -13,6 +13,7 @@ import { partnerToolsBundle } from '../../scripts/generate-partner-tools.js';
 import { partnerToolsFile } from '../../src/paths.js';
 import { createInvoice, showInvoice } from '../payments/support.js';
 import { waitFor } from '../support/partner-endpoint.js';
+import { receiving } from '../support/receive.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
 let service: TestService;
@@ -56,16 +57,11 @@ async function finished(args: string[]) {
 
 describe('partner-tools.mjs served by the integrations host', () => {
   it('receives and verifies a real payment request, then reports the payment with the partner API key only', async () => {
-    receiver = run(['receive', '--port', '0', '--json', '--secret', tenant.credentials.payment_endpoint_secret]);
-    const lines: Record<string, any>[] = [];
-    let pending = '';
-    receiver.stdout!.on('data', (chunk) => {
-      pending += chunk;
-      const complete = pending.split('\n');
-      pending = complete.pop()!;
-      lines.push(...complete.filter(Boolean).map((line) => JSON.parse(line)));
-    });
-    const { listening } = await waitFor('receive to listen', async () => lines.find((line) => line.listening));
+    const receive = await receiving(
+      run(['receive', '--port', '0', '--json', '--secret', tenant.credentials.payment_endpoint_secret]),
+    );
+    receiver = receive.child;
+    const { lines, url: listening } = receive;
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: listening });
 
     const invoice = await createInvoice(service, tenant, { amount: '310.25' });
