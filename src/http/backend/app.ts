@@ -60,7 +60,8 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
           '(`limit` default 20, at most 100; `offset` default 0). Names are Arabic with ' +
           '`Accept-Language: ar` where known. List responses carry an `ETag`; send it back in ' +
           '`If-None-Match` to get a 304 while nothing changed. Errors are `{"detail": "..."}`; a 422 ' +
-          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`.\n\n' +
+          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`. ' +
+          'A reference of this document is served at `/docs/`, without credentials.\n\n' +
           'City data © GeoNames (https://www.geonames.org/), licensed under Creative Commons ' +
           'Attribution 4.0 (https://creativecommons.org/licenses/by/4.0/); selected and reshaped. ' +
           'Flags: flag-icons (MIT).',
