@@ -60,10 +60,13 @@ ${body}
 function once<T>(compute: () => Promise<T>): () => Promise<T> {
   let value: Promise<T> | undefined;
   return () => {
-    value ??= compute();
-    value.catch(() => {
-      value = undefined;
-    });
+    if (!value) {
+      value = compute();
+      // A failure (the guide's file unreadable) is tried again on the next request.
+      value.catch(() => {
+        value = undefined;
+      });
+    }
     return value;
   };
 }

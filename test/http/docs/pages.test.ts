@@ -83,6 +83,9 @@ describe('the integrations host', () => {
       headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' },
     });
     expect([...preflight.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    expectPage((await get('integrations', '/docs')).response);
+    const head = await fetch(`${service.urls.integrations}/docs/reference/`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
     const style = await get('integrations', '/docs/docs.css');
     expect(style.response.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
