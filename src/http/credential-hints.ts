@@ -105,3 +105,8 @@ export function credentialHint(place: CredentialPlace, headers: IncomingHttpHead
 export function challenge(scheme: string, hint?: string): string {
   return hint ? `${scheme} error_description="${hint.replace(/["\\]/g, "'")}"` : scheme;
 }
+
+/** The `WWW-Authenticate` header of a documented 401 response, for the OpenAPI documents. */
+export const challengeHeader = (description: string) => ({
+  'WWW-Authenticate': { type: 'string' as const, description },
+});

@@ -181,6 +181,8 @@ export interface operations {
             /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key error_description="<what to check>"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -345,6 +347,8 @@ export interface operations {
             /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key error_description="<what to check>"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -396,6 +396,8 @@ export interface operations {
             /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -524,6 +526,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -668,6 +672,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -805,6 +811,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -922,6 +930,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1070,6 +1080,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1221,6 +1233,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1385,6 +1399,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1571,6 +1587,8 @@ export interface operations {
             /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

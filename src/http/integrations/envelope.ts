@@ -4,7 +4,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../text.js';
-import { credentialHint } from '../credential-hints.js';
+import { challengeHeader, credentialHint } from '../credential-hints.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { namedExamples } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
@@ -74,18 +74,21 @@ export const ERROR_RESPONSES = {
     new AppError(ErrorCode.TENANT_NOT_ALLOWED),
     new AppError(ErrorCode.INVALID_JSON),
   ]),
-  401: errorResponse(
-    'UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; ' +
-      '`WWW-Authenticate: Api-Key`, and `error.hint` says what to check',
-    [
-      new AppError(
-        ErrorCode.UNAUTHORIZED,
-        undefined,
-        undefined,
-        credentialHint('resources', { authorization: 'Bearer pis_sso_7Jq2mXc9R4tY1vB8nL6pZ0wE5sD3fG2hK9aQ4uI1oP' }),
-      ),
-    ],
-  ),
+  401: {
+    ...errorResponse(
+      'UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; ' +
+        '`WWW-Authenticate: Api-Key`, and `error.hint` says what to check',
+      [
+        new AppError(
+          ErrorCode.UNAUTHORIZED,
+          undefined,
+          undefined,
+          credentialHint('resources', { authorization: 'Bearer pis_sso_7Jq2mXc9R4tY1vB8nL6pZ0wE5sD3fG2hK9aQ4uI1oP' }),
+        ),
+      ],
+    ),
+    headers: challengeHeader('`Api-Key`: the scheme `Authorization` takes here'),
+  },
   404: errorResponse('NOT_FOUND: no such resource for this tenant', [notFound('Trip')]),
   405: errorResponse('METHOD_NOT_ALLOWED', [
     new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),

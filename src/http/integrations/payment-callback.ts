@@ -14,7 +14,7 @@ import {
   processNotification,
 } from '../../payments/index.js';
 import type { TenantRow } from '../../tenants/index.js';
-import { challenge, credentialHint } from '../credential-hints.js';
+import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
@@ -249,11 +249,16 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
             400,
             '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
           ),
-          401: errorResponse(
-            401,
-            '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
-              'with an `error_description` saying what to check',
-          ),
+          401: {
+            ...errorResponse(
+              401,
+              '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+                'with an `error_description` saying what to check',
+            ),
+            headers: challengeHeader(
+              '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
+            ),
+          },
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
