@@ -90,6 +90,14 @@ describe('/api/v1/ resources', () => {
     expect(response.json().error.hint).toMatch(/No Authorization header/);
   });
 
+  it('answers a Bearer token exactly as the document shows it', async () => {
+    const document = (await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const documented = document.paths['/api/v1/countries/'].get.responses['401'];
+    expect(Object.keys(documented.headers)).toEqual(['WWW-Authenticate']);
+    const answered = await resource({ authorization: `Bearer ${tenant.credentials.sso_hmac_secret}` });
+    expect(documented.content['application/json'].examples.UNAUTHORIZED.value).toEqual(answered.json());
+  });
+
   it('a valid secret gets no challenge', async () => {
     const response = await resource({ authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` });
     expect(response.statusCode).toBe(200);
