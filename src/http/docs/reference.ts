@@ -79,6 +79,8 @@ function table(headings: string[], rows: string[][]): string {
   return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
+const methodBadge = (method: string) =>
+  `<span class="method method-${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span>`;
 const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
 const json = (value: unknown) => `<pre><code>${escapeHtml(JSON.stringify(value, null, 2))}</code></pre>`;
 
@@ -169,7 +171,7 @@ const anchorOf = ({ method, path, operation }: Operation) =>
 function operationSection(document: Json, entry: Operation): string {
   const { method, path, operation } = entry;
   return `<section class="operation" id="${escapeHtml(anchorOf(entry))}">
-<h3><span class="method method-${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> ${code(path)}</h3>
+<h3>${methodBadge(method)} ${code(path)}</h3>
 <p class="summary">${renderInlineMarkdown(String(operation.summary ?? ''))}</p>
 ${operation.description ? renderMarkdown(String(operation.description)) : ''}
 ${authenticationOf(document, operation)}
@@ -191,7 +193,7 @@ function contents(groups: [string, Operation[]][]): string {
       `<li>${escapeHtml(title)}<ul>${entries
         .map(
           (entry) =>
-            `<li><a href="#${escapeHtml(anchorOf(entry))}"><span class="method">${escapeHtml(entry.method.toUpperCase())}</span> ${code(entry.path)}</a> ${renderInlineMarkdown(String(entry.operation.summary ?? ''))}</li>`,
+            `<li><a href="#${escapeHtml(anchorOf(entry))}">${methodBadge(entry.method)} ${code(entry.path)}</a> ${renderInlineMarkdown(String(entry.operation.summary ?? ''))}</li>`,
         )
         .join('')}</ul></li>`,
   );

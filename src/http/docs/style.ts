@@ -22,6 +22,7 @@ th { background: var(--code); }
 .method-get { background: #1f7a3f; } .method-post { background: #0b6bcb; } .method-patch, .method-put { background: #9a6700; } .method-delete { background: #b42318; }
 .contents ul { list-style: none; padding-left: 1rem; }
 .contents li { margin: .2rem 0; }
+.contents a { text-decoration: none; }
 .summary { font-weight: 600; }
 .auth, .meta, .media, .example-name { color: var(--muted); font-size: .9em; }
 details { margin: .4rem 0; }
