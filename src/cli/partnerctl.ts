@@ -1,6 +1,7 @@
 // partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
-import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
+import path from 'node:path';
+import { adminTokenFile, ConfigError, DEFAULT_ADMIN_URL, loadConfig, storedAdminToken } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
@@ -9,6 +10,7 @@ import type { Command, OptionSpec, OptionValues } from './command.js';
 import { commandList, runCommandLine, USER_ERROR_CODES } from './command-line.js';
 import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
+import { operationCommands } from './commands/operations.js';
 import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
@@ -68,6 +70,7 @@ const COMMANDS: Command[] = [
   ...tripCommands,
   ...partnerToolCommands,
   ...auditCommands,
+  ...operationCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {
@@ -90,8 +93,13 @@ function usage(): string {
 }
 
 function admin(values: OptionValues): AdminClient {
-  const token = (values['admin-token'] as string | undefined) ?? process.env.ADMIN_TOKEN;
-  if (!token) throw new CliError('ADMIN_TOKEN (or --admin-token) is required');
+  const dataDir = path.resolve(process.env.DATA_DIR || './data');
+  const token = (values['admin-token'] as string | undefined) || process.env.ADMIN_TOKEN || storedAdminToken(dataDir);
+  if (!token) {
+    throw new CliError(
+      `ADMIN_TOKEN (or --admin-token) is required: not set, and no generated token at ${adminTokenFile(dataDir)} (DATA_DIR)`,
+    );
+  }
   const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
   return new AdminClient({ url, token });
 }
