@@ -65,6 +65,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string = DEFAULT_MESSAGE[code],
     readonly details?: FieldError[],
+    /** What to check or fix, when the request's shape tells (e.g. which credential goes where). */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = 'AppError';

@@ -6,8 +6,8 @@
 // refusals are counted and not recorded. The retention prune (src/maintenance/retention.ts) keeps
 // them for the configured number of days, and at most REFUSALS_KEPT_PER_TENANT per tenant: with the
 // payload bound, a flood of refused callbacks holds a bounded amount of disk (see docs/choices.md).
-import { and, asc, eq, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
-import { type Database, type Executor, rowsOf } from '../db/client.js';
+import { asc, eq } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
 import { refusedNotifications } from '../db/schema.js';
 import type { Mode } from '../tenants/index.js';
 import { storableStart } from '../text.js';

@@ -18,7 +18,14 @@ export {
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
-export { MODES, type Mode, TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
+export {
+  kindByPrefix,
+  MODES,
+  type Mode,
+  prefixOf,
+  TENANT_CREDENTIAL_KINDS,
+  type TenantCredentialKind,
+} from './secrets.js';
 export {
   countActiveTenants,
   createTenant,

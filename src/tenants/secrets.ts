@@ -69,3 +69,15 @@ export function digestsEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/**
+ * The kind whose readable prefix a presented secret carries (the longest prefix that matches), if
+ * any: read from the text alone, it says nothing of whether the secret is valid.
+ */
+export function kindByPrefix(secret: string): CredentialKind | undefined {
+  const kinds = [...CREDENTIAL_KINDS].sort((a, b) => PREFIX[b].length - PREFIX[a].length);
+  return kinds.find((kind) => secret.startsWith(PREFIX[kind]));
+}
+
+/** The readable prefix of a kind's secrets, e.g. `pis_sso_`. */
+export const prefixOf = (kind: CredentialKind): string => PREFIX[kind];

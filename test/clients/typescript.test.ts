@@ -62,6 +62,15 @@ describe('the typed client', () => {
 
     const missing = await api.GET('/api/v1/trips/{id}/', { params: { path: { id: crypto.randomUUID() } } });
     expect(missing.error!.error.code).toBe('NOT_FOUND');
+
+    // The wrong credential: the error's typed `hint` says which one belongs here.
+    const wrongKey = integrationsClient({
+      baseUrl: service.urls.integrations!,
+      ssoSecret: tenant.credentials.partner_api_key,
+    });
+    const refused = await wrongKey.GET('/api/v1/cities/', { params: { query: { limit: 1 } } });
+    expect(refused.response.status).toBe(401);
+    expect(refused.error!.error.hint).toMatch(/partner API key, for the payment callback only/);
   });
 
   it('creates a test invoice and reads its payment request and the callbacks log with test credentials', async () => {

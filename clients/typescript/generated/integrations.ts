@@ -314,6 +314,8 @@ export interface components {
                     /** @description body, query, path or header */
                     location?: string;
                 }[];
+                /** @description What to check or fix, when the request shows it (e.g. a partner API key sent where the SSO secret belongs). For people: match on `code`, never on this text. */
+                hint?: string;
             };
         };
         /** Suggested prompt */
@@ -658,9 +660,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant) */
+            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -786,9 +790,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -930,9 +936,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1067,9 +1075,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1184,9 +1194,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1332,9 +1344,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1483,9 +1497,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1647,9 +1663,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1833,9 +1851,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,9 +2010,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2126,9 +2148,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2245,9 +2269,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2388,9 +2414,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2546,9 +2574,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,9 +2730,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,6 +4,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
+import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
@@ -23,6 +25,16 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   const allowedMethods = trackAllowedMethods(app);
   const authentication = { db: context.db, limits: registerRateLimits(context, 'integrations') };
   await registerOpenApi(app, context, API_PREFIX);
+  await app.register(publicDocs, {
+    prefix: DOCS_PREFIX,
+    host: 'integrations host',
+    document: () => app.swagger(),
+    documentPath: `${API_PREFIX}/openapi.json`,
+    guideFile: partnerGuideFile,
+    partnerToolsFile,
+  });
+  // Where a partner may look for the docs first: outside the credential's scope, like the document.
+  app.get(`${API_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
   app.setErrorHandler((error, request, reply) => {
     const appError = reportedError(error, request, reply);

@@ -26,7 +26,8 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
           'Server-to-server API for partners. Every `/api/v1/` response is an envelope ' +
           '`{success, message, data, error}`; on error `data` is null and `error.code` is stable. ' +
           'The tenant comes from the credential: never send `tenant`, `tenant_id` or `tenant_slug`. ' +
-          'No CORS: browsers cannot call this host.',
+          'No CORS: browsers cannot call this host. The partner guide and a reference of this document are ' +
+          'served at `/docs/`, without credentials.',
       },
       components: {
         securitySchemes: {

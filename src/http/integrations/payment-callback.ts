@@ -15,6 +15,7 @@ import {
   RefusalRecorder,
 } from '../../payments/index.js';
 import type { Mode, TenantRow } from '../../tenants/index.js';
+import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
@@ -229,6 +230,15 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     return reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
   });
 
+  // A refused key: the bodies are fixed (DECISIONS §4), so what to fix goes in the challenge,
+  // named after the header the key goes in.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 401) {
+      reply.header('www-authenticate', challenge('X-API-KEY', credentialHint('callback', request.headers)));
+    }
+    done(null, payload);
+  });
+
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
@@ -269,7 +279,16 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
             400,
             '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
           ),
-          401: errorResponse(401, '`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
+          401: {
+            ...errorResponse(
+              401,
+              '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+                'with an `error_description` saying what to check',
+            ),
+            headers: challengeHeader(
+              '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
+            ),
+          },
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),

@@ -6,6 +6,7 @@ import { AppError, ErrorCode } from '../../errors.js';
 import { cachedSsoSecret, type Mode, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
 import type { CachedReadAccess } from '../cached-reads.js';
+import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
@@ -30,7 +31,8 @@ async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRe
   const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
   if (!credential) {
     await limits.authenticationFailed(request, reply);
-    throw new AppError(ErrorCode.UNAUTHORIZED);
+    reply.header('www-authenticate', 'Api-Key');
+    throw new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
   }
   await limits.authenticated(request, reply, credential.credentialId);
   return credential;
