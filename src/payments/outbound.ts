@@ -11,7 +11,8 @@ import { type Database, rowsOf } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
 import { invoices, paymentDeliveries, paymentEndpointBreakers, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { paymentEndpointSecrets } from '../tenants/index.js';
+import { paymentEndpointIn, paymentEndpointSecrets } from '../tenants/index.js';
+import { storableStart } from '../text.js';
 import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
@@ -56,18 +57,7 @@ const MAX_REPLY_BYTES = 64 * 1024;
 export const RESPONSE_BODY_MAX_BYTES = 1024;
 
 /** The start of a reply body, storable as text (PostgreSQL refuses NUL). */
-function replyExcerpt(body: string): string {
-  const bytes = Buffer.from(body, 'utf8');
-  // A multi-byte character cut in two decodes as U+FFFD at the end: dropped rather than shown.
-  const start =
-    bytes.length <= RESPONSE_BODY_MAX_BYTES
-      ? body
-      : bytes
-          .subarray(0, RESPONSE_BODY_MAX_BYTES)
-          .toString('utf8')
-          .replace(/\uFFFD$/, '');
-  return start.replaceAll('\u0000', '\uFFFD');
-}
+const replyExcerpt = (body: string) => storableStart(body, RESPONSE_BODY_MAX_BYTES);
 
 interface EndpointReply {
   status: number;
@@ -193,6 +183,8 @@ export interface OutboundDependencies extends SigningDependencies {
 /** An attempt as the metrics see it. */
 export interface AttemptReport {
   result: AttemptResult;
+  /** The invoice's: test invoices are counted apart. */
+  mode: 'live' | 'test';
   kind: AttemptKind;
   /** From start to end of the exchange (0 when nothing was sent). */
   durationSeconds: number;
@@ -311,11 +303,16 @@ async function attempt(
   invoice: typeof invoices.$inferSelect,
   tenant: typeof tenants.$inferSelect,
 ): Promise<AttemptOutcome> {
+  const endpoint = paymentEndpointIn(tenant, invoice.mode);
+  if (!endpoint) {
+    const error = `tenant has no ${invoice.mode === 'test' ? 'test ' : ''}payment endpoint configured`;
+    return { kind: 'not_sent', verdict: null, httpStatus: null, latencyMs: null, error };
+  }
   const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
   // The same message id on every attempt, so the partner can deduplicate retries.
   const exchange = await sendSignedMessage(
     deps,
-    tenant,
+    { id: tenant.id, paymentEndpointUrl: endpoint },
     `msg_${invoice.id}`,
     body,
     'partner-integrations (payment request)',
@@ -405,7 +402,9 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   const startedAt = Date.now();
   const waitedSeconds =
     attemptNumber === 1 && job.enqueuedAt ? Math.max(0, startedAt - job.enqueuedAt.getTime()) / 1000 : null;
-  const outcome = await attempt(deps, found.invoice, found.tenant);
+  const measured = await attempt(deps, found.invoice, found.tenant);
+  // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
+  const outcome = found.invoice.mode === 'live' ? measured : { ...measured, verdict: null };
   let nextDelay: number | null = null;
   let error = outcome.error;
   if (outcome.retry) {
@@ -421,6 +420,7 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   // still leaves this line, though the partner will see the request again (same webhook-id).
   deps.onAttempt?.({
     result,
+    mode: found.invoice.mode,
     kind: outcome.kind,
     durationSeconds: outcome.kind === 'not_sent' ? 0 : (Date.now() - startedAt) / 1000,
     waitedSeconds,

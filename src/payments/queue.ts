@@ -1,5 +1,5 @@
 // The durable job queue behind outbound payment requests: pg-boss, in its own `pgboss` schema of
-// our database, on our own connections (PostgreSQL pool or PGlite), so a job can be enqueued in
+// our database, on our own connections, so a job can be enqueued in
 // the very transaction that creates its invoice.
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
@@ -15,14 +15,9 @@ interface PostgresClient {
   reserve?(): Promise<PostgresClient & { release(): void }>;
 }
 
-interface PgliteClient {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
-  exec(text: string): Promise<{ rows: any[] }[]>;
-}
-
 /**
- * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; neither
- * driver takes those as parameters (node-postgres would stringify and null them), so we do.
+ * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; postgres.js
+ * takes neither as parameters (node-postgres would stringify and null them), so we do.
  */
 function toParameters(values: unknown[]): unknown[] {
   return values.map((value) => {
@@ -36,20 +31,10 @@ function toParameters(values: unknown[]): unknown[] {
 
 /**
  * A runner on a driver client: the pool (`db.$client`) or an open transaction. Without parameters,
- * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): PGlite runs those with
- * `exec`, postgres.js on one reserved connection (it refuses BEGIN on a shared pool).
+ * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): postgres.js runs those on one
+ * reserved connection (it refuses BEGIN on a shared pool).
  */
-function driverRunner(kind: DatabaseHandle['kind'], client: unknown): SqlRunner {
-  if (kind === 'pglite') {
-    const pglite = client as PgliteClient;
-    return {
-      async executeSql(text, values = []) {
-        if (values.length > 0) return { rows: (await pglite.query(text, toParameters(values))).rows };
-        const results = await pglite.exec(text);
-        return { rows: results.at(-1)?.rows ?? [] };
-      },
-    };
-  }
+function driverRunner(client: unknown): SqlRunner {
   const postgres = client as PostgresClient;
   return {
     async executeSql(text, values = []) {
@@ -67,8 +52,7 @@ function driverRunner(kind: DatabaseHandle['kind'], client: unknown): SqlRunner 
 }
 
 /**
- * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`
- * for both drivers; its own `execute` cannot be used, because it numbers every `$n` occurrence as
+ * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`; its own `execute` cannot be used, because it numbers every `$n` occurrence as
  * a new parameter and pg-boss reuses parameters with different types in one statement.
  */
 function driverClientOf(executor: Executor): unknown {
@@ -135,9 +119,9 @@ const CRASH_RETRIES = 3;
 const TAKE_LOCK = 0x7061_7931;
 
 /**
- * The next jobs for this worker, oldest first within a tenant and one tenant after another (the
- * first waiting request of every tenant before anyone's second), skipping tenants with
- * `perEndpoint` requests in flight and those whose breaker is open, except for one probe once its
+ * The next jobs for this worker, oldest first within an endpoint and one endpoint after another
+ * (the first waiting request of every tenant's live and test endpoint before anyone's second),
+ * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open, except for one probe once its
  * time has come (which turns the breaker half-open until the probe's result, or the job timeout).
  * pg-boss's own fetch takes jobs in creation order only: it knows neither tenants nor breakers.
  * $1 queue, $2 slots, $3 per endpoint, $4 worker, $5 give-up seconds, $6 job timeout seconds: all
@@ -145,20 +129,20 @@ const TAKE_LOCK = 0x7061_7931;
  */
 const TAKE_JOBS = `
   with running as (
-    select i.tenant_id, count(*)::int as in_flight
+    select i.tenant_id, i.mode, count(*)::int as in_flight
       from pgboss.job j join invoices i on i.id = (j.data->>'invoice_id')::uuid
      where j.name = $1 and j.state = 'active'
-     group by i.tenant_id
+     group by i.tenant_id, i.mode
   ),
   due as (
     select j.id, j.created_on, i.tenant_id, coalesce(r.in_flight, 0) as in_flight,
            b.state as breaker, b.probe_at <= now() as probe_due,
            i.created_at < now() - make_interval(secs => $5) as past_give_up,
-           row_number() over (partition by i.tenant_id order by j.created_on, j.id) as place
+           row_number() over (partition by i.tenant_id, i.mode order by j.created_on, j.id) as place
       from pgboss.job j
       left join invoices i on i.id = (j.data->>'invoice_id')::uuid
-      left join running r on r.tenant_id = i.tenant_id
-      left join payment_endpoint_breakers b on b.tenant_id = i.tenant_id
+      left join running r on r.tenant_id = i.tenant_id and r.mode = i.mode
+      left join payment_endpoint_breakers b on b.tenant_id = i.tenant_id and i.mode = 'live'
      where j.name = $1 and j.state < 'active' and j.start_after < now()
   ),
   chosen as (
@@ -213,7 +197,7 @@ export class PaymentQueue {
     const quarter = Math.max(1, Math.round(options.jobTimeoutSeconds / 4));
     this.jobTiming = { expireInSeconds: options.jobTimeoutSeconds, retryDelay: quarter };
     this.boss = new PgBoss({
-      db: driverRunner(database.kind, driverClientOf(database.db)),
+      db: driverRunner(driverClientOf(database.db)),
       schema: 'pgboss',
       supervise: options.supervise,
       maintenanceIntervalSeconds: quarter,
@@ -300,10 +284,6 @@ export class PaymentQueue {
 
   /** Runs statements in one round trip (the simple protocol: no parameters); the rows of the last. */
   private async runScript(script: string): Promise<TakenRow[]> {
-    if (this.database.kind === 'pglite') {
-      const client = driverClientOf(this.database.db) as PgliteClient;
-      return (await client.exec(script)).at(-1)?.rows ?? [];
-    }
     // postgres.js answers a script with the rows of each statement. On the pool, never on a
     // reserved connection: postgres.js 3.4 throws out of the process when one's server goes away
     // (porsager/postgres#1208).
@@ -341,6 +321,6 @@ export class PaymentQueue {
   }
 
   private runnerFor(executor: Executor): SqlRunner {
-    return driverRunner(this.database.kind, driverClientOf(executor));
+    return driverRunner(driverClientOf(executor));
   }
 }

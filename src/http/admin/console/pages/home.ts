@@ -26,7 +26,7 @@ export const homeRoutes: FastifyPluginAsync<ConsoleDependencies> = async (app, {
       await hourlyPaymentActivity(context.db),
       await countActiveTenants(context.db),
       await context.paymentQueue.backlog(),
-      await listInvoices(context.db, { limit: LATEST_INVOICES, offset: 0 }),
+      await listInvoices(context.db, { mode: 'live', limit: LATEST_INVOICES, offset: 0 }),
       await failingEndpoints(context.db),
     ];
     const content = html`<div class="stats">
