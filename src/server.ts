@@ -62,10 +62,17 @@ const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 
 export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
   const database = await openDatabase({ ...config, logger });
+  const metrics = new Metrics({
+    paymentBacklog: () => paymentQueue.backlog(),
+    openBreakers: async () => (await failingEndpoints(database.db)).length,
+    databasePool: () => database.poolStatistics(),
+    ready: async () => (await database.unavailable()) === null,
+  });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
     supervise: config.paymentWorker,
     jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
+    onUnsent: (mode) => metrics.paymentRequestAttempts.inc({ outcome: 'failed', mode }),
   });
   return {
     config,
@@ -78,12 +85,7 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
         config.integrationsPublicUrl ?? loopbackUrl(config.listeners.integrations?.port ?? DEFAULT_PORTS.integrations),
       backend: config.backendPublicUrl ?? loopbackUrl(config.listeners.backend?.port ?? DEFAULT_PORTS.backend),
     },
-    metrics: new Metrics({
-      paymentBacklog: () => paymentQueue.backlog(),
-      openBreakers: async () => (await failingEndpoints(database.db)).length,
-      databasePool: () => database.poolStatistics(),
-      ready: async () => (await database.unavailable()) === null,
-    }),
+    metrics,
     redis: null,
   };
 }

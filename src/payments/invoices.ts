@@ -83,7 +83,8 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
 
 /**
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
- * enqueues the payment request, handed to this process's worker at commit. With an `idempotencyKey`, a repeat of
+ * either enqueues the payment request (handed to this process's worker at commit) or, for a tenant
+ * without a payment endpoint, records that as a failed attempt (counted with the worker's). With an `idempotencyKey`, a repeat of
  * the same body within 24 h returns the first invoice instead, and another body is a 409.
  */
 export async function createInvoice(
@@ -99,7 +100,7 @@ export async function createInvoice(
     if (earlier) return { invoice: earlier, replayed: true };
   }
   try {
-    const invoice = await db.transaction(async (tx) => {
+    const { invoice, enqueued } = await db.transaction(async (tx) => {
       const created = await insertInvoice(tx, queue, input, amount);
       if (idempotencyKey) {
         await tx
@@ -109,11 +110,13 @@ export async function createInvoice(
           );
         await tx
           .insert(invoiceIdempotencyKeys)
-          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.id });
+          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.invoice.id });
       }
       return created;
     });
-    queue.announce();
+    // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
+    if (enqueued) queue.announce();
+    else queue.countUnsent(invoice.mode);
     return { invoice, replayed: false };
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
@@ -147,9 +150,16 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
     .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
     .returning();
   if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
-  // Even without a payment endpoint: the worker records that as the failed attempt, counted with the others.
-  await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
-  return invoice;
+  if (paymentEndpointIn(tenant, mode)) {
+    await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
+    return { invoice, enqueued: true };
+  }
+  await tx.insert(paymentDeliveries).values({
+    invoiceId: invoice.id,
+    attempt: 1,
+    error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
+  });
+  return { invoice, enqueued: false };
 }
 
 export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> {

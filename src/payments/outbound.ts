@@ -347,6 +347,13 @@ async function attempt(
   };
 }
 
+/** Seconds until the next attempt, or null when there is none (success, a final answer, or past the give-up). */
+function retryDelay(policy: RetryPolicy, outcome: AttemptOutcome, attemptNumber: number, createdAt: Date) {
+  if (!outcome.retry) return null;
+  const wait = Math.max(backoffSeconds(policy, attemptNumber), outcome.retry.retryAfterSeconds ?? 0);
+  return Date.now() + wait * 1000 <= createdAt.getTime() + policy.giveUpAfterSeconds * 1000 ? wait : null;
+}
+
 /** How long an attempt's recording is tried again while the database is unreachable. */
 const RECORDING_RETRY_MS = 30_000;
 
@@ -405,14 +412,8 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   const measured = await attempt(deps, found.invoice, found.tenant);
   // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
   const outcome = found.invoice.mode === 'live' ? measured : { ...measured, verdict: null };
-  let nextDelay: number | null = null;
-  let error = outcome.error;
-  if (outcome.retry) {
-    const wait = Math.max(backoffSeconds(deps.retryPolicy, attemptNumber), outcome.retry.retryAfterSeconds ?? 0);
-    const giveUpAt = found.invoice.createdAt.getTime() + deps.retryPolicy.giveUpAfterSeconds * 1000;
-    if (Date.now() + wait * 1000 <= giveUpAt) nextDelay = wait;
-  }
-  if (error !== null && nextDelay === null) error = `${error} (final: not retried)`;
+  const nextDelay = retryDelay(deps.retryPolicy, outcome, attemptNumber, found.invoice.createdAt);
+  const error = outcome.error !== null && nextDelay === null ? `${outcome.error} (final: not retried)` : outcome.error;
   const result: AttemptResult = error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying';
 
   const trace = { invoice_id: invoiceId, attempt: attemptNumber };

@@ -82,6 +82,8 @@ interface QueueOptions {
   supervise: boolean;
   /** PAYMENT_JOB_TIMEOUT_SECONDS: a job still running after this long is taken for dead. */
   jobTimeoutSeconds: number;
+  /** Told of a first attempt recorded as failed without a job (no endpoint), for the metrics. */
+  onUnsent?: (mode: 'live' | 'test') => void;
 }
 
 /** What `take` observes: the limits, and the age past which a failing endpoint no longer holds a request. */
@@ -239,6 +241,11 @@ export class PaymentQueue {
   async onNewWork(onDue: () => void): Promise<void> {
     this.localListeners.push(onDue);
     await this.database.listen(NEW_WORK_CHANNEL, onDue, onDue);
+  }
+
+  /** Counts a first attempt that could not be made (recorded with its invoice, no job). */
+  countUnsent(mode: 'live' | 'test'): void {
+    this.options.onUnsent?.(mode);
   }
 
   /** Tells this process's worker that a transaction enqueueing a request due now has committed. */

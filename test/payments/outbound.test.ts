@@ -191,9 +191,15 @@ describe('outbound payment request', () => {
     }
   });
 
-  it('records a tenant without a payment endpoint as one failed attempt, never retried', async () => {
+  it('records a tenant without a payment endpoint as one failed attempt, never retried, and counts it', async () => {
+    const failedAttempts = async () =>
+      (await service.context.metrics.paymentRequestAttempts.get()).values.find(
+        ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
+      )?.value ?? 0;
+    const before = await failedAttempts();
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
+    expect(await failedAttempts()).toBe(before + 1);
     await attemptsOver(service, invoice.id);
     const shown = await showInvoice(service, invoice.id);
     expect(shown.invoice.status).toBe('pending');
