@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import { copyTemplateDatabase, TEST_DATABASE_URL } from '../support/database.js';
+import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { waitFor } from '../support/partner-endpoint.js';
 import { startServiceProcess } from '../support/process.js';
@@ -87,7 +87,7 @@ async function consolePages(target: TestService) {
     (await admin.inject({ method: 'GET', url: `/console${path}`, headers: { cookie } })).body;
 }
 
-describe.skipIf(!TEST_DATABASE_URL)('payment request worker', () => {
+describe('payment request worker', () => {
   const endpoints = new Endpoints();
   let service: TestService | undefined;
   const others: RunningService[] = [];
