@@ -213,6 +213,29 @@ describe('outbound payment request', () => {
     ]);
   });
 
+  it('records a request it cannot sign (a sealed secret no key opens) as a failed attempt, and counts it', async () => {
+    const failedAttempts = async () =>
+      (await service.context.metrics.paymentRequestAttempts.get()).values.find(
+        ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
+      )?.value ?? 0;
+    const tenant = await tenantWithEndpoint('/unsigned', [{ status: 200 }]);
+    await service.context.database.executeSql(
+      `update credentials set sealed_secret = 'v1.not-a-sealed-secret'
+        where tenant_id = $1 and kind = 'payment_endpoint_secret'`,
+      [tenant.tenant.id],
+    );
+    const before = await failedAttempts();
+    const invoice = await createInvoice(service, tenant);
+    const shown = await waitFor('the failed attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length === 1 && current;
+    });
+    expect(shown.deliveries[0]).toMatchObject({ attempt: 1, http_status: null });
+    expect(shown.deliveries[0].error).toMatch(/^payment endpoint secret unreadable: .* \(final: not retried\)$/);
+    expect(await failedAttempts()).toBe(before + 1);
+    expect(partner.received.get('/unsigned')).toEqual([]);
+  });
+
   it('records an attempt once the database is back, after logging that it could not yet', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
