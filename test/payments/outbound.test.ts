@@ -33,6 +33,12 @@ async function attemptPending(service: TestService, invoiceId: string): Promise<
   return rows[0].open > 0;
 }
 
+/** Failed live attempts counted in payment_request_attempts_total so far. */
+const failedAttempts = async (service: TestService) =>
+  (await service.context.metrics.paymentRequestAttempts.get()).values.find(
+    ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
+  )?.value ?? 0;
+
 const attemptsOver = (service: TestService, invoiceId: string) =>
   waitFor('no attempt due', async () => !(await attemptPending(service, invoiceId)));
 
@@ -192,14 +198,10 @@ describe('outbound payment request', () => {
   });
 
   it('records a tenant without a payment endpoint as one failed attempt, never retried, and counts it', async () => {
-    const failedAttempts = async () =>
-      (await service.context.metrics.paymentRequestAttempts.get()).values.find(
-        ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
-      )?.value ?? 0;
-    const before = await failedAttempts();
+    const before = await failedAttempts(service);
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
-    expect(await failedAttempts()).toBe(before + 1);
+    expect(await failedAttempts(service)).toBe(before + 1);
     await attemptsOver(service, invoice.id);
     const shown = await showInvoice(service, invoice.id);
     expect(shown.invoice.status).toBe('pending');
@@ -214,17 +216,13 @@ describe('outbound payment request', () => {
   });
 
   it('records a request it cannot sign (a sealed secret no key opens) as a failed attempt, and counts it', async () => {
-    const failedAttempts = async () =>
-      (await service.context.metrics.paymentRequestAttempts.get()).values.find(
-        ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
-      )?.value ?? 0;
     const tenant = await tenantWithEndpoint('/unsigned', [{ status: 200 }]);
     await service.context.database.executeSql(
       `update credentials set sealed_secret = 'v1.not-a-sealed-secret'
         where tenant_id = $1 and kind = 'payment_endpoint_secret'`,
       [tenant.tenant.id],
     );
-    const before = await failedAttempts();
+    const before = await failedAttempts(service);
     const invoice = await createInvoice(service, tenant);
     const shown = await waitFor('the failed attempt', async () => {
       const current = await showInvoice(service, invoice.id);
@@ -232,7 +230,7 @@ describe('outbound payment request', () => {
     });
     expect(shown.deliveries[0]).toMatchObject({ attempt: 1, http_status: null });
     expect(shown.deliveries[0].error).toMatch(/^payment endpoint secret unreadable: .* \(final: not retried\)$/);
-    expect(await failedAttempts()).toBe(before + 1);
+    expect(await failedAttempts(service)).toBe(before + 1);
     expect(partner.received.get('/unsigned')).toEqual([]);
   });
 
