@@ -29,6 +29,7 @@ import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { DatabaseUnavailableError } from './errors.js';
+import { pgliteFilesMovedAside } from './pglite-move.js';
 import { postgresConnection } from './url.js';
 
 export const CLUSTER_DIR_NAME = 'postgresql';
@@ -47,6 +48,8 @@ const USER = 'postgres';
 export interface EmbeddedServer {
   /** postgres.js connection URL to the server's `postgres` database, over its socket. */
   url: string;
+  /** PGlite's files of an earlier release, when their rows are still to be moved here (pglite-move.ts). */
+  pgliteDir: string | null;
   /** Stops the server (fast shutdown) and lets go of DATA_DIR. */
   stop(): Promise<void>;
 }
@@ -212,13 +215,21 @@ function serverArguments(clusterDir: string): string[] {
   ];
 }
 
-/** Forwards the server's log lines: failures at their level, the rest for debugging. */
-function logLine(logger: Logger, line: string): void {
-  if (/FATAL: +the database system is (starting up|shutting down)/.test(line))
-    logger.debug({ postgres: line }, 'embedded PostgreSQL server');
-  else if (/\b(FATAL|PANIC):/.test(line)) logger.error({ postgres: line }, 'embedded PostgreSQL server');
-  else if (/\bWARNING:/.test(line)) logger.warn({ postgres: line }, 'embedded PostgreSQL server');
-  else logger.debug({ postgres: line }, 'embedded PostgreSQL server');
+/** FATAL lines that are no failure: connections refused while it starts, ended while it stops. */
+const ROUTINE_FATAL =
+  /FATAL: +(the database system is (starting up|shutting down)|terminating connection due to administrator)/;
+
+/** Forwards the server's log lines: failures at their level, the rest (and all while stopping) for debugging. */
+function logLine(logger: Logger, line: string, stopping: boolean): void {
+  const level =
+    stopping || ROUTINE_FATAL.test(line)
+      ? 'debug'
+      : /\b(FATAL|PANIC):/.test(line)
+        ? 'error'
+        : /\bWARNING:/.test(line)
+          ? 'warn'
+          : 'debug';
+  logger[level]({ postgres: line }, 'embedded PostgreSQL server');
 }
 
 /** Whether the server answers on its socket: postgres.js, connecting once. */
@@ -260,6 +271,9 @@ export async function startEmbeddedServer(dataDir: string, logger: Logger): Prom
   try {
     const password = passwordIn(dataDir);
     const started = Date.now();
+    const pgliteDir = pgliteFilesMovedAside(dataDir, logger);
+    // A cluster beside PGlite files not yet moved is an interrupted move's: it starts again.
+    if (pgliteDir) rmSync(clusterDir, { recursive: true, force: true });
     if (await initialise(clusterDir, password, bin, identity)) {
       logger.info({ data_dir: dataDir, ms: Date.now() - started }, 'embedded PostgreSQL server initialised');
     }
@@ -272,7 +286,7 @@ export async function startEmbeddedServer(dataDir: string, logger: Logger): Prom
     const server = new SupervisedServer(bin.postgres, serverArguments(clusterDir), identity, lock, url, logger);
     await server.start();
     logger.info({ data_dir: dataDir, ms: Date.now() - started }, 'embedded PostgreSQL server started');
-    return { url, stop: () => server.stop() };
+    return { url, pgliteDir, stop: () => server.stop() };
   } catch (error) {
     lock.release();
     throw error;
@@ -310,7 +324,7 @@ class SupervisedServer {
       pending = lines.pop()!;
       for (const line of lines) {
         this.recentOutput = [...this.recentOutput.slice(-19), line];
-        logLine(this.logger, line);
+        logLine(this.logger, line, this.stopping);
       }
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
