@@ -76,23 +76,32 @@ async function binaries(): Promise<Binaries> {
     );
   }
   const native = path.join(root, 'native');
-  const links: { source: string; target: string }[] = JSON.parse(
-    readFileSync(path.join(native, 'pg-symlinks.json'), 'utf8'),
-  );
-  for (const { source, target } of links) {
-    const linkPath = path.join(root, target);
-    if (!existsSync(linkPath)) symlinkSync(path.basename(source), linkPath);
+  const bin = (name: string) => path.join(native, 'bin', name);
+  try {
+    const links: { source: string; target: string }[] = JSON.parse(
+      readFileSync(path.join(native, 'pg-symlinks.json'), 'utf8'),
+    );
+    for (const { source, target } of links) {
+      const linkPath = path.join(root, target);
+      if (!existsSync(linkPath)) symlinkSync(path.basename(source), linkPath);
+    }
+    for (const name of ['initdb', 'postgres']) {
+      if ((statSync(bin(name)).mode & 0o555) !== 0o555) chmodSync(bin(name), 0o755);
+    }
+  } catch (error) {
+    throw new DatabaseUnavailableError(
+      `cannot make the embedded PostgreSQL binaries in ${native} runnable (${(error as Error).message}): ` +
+        'run npm install as the user who owns node_modules',
+    );
   }
-  const bin = (name: string) => {
-    const file = path.join(native, 'bin', name);
-    if ((statSync(file).mode & 0o555) !== 0o555) chmodSync(file, 0o755);
-    return file;
-  };
   return { initdb: bin('initdb'), postgres: bin('postgres') };
 }
 
+/** The user the server runs as, when not this process's. */
+type Identity = { uid: number; gid: number } | null;
+
 /** PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user, created if need be. */
-function serverIdentity(): { uid: number; gid: number } | null {
+function serverIdentity(): Identity {
   if (process.getuid?.() !== 0) return null;
   const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8', stdio: 'pipe' }).trim());
   try {
@@ -181,7 +190,6 @@ async function initialise(clusterDir: string, password: string, bin: Binaries, i
   return true;
 }
 
-type Identity = { uid: number; gid: number } | null;
 
 /**
  * The shell the server runs under: it starts the server, and a reader of its stdin that shuts the
