@@ -190,7 +190,6 @@ async function initialise(clusterDir: string, password: string, bin: Binaries, i
   return true;
 }
 
-
 /**
  * The shell the server runs under: it starts the server, and a reader of its stdin that shuts the
  * server down when the stdin closes; it exits with the server. The reader lets go of the lock
