@@ -77,6 +77,33 @@ type Env = Record<string, string | undefined>;
 
 /** An admin token shorter than this is guessable; a generated one is 32 random bytes. */
 const ADMIN_TOKEN_MIN_CHARACTERS = 32;
+/**
+ * Fewer bits than this, estimated from how often each character occurs, is a token of repeats
+ * (`aaaa…`, `abab…`) however long: a random hex token of 32 characters scores above 90.
+ */
+const ADMIN_TOKEN_MIN_BITS = 80;
+
+/** The token's length times its per-character Shannon entropy: an upper bound of its real strength. */
+function estimatedBits(token: string): number {
+  const characters = [...token];
+  const counts = new Map<string, number>();
+  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
+  let bitsPerCharacter = 0;
+  for (const count of counts.values()) {
+    const share = count / characters.length;
+    bitsPerCharacter -= share * Math.log2(share);
+  }
+  return bitsPerCharacter * characters.length;
+}
+
+/** Why ADMIN_TOKEN is too weak to be the admin's only credential, or null. */
+function adminTokenWeakness(token: string): string | null {
+  if (token.length < ADMIN_TOKEN_MIN_CHARACTERS) return `must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters`;
+  // Whitespace or a control character in a token is a copy-and-paste accident more often than a choice.
+  if (/[\s\p{C}]/u.test(token)) return 'must not contain whitespace or control characters';
+  if (estimatedBits(token) < ADMIN_TOKEN_MIN_BITS) return 'is too predictable (repeated characters)';
+  return null;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -232,11 +259,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   }
 
   const adminToken = env.ADMIN_TOKEN ?? '';
-  if (adminToken && adminToken.length < ADMIN_TOKEN_MIN_CHARACTERS) {
-    throw new ConfigError(
-      `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters (for example: openssl rand -hex 32)`,
-    );
-  }
+  const weakness = adminToken ? adminTokenWeakness(adminToken) : null;
+  if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
   return {
     listeners: listeners(env),
     adminToken: adminToken || randomBytes(32).toString('base64url'),
