@@ -97,8 +97,14 @@ function compileOnFirstUse(app: HostApp): void {
           customOptions: { ...customOptions },
         })(route) as ReturnType<FastifySchemaCompiler<unknown>>,
     );
+    const integers = route.httpPart === 'body' ? [] : integerFields(route.schema);
     // Fastify reads a failed validation's `errors` from the function it was given.
     const validate: ReturnType<FastifySchemaCompiler<unknown>> = (data) => {
+      const notDecimal = integers.length ? notDecimalInteger(data, integers) : null;
+      if (notDecimal) {
+        validate.errors = [notDecimal];
+        return false;
+      }
       const result = validator()(data);
       validate.errors = validator().errors;
       return result;
@@ -109,6 +115,35 @@ function compileOnFirstUse(app: HostApp): void {
     const serializer = onFirstUse(() => buildSerializers(app.getSchemas(), {})(route as SerializerCompilerRoute));
     return (data) => serializer()(data);
   });
+}
+
+/** The integer-typed properties of a query or path schema. */
+function integerFields(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name].type === 'integer');
+}
+
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/**
+ * A query or path integer is written in decimal digits. Ajv's coercion reads text as JavaScript
+ * does (`0x10`, `1e3`, `1.0`, ` 10`): the error, in Ajv's shape, of the first field so written.
+ */
+function notDecimalInteger(data: unknown, fields: string[]) {
+  const values = data as Record<string, unknown> | null;
+  for (const field of fields) {
+    const value = values?.[field];
+    if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) {
+      return {
+        keyword: 'type',
+        instancePath: `/${field}`,
+        schemaPath: `#/properties/${field}/type`,
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+    }
+  }
+  return null;
 }
 
 /** Compiles every validator and serialiser of a ready host now: a schema that cannot compile throws here. */

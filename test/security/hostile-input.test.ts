@@ -1,0 +1,74 @@
+// Hostile input answered in the contract (issue 25): paging numbers in decimal only, links that an
+// absolute-form request line cannot steer, deep JSON refused and stored deep payloads shown.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+
+let service: TestApps;
+let tenant: TestTenant;
+let backendKey: string;
+
+beforeAll(async () => {
+  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
+  tenant = await service.createTenant();
+  backendKey = (await service.admin('POST', '/partner-keys', { name: 'hostile', scopes: ['countries:read'] })).json()
+    .key;
+});
+afterAll(() => service?.stop());
+
+/** One raw HTTP/1.1 exchange: the request exactly as written, the whole answer as text. */
+function rawExchange(base: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
+describe('paging numbers', () => {
+  it.each(['limit=0x10', 'offset=1e3', 'limit=1.0', 'limit=%2010', 'offset=-0x1', 'limit=1_0'])(
+    '%s is refused: 400 VALIDATION_ERROR (integrations), 422 (backend)',
+    async (query) => {
+      const field = query.split('=')[0];
+      const integrations = await service.apps.integrations!.inject({
+        url: `/api/v1/countries/?${query}`,
+        headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+      });
+      expect(integrations.statusCode).toBe(400);
+      expect(integrations.json().error.code).toBe('VALIDATION_ERROR');
+      expect(integrations.json().error.details[0]).toMatchObject({ field, location: 'query' });
+      const backend = await service.apps.backend!.inject({
+        url: `/v1/countries/?${query}`,
+        headers: { authorization: `Api-Key ${backendKey}` },
+      });
+      expect(backend.statusCode).toBe(422);
+      expect(backend.json().detail[0].loc).toEqual(['query', field]);
+    },
+  );
+
+  it('accepts decimal digits, a leading zero included', async () => {
+    const response = await service.apps.integrations!.inject({
+      url: '/api/v1/countries/?limit=01&offset=0',
+      headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.next).toMatch(/\?limit=1&offset=1$/);
+  });
+});
+
+describe('an absolute-form request line', () => {
+  it('never reaches the paging links: they are built on the public URL', async () => {
+    const answer = await rawExchange(
+      service.urls.integrations!,
+      'GET http://evil.example/api/v1/countries/?limit=1 HTTP/1.1\r\nHost: evil.example\r\n' +
+        `Authorization: Api-Key ${tenant.credentials.sso_hmac_secret}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body.data.next).toBe(`${service.context.publicUrls.integrations}/api/v1/countries/?limit=1&offset=1`);
+    expect(answer).not.toContain('evil.example/api');
+  });
+});
