@@ -21,9 +21,14 @@ export function hasUnstorableCharacters(text: string): boolean {
 // Bidirectional controls (embeddings, overrides, isolates, marks) make text display other than it
 // reads: `abc\u202Egnp.exe` shows as "abcexe.png".
 const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
-// Something a reader sees: a letter, digit, punctuation or symbol (not only spaces, format
-// characters such as U+200B, or combining marks).
-const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+// Characters that show nothing: format characters (U+200B, U+2064, U+00AD, U+180E, the tags of
+// U+E0000...) and those Unicode says to ignore (Hangul fillers U+115F, U+1160, U+3164). Two stay:
+// the joiners Arabic and Indic scripts need (ZWNJ U+200C, ZWJ U+200D). Variation selectors stay too:
+// they pick a glyph for the character before them (emoji, CJK).
+const INVISIBLE = /(?![\u200C\u200D\uFE00-\uFE0F\u{E0100}-\u{E01EF}])[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+// Something a reader sees: a letter, digit, punctuation or symbol (not only spaces, combining marks
+// or the braille blank U+2800, a symbol with no dots).
+const VISIBLE = /(?!\u2800)[\p{L}\p{N}\p{P}\p{S}]/u;
 /** More combining marks on one character than any script needs ("Zalgo" text). */
 const COMBINING_RUN = /\p{M}{5,}/u;
 
@@ -31,6 +36,7 @@ const COMBINING_RUN = /\p{M}{5,}/u;
 export function displayTextProblem(text: string): string | null {
   if (hasUnstorableCharacters(text)) return 'must not contain NUL characters or unpaired surrogates';
   if (BIDI_CONTROL.test(text)) return 'must not contain bidirectional control characters';
+  if (INVISIBLE.test(text)) return 'must not contain invisible or format characters (other than ZWJ and ZWNJ)';
   if (!VISIBLE.test(text)) return 'must contain a visible character';
   if (COMBINING_RUN.test(text)) return 'must not stack more than 4 combining marks on a character';
   return null;
