@@ -52,8 +52,11 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of this service's Redis keys, so several deployments (or test runs) can share a Redis. */
   redisKeyPrefix: string;
-  /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
-  trustProxy: boolean | string[];
+  /**
+   * Fastify's `trustProxy`: whose `X-Forwarded-For` is believed. `1` (TRUST_PROXY=true): the proxy
+   * in front only, so the client is the address it appended; a list: those proxies.
+   */
+  trustProxy: false | 1 | string[];
   /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
@@ -147,7 +150,8 @@ function count(env: Env, name: string, fallback: number): number {
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = (env.TRUST_PROXY ?? '').trim();
   if (raw === '' || /^(false|0|no)$/i.test(raw)) return false;
-  if (/^(true|yes)$/i.test(raw)) return true;
+  // Not every hop: addresses a client writes into the header itself would then count as its own.
+  if (/^(true|yes)$/i.test(raw)) return 1;
   const addresses = raw.split(',').map((address) => address.trim());
   if (addresses.some((address) => !/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(address))) {
     throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses, got "${raw}"`);

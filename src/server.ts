@@ -14,6 +14,7 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './http/rate-limit.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -72,15 +73,23 @@ export async function openContext(config: Config): Promise<AppContext> {
       paymentBacklog: () => paymentQueue.backlog(),
       databasePool: () => database.poolStatistics(),
     }),
-    redis: null,
+    rateLimitStore: null,
   };
 }
 
-/** Redis for the rate limits, when configured: commands fail fast rather than queue while it is down. */
-function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits not enforced meanwhile'));
-  return redis;
+/**
+ * Redis for the rate limits, when configured: commands fail fast rather than queue while it is
+ * down, and time out rather than wait while it hangs.
+ */
+function connectRedis(url: string, metrics: Metrics, logger: FastifyBaseLogger): RateLimitStore {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  });
+  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits counted in this process'));
+  return new RateLimitStore(redis, metrics, logger);
 }
 
 /** Payment requests being delivered at once by one process. */
@@ -163,7 +172,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config);
-  if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
+  if (config.redisUrl) context.rateLimitStore = connectRedis(config.redisUrl, context.metrics, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   const close = async () => {
@@ -172,7 +181,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.database.close();
-    context.redis?.disconnect();
+    context.rateLimitStore?.redis.disconnect();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);

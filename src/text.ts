@@ -25,7 +25,7 @@ const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 // U+E0000...) and those Unicode says to ignore (Hangul fillers U+115F, U+1160, U+3164). Two stay:
 // the joiners Arabic and Indic scripts need (ZWNJ U+200C, ZWJ U+200D). Variation selectors stay too:
 // they pick a glyph for the character before them (emoji, CJK).
-const INVISIBLE = /(?![\u200C\u200D\uFE00-\uFE0F\u{E0100}-\u{E01EF}])[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const INVISIBLE = /(?!\u200C|\u200D|\p{Variation_Selector})[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 // Something a reader sees: a letter, digit, punctuation or symbol (not only spaces, combining marks
 // or the braille blank U+2800, a symbol with no dots).
 const VISIBLE = /(?!\u2800)[\p{L}\p{N}\p{P}\p{S}]/u;

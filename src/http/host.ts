@@ -17,6 +17,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import helmet from 'helmet';
+import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
@@ -218,6 +219,11 @@ interface HostOptions {
  */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
+/** Fastify's `trustProxy` for ours: a hop count as proxy-addr's function (Fastify's types take no number). */
+function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
+  return trustProxy === 1 ? (_address: string, hop: number) => hop < 1 : trustProxy;
+}
+
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
   const logger = options.logger.child({ listener: options.listener });
@@ -246,7 +252,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
-    trustProxy: context.config.trustProxy,
+    trustProxy: fastifyTrustProxy(context.config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('cachedReads', cachedReads);
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
@@ -255,8 +261,17 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
 
   compileOnFirstUse(app);
   // Hooks run on every request take a callback: an async one costs a promise each time.
+  let forwardedIgnored = context.config.trustProxy !== false;
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(PROTECTIVE_HEADERS).header('x-request-id', request.id);
+    if (!forwardedIgnored && request.headers['x-forwarded-for'] !== undefined) {
+      // Behind a proxy every client then has the proxy's address, and shares its failure budget.
+      forwardedIgnored = true;
+      request.log.warn(
+        "requests carry X-Forwarded-For but TRUST_PROXY is off: every client counts as the proxy's address; " +
+          'set TRUST_PROXY if a proxy you run sets the header (said once)',
+      );
+    }
     done();
   });
   const { requestDuration } = context.metrics;
@@ -281,10 +296,16 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Readiness is the database's: a Redis that does not answer only moves the rate limits into
+  // each process, which the body says.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const unavailable = await context.database.unavailable();
-    if (!unavailable) return { status: 'ok' };
-    return reply.code(503).send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message });
+    const rateLimits = context.rateLimitStore?.degradation();
+    const degraded = rateLimits ? { rate_limits: rateLimits } : {};
+    if (!unavailable) return { status: 'ok', ...degraded };
+    return reply
+      .code(503)
+      .send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message, ...degraded });
   });
   return app;
 }

@@ -92,7 +92,6 @@ export async function buildAdminApp(
         };
       });
       admin.addHook('onRequest', async (request, reply) => {
-        await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
         const presented = sha256(token);

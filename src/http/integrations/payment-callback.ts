@@ -203,7 +203,6 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
-    await limits.beforeAuthentication(request, reply);
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);

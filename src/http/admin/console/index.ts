@@ -187,7 +187,6 @@ export async function consolePlugin(
 
   app.get('/sign-in', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, signInPage(null)));
   app.post('/sign-in', { schema: { hide: true } }, async (request, reply) => {
-    await limits.beforeAuthentication(request, reply);
     const token = (request.body as FormFields | undefined)?.token;
     const presented = createHmac('sha256', key)
       .update(typeof token === 'string' ? token : '')
