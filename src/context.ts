@@ -2,9 +2,9 @@
 // the payment request queue, the metrics and, when configured, Redis.
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
-import type { RateLimitStore } from './http/rate-limit.js';
 import type { Metrics } from './metrics.js';
 import type { PaymentQueue, SigningDependencies } from './payments/index.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 import type { SecretBox } from './tenants/index.js';
 
 interface PublicUrls {

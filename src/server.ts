@@ -14,7 +14,6 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
-import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './http/rate-limit.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -24,6 +23,7 @@ import {
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
+import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './rate-limit-store.js';
 import { seedEmptyDatabase } from './seed.js';
 import { keyFilePath, secretBoxFor } from './tenants/index.js';
 

@@ -2,7 +2,7 @@
 // in this process within a short timeout, /readyz and /metrics say so, readiness stays the
 // database's, and the limits are shared again once Redis answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/http/rate-limit.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/rate-limit-store.js';
 import { parsePrometheus } from '../support/prometheus.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/redis.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
