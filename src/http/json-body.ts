@@ -58,6 +58,44 @@ export function unacceptableString(
   return null;
 }
 
+/**
+ * The deepest nesting of objects and arrays a JSON body may have. No field of ours nests beyond a
+ * few levels; a partner's extra callback data gets room to spare. Deeper text is refused before it
+ * is parsed: parsing and printing it again recurse once per level, and thousands of levels
+ * overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const [BACKSLASH, QUOTE, OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET] = [...'\\"{[}]'].map((character) =>
+  character.charCodeAt(0),
+);
+
+/** Whether JSON `text` nests objects and arrays deeper than `limit`, read without parsing it. */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === BACKSLASH) index++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
+/**
+ * A stored JSON document as shown to operators: parsed losslessly (numbers keep their digits), or
+ * its text as stored when it nests deeper than a body may now (stored before the limit), which
+ * could not be parsed and printed again without overflowing the stack.
+ */
+export function storedJson(text: string): unknown {
+  return nestedDeeperThan(text, MAX_JSON_DEPTH) ? text : parse(text);
+}
+
 const STRUCTURED_JSON_MEDIA_TYPE = /^application\/[^;]+\+json(?:;|$)/;
 const BYTE_ORDER_MARK = '\uFEFF';
 
@@ -83,6 +121,10 @@ function parseJsonBody(
 ): void {
   const lossless = request.routeOptions.config.losslessJsonNumbers === true;
   const parseNumber = lossless ? toLosslessNumber : Number;
+  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+    return;
+  }
   let value: unknown;
   try {
     // lossless-json throws on an empty body, like JSON.parse; the BOM is accepted, like Fastify's parser.
@@ -93,7 +135,6 @@ function parseJsonBody(
       scan(value, { protoAction: 'error', constructorAction: 'error' });
     }
   } catch {
-    // Also catches the stack overflow of absurdly deep nesting: a 400, not a 500.
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }

@@ -1,8 +1,15 @@
 // Hostile input answered in the contract (issue 25): paging numbers in decimal only, links that an
-// absolute-form request line cannot steer, deep JSON refused and stored deep payloads shown.
+// absolute-form request line cannot steer, invisible prompt text, deep JSON refused and stored
+// deep payloads shown.
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../../src/http/json-body.js';
+import { CALLBACK_PATH, createInvoice, keyOf, notificationFor } from '../payments/support.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { partnerctl } from '../support/process.js';
 
 let service: TestApps;
 let tenant: TestTenant;
@@ -106,5 +113,104 @@ describe('prompt text', () => {
     ],
   ])('accepts %s', async (_name, text) => {
     expect((await create(text)).statusCode).toBe(201);
+  });
+});
+
+/** `value` inside `depth` levels of alternating arrays and objects. */
+function nested(depth: number, value: unknown = 'x'): unknown {
+  let result = value;
+  for (let level = 0; level < depth; level++) result = level % 2 ? [result] : { d: result };
+  return result;
+}
+
+describe('JSON nested deeper than the limit', () => {
+  const callback = (extra: unknown) =>
+    createInvoice(service, tenant).then((invoice) =>
+      service.apps.integrations!.inject({
+        method: 'POST',
+        url: CALLBACK_PATH,
+        headers: keyOf(tenant),
+        payload: { ...notificationFor(invoice), transaction_id: `txn_${randomUUID()}`, extra },
+      }),
+    );
+
+  it('is refused 400 in the callback body, whatever the depth; the limit itself is accepted', async () => {
+    for (const depth of [MAX_JSON_DEPTH, 3000]) {
+      const response = await callback(nested(depth));
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ error: 'Invalid JSON body' });
+    }
+    // The body's own object is the first level.
+    expect((await callback(nested(MAX_JSON_DEPTH - 1))).statusCode).toBe(200);
+  });
+
+  it('is refused 400 in the envelope on /api/v1/ and in the admin body', async () => {
+    const deep = `{"language": "en", "text": "hi", "extra": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const integrations = await service.apps.integrations!.inject({
+      method: 'POST',
+      url: '/api/v1/suggested-prompts/',
+      headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}`, 'content-type': 'application/json' },
+      payload: deep,
+    });
+    expect(integrations.statusCode).toBe(400);
+    expect(integrations.json()).toMatchObject({ success: false, error: { code: 'INVALID_JSON' } });
+    const admin = await service.apps.admin!.inject({
+      method: 'POST',
+      url: '/admin/v1/tenants',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      payload: deep,
+    });
+    expect(admin.statusCode).toBe(400);
+    expect(admin.json().error.code).toBe('INVALID_JSON');
+  });
+});
+
+describe('a deep payload stored before the limit', () => {
+  let invoiceId: string;
+  const depth = 5000;
+  beforeAll(async () => {
+    const invoice = await createInvoice(service, tenant);
+    invoiceId = invoice.id;
+    const payload = '['.repeat(depth) + '1.50' + ']'.repeat(depth);
+    await service.context.db.execute(
+      sql`insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied,
+            status_before, status_after)
+          values (${tenant.tenant.id}, ${invoiceId}, 'txn_deep', 'paid', 'tap', ${payload}::jsonb, false,
+            'pending', 'pending')`,
+    );
+  });
+
+  it('is shown by the admin API as its JSON text', async () => {
+    const response = await service.admin('GET', `/invoices/${invoiceId}`);
+    expect(response.statusCode).toBe(200);
+    const [event] = response.json().events;
+    expect(event.transaction_id).toBe('txn_deep');
+    expect(typeof event.payload).toBe('string');
+    expect(event.payload.startsWith('[[[')).toBe(true);
+  });
+
+  it("is shown on the console's invoice page", async () => {
+    const signIn = await service.apps.admin!.inject({
+      method: 'POST',
+      url: '/console/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `token=${encodeURIComponent(TEST_ADMIN_TOKEN)}`,
+    });
+    expect(signIn.statusCode).toBe(303);
+    const cookie = signIn.cookies.map(({ name, value }) => `${name}=${value}`).join('; ');
+    const page = await service.apps.admin!.inject({ url: `/console/invoices/${invoiceId}`, headers: { cookie } });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('txn_deep');
+    expect(page.body).toContain('[[[[');
+  });
+
+  it('is listed by partnerctl events list', async () => {
+    const listed = await partnerctl(['events', 'list', '--invoice', invoiceId, '--json'], {
+      ADMIN_URL: service.urls.admin!,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    });
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).events[0].transaction_id).toBe('txn_deep');
   });
 });

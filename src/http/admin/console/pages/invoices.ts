@@ -3,7 +3,7 @@
 // "send the payment request again" action.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { parse, stringify } from 'lossless-json';
+import { stringify } from 'lossless-json';
 import {
   type InvoiceListing,
   invoiceHistory,
@@ -13,6 +13,7 @@ import {
   resendPaymentRequest,
 } from '../../../../payments/index.js';
 import { listTenants } from '../../../../tenants/index.js';
+import { storedJson } from '../../../json-body.js';
 import { IdParams } from '../../../schemas.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, pager, postForm, table, type View } from '../layout.js';
@@ -34,9 +35,10 @@ const InvoiceQuery = Type.Object({
 
 const DAY_MS = 86_400_000;
 
-/** A payload as received, indented, every number's digits as sent. */
+/** A payload as received, indented, every number's digits as sent (as stored when too deep to indent). */
 function prettyPayload(payloadJson: string): string {
-  return stringify(parse(payloadJson), null, 2) ?? payloadJson;
+  const payload = storedJson(payloadJson);
+  return typeof payload === 'string' ? payloadJson : (stringify(payload, null, 2) ?? payloadJson);
 }
 
 function attemptEntry(delivery: PaymentDeliveryRow): Html {
