@@ -1,4 +1,5 @@
 // Rules for text received from outside, shared by the domains and the hosts.
+import type { FieldError } from './errors.js';
 
 /** A UUID in any case, as text a schema pattern can embed. */
 export const UUID_PATTERN_SOURCE = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
@@ -16,6 +17,43 @@ const UNSTORABLE = /[\u0000\p{Cs}]/u;
 /** Whether the text holds NUL or an unpaired surrogate. */
 export function hasUnstorableCharacters(text: string): boolean {
   return UNSTORABLE.test(text);
+}
+
+/**
+ * The longest string any request may carry, in a body or a query: fields with a limit of their own
+ * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
+ * index can hold.
+ */
+const MAX_STRING_CHARACTERS = 4096;
+
+/**
+ * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
+ * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
+ * string to the database.
+ */
+export function unacceptableString(
+  value: unknown,
+  location: FieldError['location'],
+  path: string[] = [],
+): FieldError | null {
+  if (typeof value === 'string') {
+    const field = path.join('.') || '(root)';
+    if (hasUnstorableCharacters(value)) {
+      return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
+    }
+    if (value.length > MAX_STRING_CHARACTERS) {
+      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
+    }
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
+    if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
+    const problem = unacceptableString(item, location, [...path, key]);
+    if (problem) return problem;
+  }
+  return null;
 }
 
 // Bidirectional controls (embeddings, overrides, isolates, marks) make text display other than it

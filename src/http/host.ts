@@ -21,8 +21,9 @@ import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { unacceptableString } from '../text.js';
 import { CachedReads } from './cached-reads.js';
-import { registerJsonBodyParser, unacceptableString } from './json-body.js';
+import { registerJsonBodyParser } from './json-body.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -289,7 +290,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done();
   });
   registerJsonBodyParser(app);
-  // Query strings are held to the same rules as bodies (json-body.ts), before any route sees them.
+  // Query strings are held to the same rules as bodies (text.ts), before any route sees them.
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unacceptableString(request.query, 'query');
     done(problem ? invalid([problem]) : undefined);

@@ -1,8 +1,8 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { LosslessNumber, parse } from 'lossless-json';
 import { scan } from 'secure-json-parse';
-import { type FieldError, invalid } from '../errors.js';
-import { hasUnstorableCharacters } from '../text.js';
+import { invalid } from '../errors.js';
+import { unacceptableString } from '../text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,43 +20,6 @@ declare module 'fastify' {
  * of Fastify's own JSON parser, so an error handler maps one code whichever parser answered.
  */
 export const INVALID_JSON_BODY_CODE = 'FST_ERR_CTP_INVALID_JSON_BODY';
-
-/**
- * The longest string any request may carry, in a body or a query: fields with a limit of their own
- * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
- * index can hold.
- */
-const MAX_STRING_CHARACTERS = 4096;
-
-/**
- * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
- * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
- * string to the database.
- */
-export function unacceptableString(
-  value: unknown,
-  location: FieldError['location'],
-  path: string[] = [],
-): FieldError | null {
-  if (typeof value === 'string') {
-    const field = path.join('.') || '(root)';
-    if (hasUnstorableCharacters(value)) {
-      return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
-    }
-    if (value.length > MAX_STRING_CHARACTERS) {
-      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
-    }
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, item] of Object.entries(value)) {
-    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
-    if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
-    const problem = unacceptableString(item, location, [...path, key]);
-    if (problem) return problem;
-  }
-  return null;
-}
 
 /**
  * The deepest nesting of objects and arrays a JSON body may have. No field of ours nests beyond a
@@ -97,7 +60,8 @@ export function storedJson(text: string): unknown {
 }
 
 const STRUCTURED_JSON_MEDIA_TYPE = /^application\/[^;]+\+json(?:;|$)/;
-const BYTE_ORDER_MARK = '\uFEFF';
+/** Refuses what is not UTF-8 rather than replace it with U+FFFD (two byte strings read as one); drops a leading BOM. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Replaces the instance's `application/json` parser and adds `application/*+json`.
@@ -110,25 +74,37 @@ const BYTE_ORDER_MARK = '\uFEFF';
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   for (const mediaType of ['application/json', STRUCTURED_JSON_MEDIA_TYPE]) {
-    app.addContentTypeParser(mediaType, { parseAs: 'string' }, parseJsonBody);
+    app.addContentTypeParser(mediaType, { parseAs: 'buffer' }, parseJsonBody);
   }
+}
+
+/** A body's text: null when it is not UTF-8 or nests deeper than MAX_JSON_DEPTH. */
+function jsonText(raw: Buffer): string | null {
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    return null;
+  }
+  return nestedDeeperThan(text, MAX_JSON_DEPTH) ? null : text;
 }
 
 function parseJsonBody(
   request: FastifyRequest,
-  body: string,
+  raw: Buffer,
   done: (error: Error | null, body?: unknown) => void,
 ): void {
   const lossless = request.routeOptions.config.losslessJsonNumbers === true;
   const parseNumber = lossless ? toLosslessNumber : Number;
-  if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
+  const body = jsonText(raw);
+  if (body === null) {
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }
   let value: unknown;
   try {
-    // lossless-json throws on an empty body, like JSON.parse; the BOM is accepted, like Fastify's parser.
-    value = parse(body.startsWith(BYTE_ORDER_MARK) ? body.slice(1) : body, null, parseNumber);
+    // lossless-json throws on an empty body, like JSON.parse.
+    value = parse(body, null, parseNumber);
     // Rejects own `__proto__` keys and `constructor.prototype`, as Fastify's default parser does.
     // One scan of the parsed value costs less than parsing the text a second time with secure-json-parse.
     if (typeof value === 'object' && value !== null) {
@@ -138,7 +114,7 @@ function parseJsonBody(
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }
-  // The payment callback checks its own fields, in its documented order and words.
+  // The payment callback checks its own fields, in its documented order and words (src/payments/notification.ts).
   const problem = lossless ? null : unacceptableString(value, 'body');
   if (problem) {
     done(invalid([problem]));

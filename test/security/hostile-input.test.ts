@@ -214,3 +214,58 @@ describe('a deep payload stored before the limit', () => {
     expect(JSON.parse(listed.stdout).events[0].transaction_id).toBe('txn_deep');
   });
 });
+
+describe('payment callback extra fields and bytes', () => {
+  const send = async (payload: string | Buffer) => {
+    const response = await service.apps.integrations!.inject({
+      method: 'POST',
+      url: CALLBACK_PATH,
+      headers: { ...keyOf(tenant), 'content-type': 'application/json' },
+      payload,
+    });
+    return { status: response.statusCode, body: response.json() };
+  };
+  const storedEvents = async (invoiceId: string) =>
+    (await service.admin('GET', `/invoices/${invoiceId}`)).json().events;
+
+  it('refuses an extra string over 4,096 characters, at any depth, as Invalid JSON body; 4,096 is stored', async () => {
+    const invoice = await createInvoice(service, tenant);
+    const body = (extra: unknown) =>
+      JSON.stringify({ ...notificationFor(invoice), transaction_id: `txn_${randomUUID()}`, extra });
+    expect(await send(body('x'.repeat(60_000)))).toEqual({ status: 400, body: { error: 'Invalid JSON body' } });
+    expect(await send(body({ gateway_data: ['x'.repeat(4097)] }))).toEqual({
+      status: 400,
+      body: { error: 'Invalid JSON body' },
+    });
+    expect(await send(body({ ['k'.repeat(4097)]: 1 }))).toEqual({ status: 400, body: { error: 'Invalid JSON body' } });
+    expect(await storedEvents(invoice.id)).toEqual([]);
+    expect(await send(body('x'.repeat(4096)))).toEqual({ status: 200, body: { status: 'success' } });
+  });
+
+  it('refuses invalid UTF-8 as Invalid JSON body: two byte strings never share one dedupe key', async () => {
+    const invoice = await createInvoice(service, tenant);
+    const withTransactionBytes = (bytes: number[]) => {
+      const [head, tail] = JSON.stringify(notificationFor(invoice, { transaction_id: 'txn-@' })).split('@');
+      return Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]);
+    };
+    for (const bytes of [[0xff], [0xfe], [0xc3], [0xed, 0xa0, 0x80]]) {
+      expect(await send(withTransactionBytes(bytes))).toEqual({ status: 400, body: { error: 'Invalid JSON body' } });
+    }
+    expect(await storedEvents(invoice.id)).toEqual([]);
+    // Valid UTF-8, a BOM before the body included, is read as sent.
+    const valid = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), withTransactionBytes([0xc3, 0xa9])]);
+    expect(await send(valid)).toEqual({ status: 200, body: { status: 'success' } });
+    expect((await storedEvents(invoice.id))[0].transaction_id).toBe('txn-é');
+  });
+
+  it('refuses invalid UTF-8 on /api/v1/ as INVALID_JSON', async () => {
+    const response = await service.apps.integrations!.inject({
+      method: 'POST',
+      url: '/api/v1/suggested-prompts/',
+      headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}`, 'content-type': 'application/json' },
+      payload: Buffer.concat([Buffer.from('{"language": "en", "text": "a'), Buffer.from([0xff]), Buffer.from('"}')]),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.code).toBe('INVALID_JSON');
+  });
+});
