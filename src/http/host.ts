@@ -1,7 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -19,7 +19,7 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
-import { invalid } from '../errors.js';
+import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import { unacceptableString } from '../text.js';
 import { CachedReads } from './cached-reads.js';
@@ -212,6 +212,28 @@ interface HostOptions {
   /** Which listener this is, in every log line. */
   listener: 'integrations' | 'backend' | 'admin';
   logger: FastifyBaseLogger;
+  /**
+   * The host's documented error body for a request refused before it could be routed (a malformed
+   * URL or request line, headers too large, too slow): the request's target says which part of the
+   * host it was meant for.
+   */
+  refusalBody(error: AppError, target: string): unknown;
+}
+
+/** The target of a request's first line (`GET /path?query HTTP/1.1`), from the bytes a client error kept. */
+function requestTargetOf(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
+  const line = rawPacket
+    .subarray(0, rawPacket.indexOf(0x0a) === -1 ? 1024 : rawPacket.indexOf(0x0a))
+    .toString('latin1');
+  return line.split(' ')[1] ?? '';
+}
+
+/** The AppError for a connection Node refused before Fastify saw a request (`clientError`). */
+function clientFailure(code: string | undefined): AppError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new AppError(ErrorCode.HEADERS_TOO_LARGE);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError(ErrorCode.REQUEST_TIMEOUT);
+  return new AppError(ErrorCode.MALFORMED_REQUEST);
 }
 
 /**
@@ -249,6 +271,30 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     },
     loggerInstance: logger,
     logController: new RequestLog(),
+    // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
+    frameworkErrors: (_error, request, reply) => {
+      const error = new AppError(ErrorCode.MALFORMED_REQUEST);
+      (reply as FastifyReply)
+        .headers(PROTECTIVE_HEADERS)
+        .header('x-request-id', request.id)
+        .code(error.statusCode)
+        .send(options.refusalBody(error, request.raw.url ?? ''));
+    },
+    // Headers too large, a request line Node cannot parse, a request too slow: answered in the
+    // host's body, then the connection is closed, as Node does.
+    clientErrorHandler: (failure: NodeJS.ErrnoException & { rawPacket?: unknown }, socket) => {
+      if (failure.code === 'ECONNRESET' || socket.destroyed) return;
+      logger.trace({ err: failure }, 'client error');
+      const error = clientFailure(failure.code);
+      const body = JSON.stringify(options.refusalBody(error, requestTargetOf(failure.rawPacket)));
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
     genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },

@@ -269,3 +269,51 @@ describe('payment callback extra fields and bytes', () => {
     expect(response.json().error.code).toBe('INVALID_JSON');
   });
 });
+
+describe('requests refused before routing', () => {
+  const hosts = [
+    {
+      name: 'integrations /api/v1/',
+      host: 'integrations' as const,
+      path: '/api/v1/countries/',
+      body: (code: string) => ({ success: false, data: null, error: { code } }),
+    },
+    {
+      name: 'payment callback',
+      host: 'integrations' as const,
+      path: '/api/v1/payments/notify/',
+      body: (code: string) => ({
+        error: { MALFORMED_REQUEST: 'Malformed request', HEADERS_TOO_LARGE: 'Request header fields too large' }[code],
+      }),
+    },
+    { name: 'backend', host: 'backend' as const, path: '/v1/countries/', body: () => ({ detail: expect.any(String) }) },
+    {
+      name: 'admin',
+      host: 'admin' as const,
+      path: '/admin/v1/tenants',
+      body: (code: string) => ({ error: { code, message: expect.any(String) } }),
+    },
+  ];
+  const parse = (answer: string) => ({
+    status: Number(answer.slice(9, 12)),
+    body: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)),
+  });
+
+  it.each(hosts.map((host) => [host.name, host] as const))(
+    '%s: a bad percent-escape is a 400 and headers too large a 431, in the host body',
+    async (_name, { host, path, body }) => {
+      const base = service.urls[host]!;
+      const malformed = parse(
+        await rawExchange(base, `GET ${path}%ZZ/?x=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`),
+      );
+      expect(malformed).toMatchObject({ status: 400, body: body('MALFORMED_REQUEST') });
+      const large = parse(
+        await rawExchange(
+          base,
+          `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Filler: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      expect(large).toMatchObject({ status: 431, body: body('HEADERS_TOO_LARGE') });
+    },
+  );
+});

@@ -44,7 +44,7 @@ export async function buildAdminApp(
   logger: FastifyBaseLogger,
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'admin', logger });
+  const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
   const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
