@@ -237,6 +237,31 @@ function clientFailure(code: string | undefined): AppError {
 }
 
 /**
+ * The most of a refused body (too large, not JSON...) read and discarded so that its client can
+ * finish sending and read the answer. Node's request timeout bounds the time it may take.
+ */
+const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Fastify answers a body it refuses with `Connection: close`, and Node then closes the socket as
+ * soon as the answer is written: a client still sending (Node's fetch with a large body) gets
+ * EPIPE and never sees the answer. Like nginx's lingering close, the rest of the body is read and
+ * discarded instead, up to a bound, and the connection stays usable; past the bound it is closed.
+ */
+function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete || reply.getHeader('connection') !== 'close') return;
+  if (Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) return;
+  reply.removeHeader('connection');
+  let drained = 0;
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > REFUSED_BODY_DRAIN_BYTES) raw.socket.destroy();
+  });
+  raw.resume();
+}
+
+/**
  * Node checks the header and request timeouts on this period (30 s by default), so a slowloris
  * connection would otherwise outlive its timeout by up to that much.
  */
@@ -336,6 +361,10 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done();
   });
   registerJsonBodyParser(app);
+  app.addHook('onError', (request, reply, _error, done) => {
+    lingerForRefusedBody(request, reply);
+    done();
+  });
   // Query strings are held to the same rules as bodies (text.ts), before any route sees them.
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unacceptableString(request.query, 'query');

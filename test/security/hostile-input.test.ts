@@ -317,3 +317,38 @@ describe('requests refused before routing', () => {
     },
   );
 });
+
+describe('a body refused while the client is still sending it', () => {
+  /** A body of `chunks` 64 KiB chunks, each a few milliseconds after the last, as a slow uplink sends. */
+  const slowBody = (chunks: number) => {
+    let sent = 0;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent++ === 0) controller.enqueue(new TextEncoder().encode('{"language": "en", "text": "'));
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        if (sent > chunks) controller.close();
+        else controller.enqueue(new Uint8Array(64 * 1024).fill(0x78));
+      },
+    });
+  };
+  const post = (body: BodyInit) =>
+    fetch(`${service.urls.integrations}/api/v1/suggested-prompts/`, {
+      method: 'POST',
+      headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+
+  it("reaches Node's fetch as the host's 413, streamed or with a length, and the connection stays usable", async () => {
+    const streamed = await post(slowBody(40));
+    expect(streamed.status).toBe(413);
+    expect((await streamed.json()).error.code).toBe('PAYLOAD_TOO_LARGE');
+    const large = JSON.stringify({ language: 'en', text: 'x'.repeat(12 * 1024 * 1024) });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const response = await post(large);
+      expect(response.status).toBe(413);
+      expect((await response.json()).error.code).toBe('PAYLOAD_TOO_LARGE');
+    }
+    expect((await post(JSON.stringify({ language: 'en', text: 'after the refusals' }))).status).toBe(201);
+  });
+});
