@@ -25,7 +25,7 @@ import {
 } from './payments/index.js';
 import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './rate-limit-store.js';
 import { seedEmptyDatabase } from './seed.js';
-import { keyFilePath, secretBoxFor } from './tenants/index.js';
+import { countUnopenableSecrets, keyFilePath, secretBoxFor } from './tenants/index.js';
 
 /** Builds each host's app on a context; tests build only the hosts they need with these. */
 export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =
@@ -157,6 +157,22 @@ function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
   }
 }
 
+/**
+ * Refuses to start when signing secrets are stored that no configured key opens (a key rotated
+ * without its predecessor, a key file lost or regenerated): every payment request of their
+ * tenants would fail to be signed.
+ */
+async function checkSealedSecrets(context: AppContext): Promise<void> {
+  const unopenable = await countUnopenableSecrets(context.db, context.secretBox);
+  if (unopenable === 0) return;
+  const keyFile = keyFilePath(context.config.dataDir);
+  throw new ConfigError(
+    `${unopenable} payment endpoint signing secret(s) in the database open with none of the configured keys: ` +
+      'set SECRET_ENCRYPTION_KEY to the key that sealed them (after a rotation: the new key in SECRET_ENCRYPTION_KEY, ' +
+      `the old one in SECRET_ENCRYPTION_KEY_PREVIOUS), or put back the original ${keyFile} (see README)`,
+  );
+}
+
 /** Starts listening; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
   await app.listen({ host: listener.host, port: listener.port });
@@ -189,6 +205,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
+    await checkSealedSecrets(context);
     for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
       apps[name] = await HOST_BUILDERS[name](context, logger);
       urls[name] = await listen(apps[name], listener);
