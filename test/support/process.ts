@@ -1,6 +1,6 @@
 // The service as a real process (`partnerctl serve` from source, bundled for the run by the global
 // setup), for what only processes show: start-up races, the data directory lock, signals, exit codes.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { inject } from 'vitest';
@@ -20,8 +20,30 @@ function partnerctlEntry(): string[] {
   return bundle ? [bundle] : ['--import', 'tsx', path.join(projectRoot, 'src/cli/partnerctl.ts')];
 }
 
-export function runPartnerctl(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, [...partnerctlEntry(), ...args], {
+/**
+ * Runs a command in a PID namespace of its own (pid 1 there, as in a container); every process of
+ * the namespace dies with it.
+ */
+export const IN_PID_NAMESPACE = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child'];
+
+/** Whether this machine lets us start a process in a PID namespace of its own (root, or user namespaces). */
+export function canUnsharePid(): boolean {
+  try {
+    return (
+      execFileSync(IN_PID_NAMESPACE[0], [...IN_PID_NAMESPACE.slice(1), 'sh', '-c', 'echo $$'], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+      }).trim() === '1'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** `prefix` runs it under another command, e.g. `unshare` for a PID namespace of its own. */
+export function runPartnerctl(args: string[], env: Record<string, string>, prefix: string[] = []) {
+  const [command, ...commandArgs] = [...prefix, process.execPath, ...partnerctlEntry(), ...args];
+  return spawn(command, commandArgs, {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -29,8 +51,8 @@ export function runPartnerctl(args: string[], env: Record<string, string>) {
 }
 
 /** Runs a partnerctl command to its end: exit code and what it printed. */
-export async function partnerctl(args: string[], env: Record<string, string>) {
-  const child = runPartnerctl(args, env);
+export async function partnerctl(args: string[], env: Record<string, string>, prefix: string[] = []) {
+  const child = runPartnerctl(args, env, prefix);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -40,8 +62,12 @@ export async function partnerctl(args: string[], env: Record<string, string>) {
 }
 
 /** Starts `partnerctl serve`; resolves once every listener has logged its address. */
-export async function startServiceProcess(env: Record<string, string>, listeners = 3): Promise<ServiceProcess> {
-  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' });
+export async function startServiceProcess(
+  env: Record<string, string>,
+  listeners = 3,
+  prefix: string[] = [],
+): Promise<ServiceProcess> {
+  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, prefix);
   let output = '';
   const urls: Record<string, string> = {};
   const exited = once(child, 'exit');
