@@ -31,7 +31,10 @@ const REDIS_RETRY_AFTER_FAILURE_MS = 5000;
  */
 export class RateLimitStore {
   readonly redis: RedisWithLimits;
-  private failingUntil = 0;
+  /** Since Redis last failed, until it answers again. */
+  private degraded = false;
+  /** Redis is left alone until then, once it has failed. */
+  private retryAt = 0;
 
   constructor(
     redis: Redis,
@@ -45,17 +48,15 @@ export class RateLimitStore {
 
   /** Why the limits are counted in this process now, or null while Redis answers. */
   degradation(): string | null {
-    return Date.now() < this.failingUntil
-      ? 'Redis is not answering: rate limits are counted in each process meanwhile'
-      : null;
+    return this.degraded ? 'Redis is not answering: rate limits are counted in each process meanwhile' : null;
   }
 
   /** Counts `key` in Redis: null when Redis is failing or failed to answer in time. */
   async add(key: string, windowMs: number): Promise<Count | null> {
-    if (Date.now() < this.failingUntil) return null;
+    if (this.degraded && Date.now() < this.retryAt) return null;
     try {
       const [current, ttlMs] = await this.redis.partnerRateLimitAdd(key, windowMs);
-      if (this.failingUntil !== 0) this.recovered();
+      if (this.degraded) this.recovered();
       return { current, ttlMs };
     } catch (error) {
       this.failed(error);
@@ -66,18 +67,19 @@ export class RateLimitStore {
   private failed(error: unknown): void {
     const timedOut = error instanceof Error && /timed out/i.test(error.message);
     this.metrics.rateLimitStoreFailures.inc({ reason: timedOut ? 'timeout' : 'error' });
-    if (Date.now() >= this.failingUntil) {
+    if (!this.degraded) {
       this.logger.warn(
         { err: error },
         'Redis did not answer: rate limits counted in this process until it does (see /readyz)',
       );
     }
-    this.failingUntil = Date.now() + REDIS_RETRY_AFTER_FAILURE_MS;
+    this.degraded = true;
+    this.retryAt = Date.now() + REDIS_RETRY_AFTER_FAILURE_MS;
     this.metrics.rateLimitStoreDegraded.set(1);
   }
 
   private recovered(): void {
-    this.failingUntil = 0;
+    this.degraded = false;
     this.metrics.rateLimitStoreDegraded.set(0);
     this.logger.info('Redis answers again: rate limits shared by every instance');
   }
