@@ -171,7 +171,7 @@ describe('a deep payload stored before the limit', () => {
   beforeAll(async () => {
     const invoice = await createInvoice(service, tenant);
     invoiceId = invoice.id;
-    const payload = '['.repeat(depth) + '1.50' + ']'.repeat(depth);
+    const payload = `${'['.repeat(depth)}1.50${']'.repeat(depth)}`;
     await service.context.db.execute(
       sql`insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied,
             status_before, status_after)
