@@ -18,7 +18,9 @@ const HEADROOM_MB = 48;
 /** A tmpfs the size of the template plus the headroom, or why there cannot be one here. */
 function mountTmpfs(): { mountPoint: string } | { skipped: string } {
   const mountPoint = mkdtempSync(path.join(tmpdir(), 'pi-faults-disk-'));
-  const templateMb = Number(execFileSync('du', ['-sm', inject('dataDirTemplate')], { encoding: 'utf8' }).split('\t')[0]);
+  const templateMb = Number(
+    execFileSync('du', ['-sm', inject('dataDirTemplate')], { encoding: 'utf8' }).split('\t')[0],
+  );
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${templateMb + HEADROOM_MB}m`, 'tmpfs', mountPoint], {
       stdio: 'pipe',
