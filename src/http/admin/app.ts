@@ -45,7 +45,7 @@ export async function buildAdminApp(
   logger: FastifyBaseLogger,
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'admin', logger });
+  const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
   const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
@@ -96,7 +96,6 @@ export async function buildAdminApp(
         };
       });
       admin.addHook('onRequest', async (request, reply) => {
-        await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
         const operator = timingSafeEqual(sha256(token), expectedToken)

@@ -47,7 +47,11 @@ function validationDetail(error: unknown, appError: AppError) {
 }
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'backend', logger });
+  const app = createHostApp(context, {
+    listener: 'backend',
+    logger,
+    refusalBody: (error) => ({ detail: error.message }),
+  });
 
   await app.register(swagger, {
     openapi: {
