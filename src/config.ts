@@ -21,7 +21,7 @@ export interface ListenerConfig {
 export interface Config {
   listeners: Partial<Record<ListenerName, ListenerConfig>>;
   adminToken: string;
-  /** True when ADMIN_TOKEN was not set and a random one was generated (it is logged once). */
+  /** True when ADMIN_TOKEN was not set: the token is the one kept in DATA_DIR (adminTokenFile), or a new one to keep there. */
   adminTokenGenerated: boolean;
   backendPublicUrl: string | null;
   databaseUrl: string | null;
@@ -52,12 +52,17 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of this service's Redis keys, so several deployments (or test runs) can share a Redis. */
   redisKeyPrefix: string;
-  /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
-  trustProxy: boolean | string[];
+  /**
+   * Fastify's `trustProxy`: whose `X-Forwarded-For` is believed. `1` (TRUST_PROXY=true): the proxy
+   * in front only, so the client is the address it appended; a list: those proxies.
+   */
+  trustProxy: false | 1 | string[];
   /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
+  /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
+  retention: { deliveryAttemptsDays: number; auditEventsDays: number; refusedNotificationsDays: number };
 }
 
 interface ConnectionLimits {
@@ -77,6 +82,33 @@ type Env = Record<string, string | undefined>;
 
 /** An admin token shorter than this is guessable; a generated one is 32 random bytes. */
 const ADMIN_TOKEN_MIN_CHARACTERS = 32;
+/**
+ * Fewer bits than this, estimated from how often each character occurs, is a token of repeats
+ * (`aaaa…`, `abab…`) however long: a random hex token of 32 characters scores above 90.
+ */
+const ADMIN_TOKEN_MIN_BITS = 80;
+
+/** The token's length times its per-character Shannon entropy: an upper bound of its real strength. */
+function estimatedBits(token: string): number {
+  const characters = [...token];
+  const counts = new Map<string, number>();
+  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
+  let bitsPerCharacter = 0;
+  for (const count of counts.values()) {
+    const share = count / characters.length;
+    bitsPerCharacter -= share * Math.log2(share);
+  }
+  return bitsPerCharacter * characters.length;
+}
+
+/** Why ADMIN_TOKEN is too weak to be the admin's only credential, or null. */
+function adminTokenWeakness(token: string): string | null {
+  if (token.length < ADMIN_TOKEN_MIN_CHARACTERS) return `must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters`;
+  // Whitespace or a control character in a token is a copy-and-paste accident more often than a choice.
+  if (/[\s\p{C}]/u.test(token)) return 'must not contain whitespace or control characters';
+  if (estimatedBits(token) < ADMIN_TOKEN_MIN_BITS) return 'is too predictable (repeated characters)';
+  return null;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -120,7 +152,8 @@ function count(env: Env, name: string, fallback: number): number {
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = (env.TRUST_PROXY ?? '').trim();
   if (raw === '' || /^(false|0|no)$/i.test(raw)) return false;
-  if (/^(true|yes)$/i.test(raw)) return true;
+  // Not every hop: addresses a client writes into the header itself would then count as its own.
+  if (/^(true|yes)$/i.test(raw)) return 1;
   const addresses = raw.split(',').map((address) => address.trim());
   if (addresses.some((address) => !/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(address))) {
     throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses, got "${raw}"`);
@@ -219,6 +252,17 @@ export function environmentWithFile(env: Env = process.env): Env {
   return { ...parseEnv(text), ...env };
 }
 
+/** Where a generated admin token is kept, so restarts and partnerctl beside the data reuse it. */
+export const adminTokenFile = (dataDir: string) => path.join(dataDir, 'admin-token');
+
+/** The admin token kept in DATA_DIR by an earlier start, or null. */
+export function storedAdminToken(dataDir: string): string | null {
+  const file = adminTokenFile(dataDir);
+  if (!existsSync(file)) return null;
+  const token = readFileSync(file, 'utf8').trim();
+  return token === '' ? null : token;
+}
+
 export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = process.stdout.isTTY === true): Config {
   const gateways = (env.SUPPORTED_GATEWAYS ?? 'tap,hyperpay')
     .split(',')
@@ -232,19 +276,17 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   }
 
   const adminToken = env.ADMIN_TOKEN ?? '';
-  if (adminToken && adminToken.length < ADMIN_TOKEN_MIN_CHARACTERS) {
-    throw new ConfigError(
-      `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters (for example: openssl rand -hex 32)`,
-    );
-  }
+  const weakness = adminToken ? adminTokenWeakness(adminToken) : null;
+  if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
+  const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
     listeners: listeners(env),
-    adminToken: adminToken || randomBytes(32).toString('base64url'),
+    adminToken: adminToken || storedAdminToken(dataDir) || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
     supportedGateways: gateways,
     logLevel,
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
@@ -263,5 +305,11 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
+    // Retention (docs/operations.md): payment events are never pruned; these go after so many days.
+    retention: {
+      deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
+      auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
+      refusedNotificationsDays: count(env, 'RETENTION_REFUSED_NOTIFICATIONS_DAYS', 30),
+    },
   };
 }

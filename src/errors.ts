@@ -4,7 +4,9 @@
 export const ErrorCode = {
   UNAUTHORIZED: 'UNAUTHORIZED',
   FORBIDDEN: 'FORBIDDEN',
+  TEST_MODE_ONLY: 'TEST_MODE_ONLY',
   VALIDATION_ERROR: 'VALIDATION_ERROR',
+  MALFORMED_REQUEST: 'MALFORMED_REQUEST',
   TENANT_NOT_ALLOWED: 'TENANT_NOT_ALLOWED',
   NOT_FOUND: 'NOT_FOUND',
   CONFLICT: 'CONFLICT',
@@ -13,6 +15,8 @@ export const ErrorCode = {
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   RATE_LIMITED: 'RATE_LIMITED',
+  HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
@@ -21,7 +25,9 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  TEST_MODE_ONLY: 403,
   VALIDATION_ERROR: 400,
+  MALFORMED_REQUEST: 400,
   TENANT_NOT_ALLOWED: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
@@ -30,6 +36,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
+  REQUEST_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 };
@@ -37,7 +45,9 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
 export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Unauthorized.',
   FORBIDDEN: 'Forbidden.',
+  TEST_MODE_ONLY: 'Test mode only: use your test SSO secret (pis_test_sso_...).',
   VALIDATION_ERROR: 'Invalid request.',
+  MALFORMED_REQUEST: 'Malformed request: the request line or URL is not valid (for example a bad %-escape).',
   TENANT_NOT_ALLOWED: 'The tenant comes from the credential; do not send it in the path, query or body.',
   NOT_FOUND: 'Not found.',
   CONFLICT: 'Conflict.',
@@ -46,6 +56,8 @@ export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'Request body is too large.',
   UNSUPPORTED_MEDIA_TYPE: 'Request body must be application/json.',
   RATE_LIMITED: 'Too many requests.',
+  HEADERS_TOO_LARGE: 'Request header fields are too large.',
+  REQUEST_TIMEOUT: 'The request did not arrive in time.',
   INTERNAL_ERROR: 'Internal server error.',
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable; retry shortly.',
 };
@@ -62,6 +74,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string = DEFAULT_MESSAGE[code],
     readonly details?: FieldError[],
+    /** What to check or fix, when the request's shape tells (e.g. which credential goes where). */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = 'AppError';

@@ -9,6 +9,8 @@ interface MetricSources {
   paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
   /** Database connections busy with a query, and queries waiting for one. */
   databasePool(): { size: number; inUse: number; waiting: number };
+  /** Whether /readyz would answer 200 now (the database reachable and writable). */
+  ready(): Promise<boolean>;
 }
 
 export class Metrics {
@@ -24,15 +26,31 @@ export class Metrics {
 
   readonly paymentNotifications = new Counter({
     name: 'payment_notifications_total',
-    help: 'Payment callbacks by outcome: success, duplicate, or the error message answered',
-    labelNames: ['outcome'] as const,
+    help:
+      'Payment callbacks by outcome (success, duplicate, or the error message answered) and mode of the key ' +
+      '(live, test; none when no key was valid)',
+    labelNames: ['outcome', 'mode'] as const,
+    registers: [this.registry],
+  });
+
+  readonly unknownStatusNotifications = new Counter({
+    name: 'payment_notifications_unknown_status_total',
+    help: 'Payment callbacks stored and answered success whose status is not paid, failed, cancelled or refunded: unknown status, not applied',
+    labelNames: ['mode'] as const,
+    registers: [this.registry],
+  });
+
+  readonly refusedNotificationRecords = new Counter({
+    name: 'refused_notification_records_total',
+    help: 'Refused payment callbacks of authenticated tenants by what became of their record: dropped (writer behind), failed (database away), pruned',
+    labelNames: ['result'] as const,
     registers: [this.registry],
   });
 
   readonly paymentRequestAttempts = new Counter({
     name: 'payment_request_attempts_total',
-    help: 'Outbound payment request attempts by outcome: delivered, retrying or failed',
-    labelNames: ['outcome'] as const,
+    help: 'Outbound payment request attempts by outcome (delivered, retrying or failed) and invoice mode (live, test)',
+    labelNames: ['outcome', 'mode'] as const,
     registers: [this.registry],
   });
 
@@ -40,6 +58,19 @@ export class Metrics {
     name: 'rate_limited_requests_total',
     help: 'Requests answered 429, by listener and limit (credential or auth_failures)',
     labelNames: ['listener', 'limit'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreFailures = new Counter({
+    name: 'rate_limit_store_failures_total',
+    help: 'Redis commands of the rate limits that failed or timed out (reason: error or timeout)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreDegraded = new Gauge({
+    name: 'rate_limit_store_degraded',
+    help: '1 while Redis does not answer and the rate limits are counted in this process, else 0',
     registers: [this.registry],
   });
 
@@ -71,6 +102,15 @@ export class Metrics {
         this.set({ state: 'size' }, pool.size);
         this.set({ state: 'in_use' }, pool.inUse);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    // What alerts on readiness read (deploy/prometheus/alerts.yml): /readyz itself is for load balancers.
+    new Gauge({
+      name: 'service_ready',
+      help: '1 when the service is ready (its database reachable and writable), 0 when /readyz answers 503',
+      registers,
+      async collect() {
+        this.set((await sources.ready()) ? 1 : 0);
       },
     });
     new Counter({

@@ -1,11 +1,17 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
-import { type Config, ConfigError, DEFAULT_PORTS, type ListenerConfig, type ListenerName } from './config.js';
+import {
+  adminTokenFile,
+  type Config,
+  ConfigError,
+  DEFAULT_PORTS,
+  type ListenerConfig,
+  type ListenerName,
+} from './config.js';
 import { type AppContext, signingDependencies } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -15,6 +21,7 @@ import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import type { Logger } from './logger.js';
+import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -24,8 +31,9 @@ import {
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
+import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './rate-limit-store.js';
 import { seedEmptyDatabase } from './seed.js';
-import { keyFilePath, secretBoxFor } from './tenants/index.js';
+import { countUnopenableSecrets, keyFilePath, secretBoxFor } from './tenants/index.js';
 
 /** Builds each host's app on a context; tests build only the hosts they need with these. */
 export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =
@@ -72,16 +80,25 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
     metrics: new Metrics({
       paymentBacklog: () => paymentQueue.backlog(),
       databasePool: () => database.poolStatistics(),
+      ready: async () => (await database.unavailable()) === null,
     }),
-    redis: null,
+    rateLimitStore: null,
   };
 }
 
-/** Redis for the rate limits, when configured: commands fail fast rather than queue while it is down. */
-function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits not enforced meanwhile'));
-  return redis;
+/**
+ * Redis for the rate limits, when configured: commands fail fast rather than queue while it is
+ * down, and time out rather than wait while it hangs.
+ */
+function connectRedis(url: string, metrics: Metrics, logger: FastifyBaseLogger): RateLimitStore {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  });
+  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits counted in this process'));
+  return new RateLimitStore(redis, metrics, logger);
 }
 
 /** Payment requests being delivered at once by one process. */
@@ -103,7 +120,7 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
     log: logger.child({ worker: 'payment-request' }),
-    onAttempt: (outcome: AttemptResult) => context.metrics.paymentRequestAttempts.inc({ outcome }),
+    onAttempt: (outcome: AttemptResult, mode: string) => context.metrics.paymentRequestAttempts.inc({ outcome, mode }),
   };
   await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
   logger.info('payment request worker started');
@@ -112,20 +129,19 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /**
- * A generated admin token is shown where only the operator sees it: on the terminal that started
- * the service, else in a file only its owner can read, whose path is logged. Never in the log.
+ * A generated admin token is kept in DATA_DIR, in a file only its owner can read, and reused by
+ * every later start and by partnerctl run beside the data: restarts keep console sessions and
+ * exported tokens. Its path is logged, never the token; a terminal that started the service sees it.
  */
-function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
-  if (process.stderr.isTTY) {
-    process.stderr.write(`ADMIN_TOKEN not set: this run's admin token is ${config.adminToken}\n`);
-    logger.warn('ADMIN_TOKEN not set: generated one for this run, shown on the terminal');
-    return;
+function keepGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
+  const file = adminTokenFile(config.dataDir);
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const file = path.join(config.dataDir, 'admin-token');
-  writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
+  if (process.stderr.isTTY) process.stderr.write(`ADMIN_TOKEN not set: the admin token is ${config.adminToken}\n`);
+  logger.warn({ file }, 'ADMIN_TOKEN not set: using the admin token kept in DATA_DIR (a file only its owner can read)');
 }
 
 /**
@@ -149,6 +165,22 @@ function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
   }
 }
 
+/**
+ * Refuses to start when signing secrets are stored that no configured key opens (a key rotated
+ * without its predecessor, a key file lost or regenerated): every payment request of their
+ * tenants would fail to be signed.
+ */
+async function checkSealedSecrets(context: AppContext): Promise<void> {
+  const unopenable = await countUnopenableSecrets(context.db, context.secretBox);
+  if (unopenable === 0) return;
+  const keyFile = keyFilePath(context.config.dataDir);
+  throw new ConfigError(
+    `${unopenable} payment endpoint signing secret(s) in the database open with none of the configured keys: ` +
+      'set SECRET_ENCRYPTION_KEY to the key that sealed them (after a rotation: the new key in SECRET_ENCRYPTION_KEY, ' +
+      `the old one in SECRET_ENCRYPTION_KEY_PREVIOUS), or put back the original ${keyFile} (see README)`,
+  );
+}
+
 /** Starts listening; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
   await app.listen({ host: listener.host, port: listener.port });
@@ -164,16 +196,18 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config, logger);
-  if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
+  if (config.redisUrl) context.rateLimitStore = connectRedis(config.redisUrl, context.metrics, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let pruning: { stop(): Promise<void> } | undefined;
   const close = async () => {
+    await pruning?.stop();
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.database.close();
-    context.redis?.disconnect();
+    context.rateLimitStore?.redis.disconnect();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);
@@ -181,6 +215,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
+    await checkSealedSecrets(context);
     for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
       apps[name] = await HOST_BUILDERS[name](context, logger);
       urls[name] = await listen(apps[name], listener);
@@ -189,12 +224,20 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // Port 0 picks a free port: the default public URL is the one actually listening.
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
+    if (config.paymentWorker) {
+      await startPaymentWorker(context, logger, retryPolicy);
+      // Worker processes also keep the database's growth bounded.
+      pruning = schedulePrune(context.database, retentionRules(config.retention), (outcome) =>
+        'error' in outcome
+          ? logger.error({ err: outcome.error }, 'prune failed: retried at the next turn')
+          : logger.info({ deleted: outcome.deleted }, 'pruned rows past their retention'),
+      );
+    }
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
-  if (config.adminTokenGenerated && config.listeners.admin) announceGeneratedAdminToken(config, logger);
+  if (config.adminTokenGenerated && config.listeners.admin) keepGeneratedAdminToken(config, logger);
   warnAboutKeyFile(config, logger);
   const admin = config.listeners.admin;
   if (admin && !isLoopback(admin.host)) {

@@ -32,6 +32,8 @@ export const tenants = pgTable('tenants', {
   isActive: boolean('is_active').notNull().default(true),
   gateway: text('gateway').notNull(),
   paymentEndpointUrl: text('payment_endpoint_url'),
+  /** Where test invoices' payment requests go (test mode, src/payments/modes.ts). */
+  testPaymentEndpointUrl: text('test_payment_endpoint_url'),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -80,6 +82,8 @@ export const consoleSessions = pgTable('console_sessions', {
   digest: text('digest').notNull().unique(),
   createdAt: createdAt(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  /** The named operator signed in; null: the bootstrap ADMIN_TOKEN. */
+  operatorId: uuid('operator_id'),
 });
 
 export const countries = pgTable(
@@ -211,11 +215,15 @@ export const invoices = pgTable(
     gatewayReference: text('gateway_reference'),
     paidAt: timestamp('paid_at', { withTimezone: true }),
     paymentUrl: text('payment_url'),
+    /** `live`, or `test` for an invoice made with test credentials: the two never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (table) => [
     index('invoices_tenant_idx').on(table.tenantId),
+    // A partner's own payment requests, newest first, in one mode.
+    index('invoices_tenant_mode_created_idx').on(table.tenantId, table.mode, table.createdAt, table.id),
     index('invoices_trip_idx').on(table.tripId, table.createdAt),
     // The console's invoice list: newest first.
     index('invoices_created_idx').on(table.createdAt, table.id),
@@ -296,10 +304,15 @@ export const auditEvents = pgTable(
     status: integer('status'),
     address: text('address'),
     requestId: text('request_id'),
+    /** The named operator who made the change; null: the bootstrap ADMIN_TOKEN, or no operator. */
+    operatorId: uuid('operator_id'),
+    /** The operator's name when the change was made (operators are renamed and deleted). */
+    operatorName: text('operator_name'),
   },
   (table) => [
     index('audit_events_occurred_idx').on(table.occurredAt, table.id),
     index('audit_events_target_occurred_idx').on(table.targetId, table.occurredAt, table.id),
+    index('audit_events_operator_occurred_idx').on(table.operatorId, table.occurredAt, table.id),
   ],
 );
 
@@ -334,3 +347,55 @@ export const invoiceIdempotencyKeys = pgTable('invoice_idempotency_keys', {
     .references(() => invoices.id, { onDelete: 'cascade' }),
   createdAt: createdAt(),
 });
+
+/**
+ * Named operators of the admin API and console: a person, a role, a token kept as its digest.
+ * A deleted operator stays (deleted_at set) so the audit trail keeps naming them.
+ */
+export const operators = pgTable(
+  'operators',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    /** `read-only`, `operator` or `admin` (src/operators/roles.ts). */
+    role: text('role').notNull(),
+    digest: text('digest').notNull().unique(),
+    /** The token's prefix and last four characters, to tell tokens apart. */
+    hint: text('hint').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (table) => [uniqueIndex('operators_name_live_idx').on(table.name).where(sql`deleted_at is null`)],
+);
+
+/**
+ * Payment callbacks of an authenticated tenant that were refused (accepted ones are payment_events),
+ * recorded after the answer, off the callback's statement, and pruned (src/payments/refusals.ts).
+ */
+export const refusedNotifications = pgTable(
+  'refused_notifications',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** The mode of the key that sent it. */
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
+    /** The invoice, when the id named one of this tenant in this mode. */
+    invoiceId: uuid('invoice_id').references(() => invoices.id, { onDelete: 'cascade' }),
+    httpStatus: integer('http_status').notNull(),
+    /** The message answered, e.g. `Amount mismatch`. */
+    error: text('error').notNull(),
+    requestId: text('request_id'),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The body as received, cut at REFUSED_PAYLOAD_MAX_BYTES; null when none was read. */
+    payload: text('payload'),
+    payloadTruncated: boolean('payload_truncated').notNull().default(false),
+  },
+  (table) => [
+    index('refused_notifications_tenant_received_idx').on(table.tenantId, table.receivedAt, table.id),
+    index('refused_notifications_invoice_idx').on(table.invoiceId, table.receivedAt),
+    index('refused_notifications_received_idx').on(table.receivedAt),
+  ],
+);

@@ -6,6 +6,7 @@ export {
   type CredentialWithUse,
   cachedBackendPartnerKey,
   cachedSsoSecret,
+  countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
   listCredentials,
@@ -18,12 +19,20 @@ export {
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
-export { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
+export {
+  kindByPrefix,
+  MODES,
+  type Mode,
+  prefixOf,
+  TENANT_CREDENTIAL_KINDS,
+  type TenantCredentialKind,
+} from './secrets.js';
 export {
   countActiveTenants,
   createTenant,
   getTenant,
   listTenants,
+  paymentEndpointIn,
   slugTaken,
   type TenantRow,
   updateTenant,

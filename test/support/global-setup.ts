@@ -1,3 +1,8 @@
+// Once per run: the process bundles, and a migrated, seeded template database on the run's server.
+// On an external PostgreSQL (TEST_DATABASE_URL) the template is a database there. Without it, a
+// DATA_DIR is first made the way a service's first start makes it (embedded server, migrations,
+// seeding): kept as the template of tests that run a service on a DATA_DIR of its own, and copied
+// for the run's one embedded server, whose seeded `postgres` database is cloned as the template.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
