@@ -20,6 +20,7 @@ import helmet from 'helmet';
 import type { AppContext } from '../context.js';
 import { invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { SERVICE_VERSION } from '../version.js';
 import { CachedReads } from './cached-reads.js';
 import { registerJsonBodyParser, unacceptableString } from './json-body.js';
 
@@ -245,7 +246,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done(problem ? invalid([problem]) : undefined);
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: SERVICE_VERSION }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const unavailable = await context.database.unavailable();
     if (!unavailable) return { status: 'ok' };

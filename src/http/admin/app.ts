@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
+import { SERVICE_VERSION } from '../../version.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
@@ -52,7 +53,7 @@ export async function buildAdminApp(
       openapi: '3.1.0',
       info: {
         title: 'Partner Integrations: admin API',
-        version: '1',
+        version: SERVICE_VERSION,
         description: 'Operators API. Every route needs `Authorization: Bearer <ADMIN_TOKEN>`.',
       },
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
