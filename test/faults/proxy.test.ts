@@ -5,7 +5,7 @@
 // instance taken out stops receiving traffic while every request is still answered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
-import { type ServiceProcess, startServiceProcess } from '../support/process.js';
+import { loggedRequests, type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { createPartner, type Partner } from './support/callback-load.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
 import { behindProxyEnv, NginxProxy, nginxUnavailable, type SlotPorts, slotPorts } from './support/nginx.js';
@@ -14,14 +14,6 @@ import { waitFor } from './support/probes.js';
 const AUTH_FAILURE_LIMIT = 4;
 const unavailable = nginxUnavailable ?? (DATABASE_KINDS.includes('PostgreSQL') ? null : 'no PostgreSQL cluster');
 if (unavailable) console.log(`[faults] proxy scenario skipped: ${unavailable}`);
-
-/** Requests an instance logged for `url` (its access log: one JSON line per request). */
-function served(instance: ServiceProcess, url: string): number {
-  return instance
-    .output()
-    .split('\n')
-    .filter((line) => line.includes(`"url":"${url}"`)).length;
-}
 
 describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
   let database: ScenarioDatabase;
@@ -152,26 +144,26 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
       for (let i = 0; i < count; i++) statuses.push((await proxy.fetch('backend', '/readyz')).status);
       return statuses;
     };
-    const before = instances.map((instance) => served(instance, '/readyz'));
+    const before = instances.map((instance) => loggedRequests(instance, '/readyz'));
     expect((await probe(20)).every((status) => status === 200)).toBe(true);
     const total = () =>
-      instances.reduce((sum, instance, index) => sum + served(instance, '/readyz') - before[index], 0);
+      instances.reduce((sum, instance, index) => sum + loggedRequests(instance, '/readyz') - before[index], 0);
     await waitFor('both instances to log their requests', () => total() >= 20, 5000).catch(() => {});
-    const shared = instances.map((instance, index) => served(instance, '/readyz') - before[index]);
+    const shared = instances.map((instance, index) => loggedRequests(instance, '/readyz') - before[index]);
     expect(shared[0]).toBeGreaterThan(0);
     expect(shared[1]).toBeGreaterThan(0);
 
     const [taken, kept] = instances;
     expect(await taken.stop('SIGTERM')).toBe(0);
-    const keptBefore = served(kept, '/readyz');
+    const keptBefore = loggedRequests(kept, '/readyz');
     const afterStop = await probe(20);
     // Each instance's log arrives through a pipe: wait for the last lines.
     await waitFor(
       'the kept instance to log its requests',
-      () => served(kept, '/readyz') - keptBefore >= 20,
+      () => loggedRequests(kept, '/readyz') - keptBefore >= 20,
       5000,
     ).catch(() => {});
-    const keptServed = served(kept, '/readyz') - keptBefore;
+    const keptServed = loggedRequests(kept, '/readyz') - keptBefore;
     // Passive checks: one refused connection takes the instance out for fail_timeout.
     const takenPort = new URL(taken.urls.backend).port;
     const attempts = proxy

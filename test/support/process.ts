@@ -20,9 +20,14 @@ function partnerctlEntry(): string[] {
   return bundle ? [bundle] : ['--import', 'tsx', path.join(projectRoot, 'src/cli/partnerctl.ts')];
 }
 
-export function runPartnerctl(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, [...partnerctlEntry(), ...args], {
-    cwd: projectRoot,
+/**
+ * Runs partnerctl: this code, or with `releaseDir` the built checkout of another release
+ * (test/faults/support/releases.ts) as an operator runs it, `node dist/src/cli/partnerctl.js`.
+ */
+export function runPartnerctl(args: string[], env: Record<string, string>, releaseDir?: string) {
+  const entry = releaseDir ? [path.join(releaseDir, 'dist/src/cli/partnerctl.js')] : partnerctlEntry();
+  return spawn(process.execPath, [...entry, ...args], {
+    cwd: releaseDir ?? projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -39,9 +44,13 @@ export async function partnerctl(args: string[], env: Record<string, string>) {
   return { code: code as number | null, stdout, stderr };
 }
 
-/** Starts `partnerctl serve`; resolves once every listener has logged its address. */
-export async function startServiceProcess(env: Record<string, string>, listeners = 3): Promise<ServiceProcess> {
-  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' });
+/** Starts `partnerctl serve` (of `releaseDir`, see runPartnerctl); resolves once every listener has logged its address. */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  listeners = 3,
+  releaseDir?: string,
+): Promise<ServiceProcess> {
+  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, releaseDir);
   let output = '';
   const urls: Record<string, string> = {};
   const exited = once(child, 'exit');
@@ -71,4 +80,12 @@ export async function startServiceProcess(env: Record<string, string>, listeners
       return code as number | null;
     },
   };
+}
+
+/** Requests to `url` the service has logged so far (one JSON line per request). */
+export function loggedRequests(service: ServiceProcess, url: string): number {
+  return service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`"url":"${url}"`)).length;
 }

@@ -5,11 +5,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { projectRoot } from '../../../src/paths.js';
+import { freePort } from './postgres-cluster.js';
 import { waitFor } from './probes.js';
 
 const NGINX = '/usr/sbin/nginx';
@@ -28,17 +29,6 @@ const EXAMPLE_SLOTS = [
 
 /** Why nginx cannot run here, or null. */
 export const nginxUnavailable = existsSync(NGINX) ? null : `${NGINX} not found (apt-get install nginx)`;
-
-/** A free loopback TCP port (taken by nobody at the time of asking). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Whether something accepts TCP connections on the loopback `port`. */
 function accepts(port: number): Promise<boolean> {
