@@ -50,7 +50,11 @@ export async function startServiceProcess(
   listeners = 3,
   releaseDir?: string,
 ): Promise<ServiceProcess> {
-  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, releaseDir);
+  return watchService(runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, releaseDir), listeners);
+}
+
+/** A started service process (however it was started); resolves once every listener has logged its address. */
+export async function watchService(child: ChildProcess, listeners = 3): Promise<ServiceProcess> {
   let output = '';
   const urls: Record<string, string> = {};
   const exited = once(child, 'exit');
