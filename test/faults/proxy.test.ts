@@ -12,6 +12,8 @@ import { behindProxyEnv, NginxProxy, nginxUnavailable, type SlotPorts, slotPorts
 import { waitFor } from './support/probes.js';
 
 const AUTH_FAILURE_LIMIT = 4;
+/** Where the operator's requests come from, as nginx sees them. */
+const OPERATOR_ADDRESS = '198.51.100.20';
 const unavailable = nginxUnavailable ?? (DATABASE_KINDS.includes('PostgreSQL') ? null : 'no PostgreSQL cluster');
 if (unavailable) console.log(`[faults] proxy scenario skipped: ${unavailable}`);
 
@@ -21,6 +23,7 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
   const instances: ServiceProcess[] = [];
   let partner: Partner;
   let backendKey: string;
+  let backendKeyId: string;
 
   beforeAll(async () => {
     database = await scenarioDatabase('PostgreSQL');
@@ -35,13 +38,19 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
     }
     partner = await createPartner(instances[0].urls.admin, 1);
     const key = await (
-      await proxy.fetch('admin', '/admin/v1/partner-keys', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'proxy test', scopes: ['countries:read', 'cities:read'] }),
-      })
+      await proxy.fetch(
+        'admin',
+        '/admin/v1/partner-keys',
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'proxy test', scopes: ['countries:read', 'cities:read'] }),
+        },
+        OPERATOR_ADDRESS,
+      )
     ).json();
     backendKey = key.key;
+    backendKeyId = key.id;
   });
   afterAll(async () => {
     await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));
@@ -69,9 +78,9 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
         .then((response) => response.status);
     // Each instance counts in its own process: enough failures for both to be over the budget.
     const attacker: number[] = [];
-    for (let i = 0; i < 2 * AUTH_FAILURE_LIMIT + 2; i++) attacker.push(await badKey('127.0.0.2'));
-    const spoofed = [await badKey('127.0.0.2', '203.0.113.7'), await badKey('127.0.0.2', '198.51.100.9')];
-    const neighbour = [await badKey('127.0.0.3'), await badKey('127.0.0.3')];
+    for (let i = 0; i < 2 * AUTH_FAILURE_LIMIT + 2; i++) attacker.push(await badKey('203.0.113.2'));
+    const spoofed = [await badKey('203.0.113.2', '203.0.113.7'), await badKey('203.0.113.2', '198.51.100.9')];
+    const neighbour = [await badKey('203.0.113.3'), await badKey('203.0.113.3')];
     const partnerCall = await proxy.fetch(
       'integrations',
       '/api/v1/payments/notify/',
@@ -87,17 +96,26 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
           gateway: 'tap',
         }),
       },
-      '127.0.0.4',
+      '203.0.113.4',
     );
     console.log(
-      `[faults] proxy rate limits: attacker 127.0.0.2 ${attacker.join(',')}; spoofed X-Forwarded-For ${spoofed.join(',')}; ` +
-        `neighbour 127.0.0.3 ${neighbour.join(',')}; partner 127.0.0.4 ${partnerCall.status}`,
+      `[faults] proxy rate limits: attacker 203.0.113.2 ${attacker.join(',')}; spoofed X-Forwarded-For ${spoofed.join(',')}; ` +
+        `neighbour 203.0.113.3 ${neighbour.join(',')}; partner 203.0.113.4 ${partnerCall.status}`,
     );
     expect(attacker.slice(0, AUTH_FAILURE_LIMIT)).toEqual(Array(AUTH_FAILURE_LIMIT).fill(401));
     expect(attacker.slice(-2)).toEqual([429, 429]);
     expect(spoofed).toEqual([429, 429]);
     expect(neighbour).toEqual([401, 401]);
     expect(partnerCall.status).toBe(200);
+  });
+
+  it("records the operator's address, as nginx saw it, in the audit trail", async () => {
+    const { results } = await (
+      await fetch(`${instances[1].urls.admin}/admin/v1/audit-events?target_id=${backendKeyId}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      })
+    ).json();
+    expect(results.map((event: { address: string }) => event.address)).toEqual([OPERATOR_ADDRESS]);
   });
 
   it('links to the public https URLs', async () => {

@@ -27,6 +27,9 @@ const EXAMPLE_SLOTS = [
   [18080, 18081, 18090],
 ];
 
+/** The header that tells this run's nginx which address a client connects from (see `request`). */
+const TEST_CLIENT_HEADER = 'X-Test-Client-Address';
+
 /** Why nginx cannot run here, or null. */
 export const nginxUnavailable = existsSync(NGINX) ? null : `${NGINX} not found (apt-get install nginx)`;
 
@@ -121,13 +124,27 @@ function configuredExample(options: { cert: string; key: string; port: number; s
 /** Where this run's nginx listens, and a client for it that trusts its certificate. */
 export class NginxProxy {
   private child: ChildProcess | null = null;
-  private readonly agents = new Map<string, Agent>();
+
+  private readonly agent: Agent;
 
   private constructor(
     readonly dir: string,
     readonly port: number,
-    private readonly ca: string,
-  ) {}
+    ca: string,
+  ) {
+    this.agent = new Agent({
+      connect: {
+        ca,
+        // The public names are the example's; here they all are this machine.
+        lookup: (_hostname, options, callback) =>
+          (options as { all?: boolean }).all
+            ? (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [
+                { address: '127.0.0.1', family: 4 },
+              ])
+            : callback(null, '127.0.0.1', 4),
+      },
+    });
+  }
 
   /** nginx on a free port, proxying to the two instance slots. */
   static async start(slots: SlotPorts[]): Promise<NginxProxy> {
@@ -149,6 +166,10 @@ export class NginxProxy {
         'events { worker_connections 1024; }',
         'http {',
         `  access_log ${path.join(dir, 'logs/access.log')};`,
+        // Every client of the test connects from this machine: the address nginx sees (its
+        // $remote_addr) is taken from TEST_CLIENT_HEADER, as if clients came from elsewhere.
+        '  set_real_ip_from 127.0.0.1;',
+        `  real_ip_header ${TEST_CLIENT_HEADER};`,
         ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
           (kind) => `  ${kind}_temp_path ${path.join(dir, `${kind}_temp`)};`,
         ),
@@ -171,17 +192,20 @@ export class NginxProxy {
   }
 
   /** A request through the proxy to `host`'s public name (see `request`). */
-  fetch(host: keyof typeof PUBLIC_NAMES, pathAndQuery: string, init: RequestInit = {}, clientAddress = '127.0.0.1') {
+  fetch(host: keyof typeof PUBLIC_NAMES, pathAndQuery: string, init: RequestInit = {}, clientAddress?: string) {
     return this.request(`${this.publicUrl(host)}${pathAndQuery}`, init, clientAddress);
   }
 
   /**
    * A request to one of the public URLs, over TLS with the certificate checked against this run's,
-   * connecting from `clientAddress` (any 127.x.y.z: how distinct clients look to nginx on one
-   * machine).
+   * from `clientAddress` as nginx sees it (a documentation address such as 203.0.113.7: a label in
+   * a header, no packet goes there), or from this machine.
    */
-  request = (url: string, init: RequestInit = {}, clientAddress = '127.0.0.1'): Promise<Response> =>
-    undiciFetch(url, { ...(init as object), dispatcher: this.agent(clientAddress) }) as unknown as Promise<Response>;
+  request = (url: string, init: RequestInit = {}, clientAddress?: string): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    if (clientAddress) headers.set(TEST_CLIENT_HEADER, clientAddress);
+    return undiciFetch(url, { ...(init as object), headers, dispatcher: this.agent }) as unknown as Promise<Response>;
+  };
 
   /** What nginx logged about its upstreams (refused connections: an instance marked failed). */
   errorLog(): string {
@@ -189,33 +213,12 @@ export class NginxProxy {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+    await this.agent.close();
     if (this.child && this.child.exitCode === null) {
       const exited = once(this.child, 'exit');
       this.child.kill('SIGTERM');
       await exited;
     }
     rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private agent(clientAddress: string): Agent {
-    let agent = this.agents.get(clientAddress);
-    if (!agent) {
-      agent = new Agent({
-        localAddress: clientAddress,
-        connect: {
-          ca: this.ca,
-          // The public names are the example's; here they all are this machine.
-          lookup: (_hostname, options, callback) =>
-            (options as { all?: boolean }).all
-              ? (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [
-                  { address: '127.0.0.1', family: 4 },
-                ])
-              : callback(null, '127.0.0.1', 4),
-        },
-      });
-      this.agents.set(clientAddress, agent);
-    }
-    return agent;
   }
 }
