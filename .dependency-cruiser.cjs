@@ -1,10 +1,10 @@
 /**
  * Layer rules (`npm run lint`; docs/architecture.md): the domains (tenants, prompts, geo, trips,
- * payments, audit) hold the rules and know nothing of HTTP, the CLI or the service's wiring, and
+ * payments, audit, operators, maintenance) hold the rules and know nothing of HTTP, the CLI or the service's wiring, and
  * each is used from outside through its index.ts only; each host is a thin skin that never reaches
  * into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
  */
-const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit)/';
+const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit|operators|maintenance)/';
 const HOSTS = '^src/http/(integrations|backend|admin)/';
 
 module.exports = {

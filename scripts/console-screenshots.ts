@@ -32,11 +32,11 @@ const service = await startService(
 const partner = new PartnerEndpoint();
 await partner.start();
 
-async function admin(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) {
+async function admin(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, token = ADMIN_TOKEN) {
   const response = await service.apps.admin!.inject({
     method,
     url: `/admin/v1${url}`,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    headers: { authorization: `Bearer ${token}` },
     ...(body !== undefined && { payload: body as object }),
   });
   if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
@@ -126,16 +126,27 @@ try {
   const shown = await Promise.all(invoices.map(({ invoice }) => admin('GET', `/invoices/${invoice.id}`)));
   const pictured = shown.find((item) => item.deliveries.length === 2 && item.events.length > 0) ?? shown[0];
 
+  // Two named operators at work, for the audit page: the changes name each of them.
+  const amina = await admin('POST', '/operators', { name: 'Amina Haddad', role: 'admin' });
+  const yusuf = await admin('POST', '/operators', { name: 'Yusuf Karim', role: 'operator' });
+  await admin('POST', '/operators', { name: 'Lena Auditor', role: 'read-only' }, amina.token);
+  await admin('PATCH', `/tenants/${tenants[1].tenant.id}`, { name: 'Oasis Journeys KSA' }, amina.token);
+  await admin('POST', `/tenants/${tenants[0].tenant.id}/credentials`, { kind: 'partner_api_key' }, yusuf.token);
+  await admin('POST', '/partner-keys', { name: 'BI dashboard', scopes: ['countries:read'] }, yusuf.token);
+  await admin('PATCH', `/tenants/${tenants[2].tenant.id}`, { is_active: true }, yusuf.token);
+
   const browser = await launchChromium();
   const shots: [string, string, number, number][] = [
     ['/', 'console-home.png', 1280, 900],
     [`/invoices/${pictured.invoice.id}`, 'console-invoice.png', 1280, 1100],
     [`/invoices/${pictured.invoice.id}`, 'console-invoice-phone.png', 390, 1400],
+    ['/audit', 'console-audit.png', 1280, 900],
+    ['/operators', 'console-operators.png', 1280, 700],
   ];
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   await page.goto(`${service.urls.admin}/console/`);
-  await page.fill('input[name="token"]', ADMIN_TOKEN);
+  await page.fill('input[name="token"]', amina.token);
   await page.click('button:has-text("Sign in")');
   await page.locator('h1', { hasText: 'Overview' }).waitFor();
   for (const [url, file, width, height] of shots) {

@@ -21,7 +21,7 @@ export interface ListenerConfig {
 export interface Config {
   listeners: Partial<Record<ListenerName, ListenerConfig>>;
   adminToken: string;
-  /** True when ADMIN_TOKEN was not set and a random one was generated (it is logged once). */
+  /** True when ADMIN_TOKEN was not set: the token is the one kept in DATA_DIR (adminTokenFile), or a new one to keep there. */
   adminTokenGenerated: boolean;
   backendPublicUrl: string | null;
   databaseUrl: string | null;
@@ -58,6 +58,8 @@ export interface Config {
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
+  /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
+  retention: { deliveryAttemptsDays: number; auditEventsDays: number };
 }
 
 interface ConnectionLimits {
@@ -219,6 +221,17 @@ export function environmentWithFile(env: Env = process.env): Env {
   return { ...parseEnv(text), ...env };
 }
 
+/** Where a generated admin token is kept, so restarts and partnerctl beside the data reuse it. */
+export const adminTokenFile = (dataDir: string) => path.join(dataDir, 'admin-token');
+
+/** The admin token kept in DATA_DIR by an earlier start, or null. */
+export function storedAdminToken(dataDir: string): string | null {
+  const file = adminTokenFile(dataDir);
+  if (!existsSync(file)) return null;
+  const token = readFileSync(file, 'utf8').trim();
+  return token === '' ? null : token;
+}
+
 export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = process.stdout.isTTY === true): Config {
   const gateways = (env.SUPPORTED_GATEWAYS ?? 'tap,hyperpay')
     .split(',')
@@ -237,14 +250,15 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
       `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters (for example: openssl rand -hex 32)`,
     );
   }
+  const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
     listeners: listeners(env),
-    adminToken: adminToken || randomBytes(32).toString('base64url'),
+    adminToken: adminToken || storedAdminToken(dataDir) || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
     supportedGateways: gateways,
     logLevel,
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
@@ -263,5 +277,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
+    // Retention (docs/operations.md): payment events are never pruned; these go after so many days.
+    retention: {
+      deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
+      auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
+    },
   };
 }

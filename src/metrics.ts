@@ -9,6 +9,8 @@ interface MetricSources {
   paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
   /** Database connections busy with a query, and queries waiting for one. */
   databasePool(): { size: number; inUse: number; waiting: number };
+  /** Whether /readyz would answer 200 now (the database reachable and writable). */
+  ready(): Promise<boolean>;
 }
 
 export class Metrics {
@@ -71,6 +73,15 @@ export class Metrics {
         this.set({ state: 'size' }, pool.size);
         this.set({ state: 'in_use' }, pool.inUse);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    // What alerts on readiness read (deploy/prometheus/alerts.yml): /readyz itself is for load balancers.
+    new Gauge({
+      name: 'service_ready',
+      help: '1 when the service is ready (its database reachable and writable), 0 when /readyz answers 503',
+      registers,
+      async collect() {
+        this.set((await sources.ready()) ? 1 : 0);
       },
     });
     new Counter({

@@ -1,11 +1,17 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
-import { type Config, ConfigError, DEFAULT_PORTS, type ListenerConfig, type ListenerName } from './config.js';
+import {
+  adminTokenFile,
+  type Config,
+  ConfigError,
+  DEFAULT_PORTS,
+  type ListenerConfig,
+  type ListenerName,
+} from './config.js';
 import { type AppContext, signingDependencies } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
@@ -14,6 +20,8 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import type { Logger } from './logger.js';
+import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
   type AttemptResult,
@@ -50,8 +58,8 @@ export interface RunningService {
 
 const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 
-export async function openContext(config: Config): Promise<AppContext> {
-  const database = await openDatabase(config);
+export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
+  const database = await openDatabase({ ...config, logger });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
     supervise: config.paymentWorker,
@@ -71,6 +79,7 @@ export async function openContext(config: Config): Promise<AppContext> {
     metrics: new Metrics({
       paymentBacklog: () => paymentQueue.backlog(),
       databasePool: () => database.poolStatistics(),
+      ready: async () => (await database.unavailable()) === null,
     }),
     redis: null,
   };
@@ -111,20 +120,19 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /**
- * A generated admin token is shown where only the operator sees it: on the terminal that started
- * the service, else in a file only its owner can read, whose path is logged. Never in the log.
+ * A generated admin token is kept in DATA_DIR, in a file only its owner can read, and reused by
+ * every later start and by partnerctl run beside the data: restarts keep console sessions and
+ * exported tokens. Its path is logged, never the token; a terminal that started the service sees it.
  */
-function announceGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
-  if (process.stderr.isTTY) {
-    process.stderr.write(`ADMIN_TOKEN not set: this run's admin token is ${config.adminToken}\n`);
-    logger.warn('ADMIN_TOKEN not set: generated one for this run, shown on the terminal');
-    return;
+function keepGeneratedAdminToken(config: Config, logger: FastifyBaseLogger): void {
+  const file = adminTokenFile(config.dataDir);
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const file = path.join(config.dataDir, 'admin-token');
-  writeFileSync(file, `${config.adminToken}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  logger.warn({ file }, 'ADMIN_TOKEN not set: generated one for this run, written to a file only its owner can read');
+  if (process.stderr.isTTY) process.stderr.write(`ADMIN_TOKEN not set: the admin token is ${config.adminToken}\n`);
+  logger.warn({ file }, 'ADMIN_TOKEN not set: using the admin token kept in DATA_DIR (a file only its owner can read)');
 }
 
 /**
@@ -162,11 +170,13 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     );
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
-  const context = await openContext(config);
+  const context = await openContext(config, logger);
   if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let pruning: { stop(): Promise<void> } | undefined;
   const close = async () => {
+    await pruning?.stop();
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
@@ -188,12 +198,20 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // Port 0 picks a free port: the default public URL is the one actually listening.
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
-    if (config.paymentWorker) await startPaymentWorker(context, logger, retryPolicy);
+    if (config.paymentWorker) {
+      await startPaymentWorker(context, logger, retryPolicy);
+      // Worker processes also keep the database's growth bounded.
+      pruning = schedulePrune(context.database, retentionRules(config.retention), (outcome) =>
+        'error' in outcome
+          ? logger.error({ err: outcome.error }, 'prune failed: retried at the next turn')
+          : logger.info({ deleted: outcome.deleted }, 'pruned rows past their retention'),
+      );
+    }
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
-  if (config.adminTokenGenerated && config.listeners.admin) announceGeneratedAdminToken(config, logger);
+  if (config.adminTokenGenerated && config.listeners.admin) keepGeneratedAdminToken(config, logger);
   warnAboutKeyFile(config, logger);
   const admin = config.listeners.admin;
   if (admin && !isLoopback(admin.host)) {

@@ -1,6 +1,6 @@
 // The audit trail of operators' changes: recorded by the admin host for every change it makes and
 // by partnerctl commands that change the database directly; listed newest first.
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq, gte } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditEvents } from '../db/schema.js';
 import type { Page } from '../geo/index.js';
@@ -21,6 +21,8 @@ interface AuditEventInput {
   /** From which client address; null outside HTTP. */
   address?: string | null;
   requestId?: string | null;
+  /** The named operator who made it (id null: the bootstrap ADMIN_TOKEN); null when none did. */
+  operator?: { id: string | null; name: string } | null;
 }
 
 export async function recordAuditEvent(db: Executor, event: AuditEventInput): Promise<void> {
@@ -32,11 +34,18 @@ export async function recordAuditEvent(db: Executor, event: AuditEventInput): Pr
     status: event.status ?? null,
     address: event.address ?? null,
     requestId: event.requestId ?? null,
+    operatorId: event.operator?.id ?? null,
+    operatorName: event.operator?.name ?? null,
   });
 }
 
 interface AuditEventFilter {
   targetId?: string;
+  operatorId?: string;
+  /** The exact action, e.g. `PATCH /admin/v1/tenants/:id`. */
+  action?: string;
+  /** Only events at or after this time. */
+  since?: Date;
 }
 
 export async function listAuditEvents(
@@ -44,7 +53,12 @@ export async function listAuditEvents(
   filter: AuditEventFilter,
   page: Page,
 ): Promise<{ count: number; rows: AuditEventRow[] }> {
-  const where = filter.targetId === undefined ? undefined : eq(auditEvents.targetId, filter.targetId);
+  const where = and(
+    filter.targetId === undefined ? undefined : eq(auditEvents.targetId, filter.targetId),
+    filter.operatorId === undefined ? undefined : eq(auditEvents.operatorId, filter.operatorId),
+    filter.action === undefined ? undefined : eq(auditEvents.action, filter.action),
+    filter.since === undefined ? undefined : gte(auditEvents.occurredAt, filter.since),
+  );
   const [counted, rows] = await Promise.all([
     db.$count(auditEvents, where),
     db
@@ -56,4 +70,10 @@ export async function listAuditEvents(
       .offset(page.offset),
   ]);
   return { count: counted, rows };
+}
+
+/** Every action recorded so far, sorted: what an audit filter can choose from. */
+export async function listAuditActions(db: Executor): Promise<string[]> {
+  const rows = await db.selectDistinct({ action: auditEvents.action }).from(auditEvents).orderBy(auditEvents.action);
+  return rows.map((row) => row.action);
 }

@@ -1,2 +1,2 @@
 // Operators' changes: what the rest of the service may use of this domain.
-export { type AuditEventRow, listAuditEvents, recordAuditEvent } from './events.js';
+export { type AuditEventRow, listAuditActions, listAuditEvents, recordAuditEvent } from './events.js';

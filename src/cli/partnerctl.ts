@@ -1,7 +1,8 @@
 // partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, DEFAULT_ADMIN_URL, loadConfig } from '../config.js';
+import { adminTokenFile, ConfigError, DEFAULT_ADMIN_URL, loadConfig, storedAdminToken } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
@@ -9,6 +10,7 @@ import { AdminClient, CliError } from './admin-client.js';
 import type { Command, Invocation, OptionSpec } from './command.js';
 import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
+import { operationCommands } from './commands/operations.js';
 import { partnerToolCommands } from './commands/partner-tools.js';
 import { paymentCommands } from './commands/payments.js';
 import { promptCommands } from './commands/prompts.js';
@@ -68,6 +70,7 @@ const COMMANDS: Command[] = [
   ...tripCommands,
   ...partnerToolCommands,
   ...auditCommands,
+  ...operationCommands,
 ];
 
 const GLOBAL_OPTIONS: OptionSpec = {
@@ -132,8 +135,14 @@ async function main(argv: string[]): Promise<void> {
     options: values,
     json,
     admin() {
-      const token = (values['admin-token'] as string | undefined) ?? process.env.ADMIN_TOKEN;
-      if (!token) throw new CliError('ADMIN_TOKEN (or --admin-token) is required');
+      const dataDir = path.resolve(process.env.DATA_DIR || './data');
+      const token =
+        (values['admin-token'] as string | undefined) || process.env.ADMIN_TOKEN || storedAdminToken(dataDir);
+      if (!token) {
+        throw new CliError(
+          `ADMIN_TOKEN (or --admin-token) is required: not set, and no generated token at ${adminTokenFile(dataDir)} (DATA_DIR)`,
+        );
+      }
       const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
       return new AdminClient({ url, token });
     },

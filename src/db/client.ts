@@ -1,15 +1,16 @@
-// One schema, two drivers: postgres.js against PostgreSQL when DATABASE_URL is set, PGlite
-// (embedded PostgreSQL in DATA_DIR) when it is not. Everything above this file sees `Database`.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, statfsSync } from 'node:fs';
-import path from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+// One driver, postgres.js, against the PostgreSQL server of DATABASE_URL when it is set, else
+// against the embedded server the service runs in DATA_DIR (embedded-server.ts). Everything above
+// this file sees `Database`.
+import { statfsSync } from 'node:fs';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { acquireDataDirLock } from './data-dir-lock.js';
+import type { Logger } from '../logger.js';
+import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import * as schema from './schema.js';
+import { postgresConnection } from './url.js';
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
@@ -17,14 +18,13 @@ export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesW
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 
-/** Rows of `db.execute`, which PGlite wraps in `{rows}` and postgres.js returns as an array. */
+/** Rows of `db.execute`: postgres.js returns them as an array. */
 export function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+  return result as T[];
 }
 
 export interface DatabaseHandle {
   db: Database;
-  kind: 'postgres' | 'pglite';
   /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /**
@@ -32,7 +32,7 @@ export interface DatabaseHandle {
    * callback's). The pool hands out the connection idle the longest, so a statement sent through
    * it visits every backend in turn, each cold; a lane keeps to the same few, warm (measured:
    * callbacks at 73% of the pgbench ceiling on a fresh pool, 63% once all ten connections had been
-   * opened). PGlite has one connection: its lane is that one. Closed with the handle.
+   * opened). Closed with the handle.
    */
   lane(connections: number): StatementLane;
   /**
@@ -60,7 +60,7 @@ export interface StatementLane {
 }
 
 /**
- * Queries and transactions under way, counted where they are sent (what neither driver reports),
+ * Queries and transactions under way, counted where they are sent (what postgres.js does not report),
  * and the last one refused for lack of disk space.
  */
 class QueryTracker {
@@ -160,10 +160,31 @@ interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   poolSize?: number;
+  /** Where the embedded server's messages go. */
+  logger?: Logger;
 }
 
+/** The embedded server a handle runs, stopped when the handle closes. */
+interface Embedded {
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+const silentLogger: Logger = { fatal() {}, error() {}, warn() {}, info() {}, debug() {}, trace() {} };
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+  const poolSize = options.poolSize ?? 10;
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, poolSize, null);
+  const server = await startEmbeddedServer(options.dataDir, options.logger ?? silentLogger).catch((error) => {
+    // Out of space, the server fails on whichever file it writes first: say why.
+    throw diskFullIn(options.dataDir) ?? error;
+  });
+  try {
+    return await openPostgres(server.url, poolSize, { dataDir: options.dataDir, stop: server.stop });
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
 }
 
 /** The URL without its password, for messages. */
@@ -185,7 +206,7 @@ const STARTUP_CONNECT_ATTEMPTS = 3;
  */
 const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 0.5) * (0.5 + Math.random() / 2);
 
-async function openPostgres(databaseUrl: string, poolSize: number): Promise<DatabaseHandle> {
+async function openPostgres(databaseUrl: string, poolSize: number, embedded: Embedded | null): Promise<DatabaseHandle> {
   const options = {
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
     backoff: reconnectDelaySeconds,
@@ -193,7 +214,8 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     // Money stays text: numeric is never parsed into a float.
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   };
-  const client = postgres(databaseUrl, { ...options, max: poolSize });
+  const connection = postgresConnection(databaseUrl);
+  const client = postgres(connection.url, { ...options, path: connection.path, max: poolSize });
   const lanes: postgres.Sql<{ numeric: string }>[] = [];
   try {
     // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
@@ -209,20 +231,20 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
-    throw new DatabaseUnavailableError(`cannot reach DATABASE_URL ${describeDatabaseUrl(databaseUrl)}: ${reason}`);
+    const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${describeDatabaseUrl(databaseUrl)}`;
+    throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
   }
   const inFlight = new QueryTracker(poolSize);
   const counted = counting(client, ['begin', 'unsafe'], inFlight);
   const db = drizzlePostgres(preparingStatements(counted), { schema }) as unknown as Database;
   return {
     db,
-    kind: 'postgres',
     async executeSql(text, values = []) {
       const rows = await counted.unsafe(text, values as never[]);
       return { rows: [...rows] };
     },
     lane(connections) {
-      const lane = postgres(databaseUrl, { ...options, max: connections });
+      const lane = postgres(connection.url, { ...options, path: connection.path, max: connections });
       // JSON parameters go as the text they are given in, as on the pool, where Drizzle sets the same.
       for (const type of [114, 3802]) lane.options.serializers[type] = (text: string) => text;
       lanes.push(lane);
@@ -254,11 +276,17 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
       }
     },
     async unavailable() {
-      return (await probe(() => client`select 1`)) ?? inFlight.recentDiskFull();
+      // A full disk first: the embedded server may be down for lack of space, and that is the reason.
+      const diskFull = embedded && diskFullIn(embedded.dataDir);
+      return diskFull || ((await probe(() => client`select 1`)) ?? inFlight.recentDiskFull());
     },
     poolStatistics: () => inFlight.statistics(),
     async close() {
-      await Promise.all([client, ...lanes].map((each) => each.end({ timeout: 5 })));
+      try {
+        await Promise.all([client, ...lanes].map((each) => each.end({ timeout: 5 })));
+      } finally {
+        await embedded?.stop();
+      }
     },
   };
 }
@@ -287,15 +315,6 @@ function preparingStatements<T extends postgres.Sql | postgres.TransactionSql>(s
   });
 }
 
-/** Removes group and other permissions from everything below `dir`. */
-function makePrivate(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    const full = path.join(entry.parentPath, entry.name);
-    const { mode } = lstatSync(full);
-    if (!entry.isSymbolicLink() && (mode & 0o077) !== 0) chmodSync(full, mode & 0o700);
-  }
-}
-
 /** DATA_DIR's device nearly full, as an unavailability, or null while it has room. */
 function diskFullIn(dataDir: string): DatabaseUnavailableError | null {
   const { bavail, bsize } = statfsSync(dataDir);
@@ -305,70 +324,4 @@ function diskFullIn(dataDir: string): DatabaseUnavailableError | null {
     `disk full: ${Math.floor(free / 1024)} KiB free on the device of DATA_DIR ${dataDir}; free some space`,
     'disk_full',
   );
-}
-
-async function openPglite(dataDir: string): Promise<DatabaseHandle> {
-  // The database's files are the service's alone, whatever the umask it was started with: the
-  // directory is 0700, and the files PGlite creates with explicit 0666 modes are made private
-  // after it opens and as it closes.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
-  let lock: ReturnType<typeof acquireDataDirLock> | undefined;
-  // Loaded only here: a service on PostgreSQL never pays for PGlite's module in memory or start time.
-  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('drizzle-orm/pglite'),
-  ]);
-  let pglite: PGlite;
-  try {
-    // PGlite does not lock its directory; two processes on one directory corrupt it silently.
-    lock = acquireDataDirLock(dataDir);
-    pglite = await PGlite.create(dataDir);
-    makePrivate(dataDir);
-  } catch (error) {
-    lock?.release();
-    // On a full disk PGlite only says it "failed to initialize properly": say why.
-    throw diskFullIn(dataDir) ?? error;
-  }
-  // One connection: everything beyond the first piece of work in flight is waiting for it.
-  const inFlight = new QueryTracker(1);
-  const counted = counting(pglite, ['query', 'exec', 'transaction'], inFlight);
-  const db = drizzlePglite(counted, { schema }) as unknown as Database;
-  return {
-    db,
-    kind: 'pglite',
-    async executeSql(text, values = []) {
-      const result = await counted.query(text, values as any[]);
-      return { rows: result.rows as any[] };
-    },
-    lane() {
-      return {
-        size: 1,
-        async query<T>(text: string, values: unknown[]) {
-          return (await counted.query<T>(text, values as any[])).rows;
-        },
-      };
-    },
-    async listen(channel, onNotify, onListen) {
-      await pglite.listen(channel, onNotify);
-      onListen();
-    },
-    async withAdvisoryLock(_key, task) {
-      // One process owns the directory (the lock file above) and PGlite has one connection:
-      // there is nobody to exclude, and holding a lock on the only connection would not help.
-      return task();
-    },
-    async unavailable() {
-      return (await probe(() => pglite.query('select 1'))) ?? diskFullIn(dataDir) ?? inFlight.recentDiskFull();
-    },
-    poolStatistics: () => inFlight.statistics(),
-    async close() {
-      try {
-        await pglite.close();
-        makePrivate(dataDir);
-      } finally {
-        lock.release();
-      }
-    },
-  };
 }

@@ -1,120 +1,78 @@
-// An exclusive, pid-stamped lock file for the embedded database's directory.
+// One writer per DATA_DIR: an exclusive flock(2) on a file in it, held on an open file.
 //
-// Taking a stale lock over is the delicate part: two processes that both find the holder dead
-// must not both end up holding it (PGlite would corrupt the directory silently). So a take-over
-// first claims a second file with an exclusive create, and only its claimant removes the stale
-// lock and creates its own, exclusively again. A lock stamped with this process's own pid is
-// stale too: in a container the service is pid 1 on every start, so the lock of the run that
-// crashed carries the pid of the run that reads it.
-import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The kernel lets the lock go when the last descriptor of that open file closes, however its
+// holders ended (exit, kill -9, a crashed container), and it is the same lock seen from every PID
+// namespace: two containers on one volume cannot both hold it, and no PID decides whether a lock
+// is stale. The embedded database server inherits the descriptor, so the directory stays locked
+// until the service and its server are both gone. The file itself is never removed: a process
+// that opened it just before would lock an unlinked file while a third locked a new one.
+import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
+import fsExt from 'fs-ext';
 
 export class DataDirLockedError extends Error {
   constructor(
     readonly dataDir: string,
-    readonly holderPid: number,
+    holder: string,
   ) {
     super(
-      `data directory ${dataDir} is in use by another process (pid ${holderPid}); ` +
+      `data directory ${dataDir} is in use by another process${holder ? ` (${holder})` : ''}; ` +
         'stop it, or give this one another DATA_DIR or a DATABASE_URL',
     );
     this.name = 'DataDirLockedError';
   }
 }
 
-interface DataDirLock {
+export interface DataDirLock {
+  /** The locked file's descriptor: a child process handed it holds the lock with this one. */
+  fd: number;
   release(): void;
 }
 
-/** How long to wait for a holder that is still exiting (a restart right after a kill). */
-const DYING_HOLDER_WAIT_MS = 3000;
-const POLL_MS = 50;
+export const LOCK_FILE_NAME = 'partner-integrations.lock';
+/** How long to wait for a holder that is still exiting (a restart right after a stop or a kill). */
+const DYING_HOLDER_WAIT_MS = 10_000;
+const POLL_MS = 100;
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return false;
+function tryLock(fd: number): boolean {
   try {
-    process.kill(pid, 0);
+    fsExt.flockSync(fd, 'exnb');
     return true;
   } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN' || code === 'EWOULDBLOCK') return false;
+    throw error;
   }
 }
 
 /**
- * Creates `file` holding this process's pid, or returns false when it exists. The pid is written
- * to a file of this process's own first and linked into place, so the file never exists empty.
+ * Takes the lock of `dataDir`, waiting up to `waitMs` for a holder to let go; a
+ * DataDirLockedError naming the holder (as it described itself) when it does not.
  */
-function createExclusively(file: string): boolean {
-  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
-  writeFileSync(draft, String(process.pid), { mode: 0o600 });
+export async function acquireDataDirLock(dataDir: string, waitMs = DYING_HOLDER_WAIT_MS): Promise<DataDirLock> {
+  const lockPath = path.join(dataDir, LOCK_FILE_NAME);
+  const fd = openSync(lockPath, 'a+', 0o600);
   try {
-    linkSync(draft, file);
-    return true;
+    const deadline = Date.now() + waitMs;
+    while (!tryLock(fd)) {
+      if (Date.now() >= deadline) throw new DataDirLockedError(dataDir, readFileSync(lockPath, 'utf8').trim());
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    closeSync(fd);
     throw error;
-  } finally {
-    rmSync(draft, { force: true });
   }
-}
-
-function holderOf(file: string): number | null {
-  try {
-    const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-    return Number.isInteger(pid) ? pid : null;
-  } catch {
-    return null; // gone meanwhile
-  }
-}
-
-const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-/** Locks this process holds: its own pid in a lock file means stale only when it is not one of these. */
-const heldHere = new Set<string>();
-
-function held(lockPath: string): DataDirLock {
-  heldHere.add(lockPath);
+  // Who holds it, for the message of whoever finds it taken: informative only, never trusted.
+  ftruncateSync(fd);
+  writeSync(fd, `pid ${process.pid} on ${hostname()} since ${new Date().toISOString()}\n`);
+  let released = false;
   return {
-    release: () => {
-      heldHere.delete(lockPath);
-      rmSync(lockPath, { force: true });
+    fd,
+    release() {
+      if (released) return;
+      released = true;
+      closeSync(fd);
     },
   };
-}
-
-/**
- * Removes the stale lock and creates this process's own, under an exclusive claim so that two
- * processes never both do it. False when another claimant is at it, or was faster.
- */
-function takeOver(lockPath: string, claimPath: string): boolean {
-  // Only a claimant that died inside these few lines leaves a claim behind: stale like a lock.
-  const claimant = holderOf(claimPath);
-  if (claimant !== null && !isAlive(claimant)) rmSync(claimPath, { force: true });
-  if (!createExclusively(claimPath)) return false;
-  try {
-    // Re-read under the claim: another claimant may have taken it over just before.
-    const current = holderOf(lockPath);
-    if (current !== null && isAlive(current)) return false;
-    rmSync(lockPath, { force: true });
-    return createExclusively(lockPath);
-  } finally {
-    rmSync(claimPath, { force: true });
-  }
-}
-
-export function acquireDataDirLock(dataDir: string): DataDirLock {
-  const lockPath = path.join(dataDir, 'partner-integrations.lock');
-  if (heldHere.has(lockPath)) throw new DataDirLockedError(dataDir, process.pid);
-  const claimPath = `${lockPath}.takeover`;
-  const deadline = Date.now() + DYING_HOLDER_WAIT_MS;
-  for (;;) {
-    if (createExclusively(lockPath)) return held(lockPath);
-    const holder = holderOf(lockPath);
-    const dead = holder === null || !isAlive(holder);
-    if (dead && takeOver(lockPath, claimPath)) return held(lockPath);
-    if (!dead && Date.now() >= deadline) throw new DataDirLockedError(dataDir, holder!);
-    sleep(POLL_MS);
-  }
 }

@@ -1,4 +1,3 @@
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { migrationsDir } from '../paths.js';
 import type { DatabaseHandle } from './client.js';
@@ -16,8 +15,7 @@ export async function migrateDatabase(
 ): Promise<void> {
   await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, async () => {
     const config = { migrationsFolder: migrationsDir };
-    if (handle.kind === 'pglite') await migratePglite(handle.db as never, config);
-    else await migratePostgres(handle.db as never, config);
+    await migratePostgres(handle.db as never, config);
     await afterMigrate();
   });
 }

@@ -1,4 +1,4 @@
-// The one database schema, for PostgreSQL and PGlite alike. Generate migrations with
+// The one database schema. Generate migrations with
 // `npm run db:generate` after changing it.
 import { sql } from 'drizzle-orm';
 import {
@@ -80,6 +80,8 @@ export const consoleSessions = pgTable('console_sessions', {
   digest: text('digest').notNull().unique(),
   createdAt: createdAt(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  /** The named operator signed in; null: the bootstrap ADMIN_TOKEN. */
+  operatorId: uuid('operator_id'),
 });
 
 export const countries = pgTable(
@@ -296,10 +298,15 @@ export const auditEvents = pgTable(
     status: integer('status'),
     address: text('address'),
     requestId: text('request_id'),
+    /** The named operator who made the change; null: the bootstrap ADMIN_TOKEN, or no operator. */
+    operatorId: uuid('operator_id'),
+    /** The operator's name when the change was made (operators are renamed and deleted). */
+    operatorName: text('operator_name'),
   },
   (table) => [
     index('audit_events_occurred_idx').on(table.occurredAt, table.id),
     index('audit_events_target_occurred_idx').on(table.targetId, table.occurredAt, table.id),
+    index('audit_events_operator_occurred_idx').on(table.operatorId, table.occurredAt, table.id),
   ],
 );
 
@@ -334,3 +341,24 @@ export const invoiceIdempotencyKeys = pgTable('invoice_idempotency_keys', {
     .references(() => invoices.id, { onDelete: 'cascade' }),
   createdAt: createdAt(),
 });
+
+/**
+ * Named operators of the admin API and console: a person, a role, a token kept as its digest.
+ * A deleted operator stays (deleted_at set) so the audit trail keeps naming them.
+ */
+export const operators = pgTable(
+  'operators',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    /** `read-only`, `operator` or `admin` (src/operators/roles.ts). */
+    role: text('role').notNull(),
+    digest: text('digest').notNull().unique(),
+    /** The token's prefix and last four characters, to tell tokens apart. */
+    hint: text('hint').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (table) => [uniqueIndex('operators_name_live_idx').on(table.name).where(sql`deleted_at is null`)],
+);

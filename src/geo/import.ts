@@ -8,7 +8,7 @@ import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from './reference-data.js';
 
-/** Rows per statement: large enough to amortise round trips, small enough for PGlite's memory. */
+/** Rows per statement: large enough to amortise round trips, small enough to keep each statement's memory low. */
 const CITY_BATCH_SIZE = 10_000;
 
 interface ImportCounts {

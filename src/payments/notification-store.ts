@@ -70,7 +70,7 @@ export class NotificationStore {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
   private sendScheduled = false;
-  /** STATEMENTS_IN_FLIGHT connections of the store's own (one on PGlite), one statement under way on each. */
+  /** STATEMENTS_IN_FLIGHT connections of the store's own, one statement under way on each. */
   private readonly lane: StatementLane;
 
   constructor(database: Pick<DatabaseHandle, 'lane'>) {

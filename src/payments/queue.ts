@@ -1,5 +1,5 @@
 // The durable job queue behind outbound payment requests: pg-boss, in its own `pgboss` schema of
-// our database, on our own connections (PostgreSQL pool or PGlite), so a job can be enqueued in
+// our database, on our own connections, so a job can be enqueued in
 // the very transaction that creates its invoice.
 import PgBoss from 'pg-boss';
 import type { DatabaseHandle, Executor } from '../db/client.js';
@@ -14,14 +14,9 @@ interface PostgresClient {
   reserve?(): Promise<PostgresClient & { release(): void }>;
 }
 
-interface PgliteClient {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
-  exec(text: string): Promise<{ rows: any[] }[]>;
-}
-
 /**
- * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; neither
- * driver takes those as parameters (node-postgres would stringify and null them), so we do.
+ * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; postgres.js
+ * takes neither as parameters (node-postgres would stringify and null them), so we do.
  */
 function toParameters(values: unknown[]): unknown[] {
   return values.map((value) => {
@@ -35,20 +30,10 @@ function toParameters(values: unknown[]): unknown[] {
 
 /**
  * A runner on a driver client: the pool (`db.$client`) or an open transaction. Without parameters,
- * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): PGlite runs those with
- * `exec`, postgres.js on one reserved connection (it refuses BEGIN on a shared pool).
+ * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): postgres.js runs those on one
+ * reserved connection (it refuses BEGIN on a shared pool).
  */
-function driverRunner(kind: DatabaseHandle['kind'], client: unknown): SqlRunner {
-  if (kind === 'pglite') {
-    const pglite = client as PgliteClient;
-    return {
-      async executeSql(text, values = []) {
-        if (values.length > 0) return { rows: (await pglite.query(text, toParameters(values))).rows };
-        const results = await pglite.exec(text);
-        return { rows: results.at(-1)?.rows ?? [] };
-      },
-    };
-  }
+function driverRunner(client: unknown): SqlRunner {
   const postgres = client as PostgresClient;
   return {
     async executeSql(text, values = []) {
@@ -66,8 +51,7 @@ function driverRunner(kind: DatabaseHandle['kind'], client: unknown): SqlRunner 
 }
 
 /**
- * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`
- * for both drivers; its own `execute` cannot be used, because it numbers every `$n` occurrence as
+ * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`; its own `execute` cannot be used, because it numbers every `$n` occurrence as
  * a new parameter and pg-boss reuses parameters with different types in one statement.
  */
 function driverClientOf(executor: Executor): unknown {
@@ -110,7 +94,7 @@ export class PaymentQueue {
     const quarter = Math.max(1, Math.round(options.jobTimeoutSeconds / 4));
     this.jobTiming = { expireInSeconds: options.jobTimeoutSeconds, retryDelay: quarter };
     this.boss = new PgBoss({
-      db: driverRunner(database.kind, driverClientOf(database.db)),
+      db: driverRunner(driverClientOf(database.db)),
       schema: 'pgboss',
       supervise: options.supervise,
       maintenanceIntervalSeconds: quarter,
@@ -178,6 +162,6 @@ export class PaymentQueue {
   }
 
   private runnerFor(executor: Executor): SqlRunner {
-    return driverRunner(this.database.kind, driverClientOf(executor));
+    return driverRunner(driverClientOf(executor));
   }
 }

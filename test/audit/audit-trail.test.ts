@@ -98,6 +98,20 @@ describe('audit trail', () => {
     const { invoice } = await change('POST', '/invoices', { tenant_id: tenantId, amount: '10.00', currency: 'SAR' });
     await change('POST', `/invoices/${invoice.id}/payment-requests`, undefined, invoice.id);
     await change('POST', '/secrets/rekey', undefined, null);
+    const named = await change('POST', '/operators', { name: 'Audited operator', role: 'read-only' });
+    secrets.push(named.token);
+    await change('PATCH', `/operators/${named.operator.id}`, { role: 'operator' }, named.operator.id);
+    await change('DELETE', `/operators/${named.operator.id}`, undefined, named.operator.id);
+    // A backup answers a file, not JSON: recorded all the same.
+    const backup = await service.admin('POST', '/backups');
+    expect(backup.statusCode).toBe(200);
+    changes.push({
+      action: 'POST /admin/v1/backups',
+      target: null,
+      fields: [],
+      status: 200,
+      requestId: backup.headers['x-request-id'] as string,
+    });
 
     // Every change of the API's document was made above: a route added without a case here fails.
     expect(new Set(changes.map((made) => made.action))).toEqual(new Set(await documentedChanges()));

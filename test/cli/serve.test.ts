@@ -4,12 +4,19 @@ import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
   copyTemplateDatabase,
+  copyTemplateDataDir,
   createEmptyDatabase,
   TEST_DATABASE_URL,
   type TestDatabase,
 } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
-import { partnerctl, type ServiceProcess, startServiceProcess } from '../support/process.js';
+import {
+  canUnsharePid,
+  IN_PID_NAMESPACE,
+  partnerctl,
+  type ServiceProcess,
+  startServiceProcess,
+} from '../support/process.js';
 
 const databases: TestDatabase[] = [];
 const processes: ServiceProcess[] = [];
@@ -24,8 +31,15 @@ async function templateCopy() {
   return database;
 }
 
-async function serve(env: Record<string, string>) {
-  const service = await startServiceProcess(env);
+/** A DATA_DIR of its own, for a service running its embedded server there. */
+function dataDirCopy() {
+  const database = copyTemplateDataDir(inject('dataDirTemplate'));
+  databases.push(database);
+  return database;
+}
+
+async function serve(env: Record<string, string>, prefix: string[] = []) {
+  const service = await startServiceProcess(env, 3, { prefix });
   processes.push(service);
   return service;
 }
@@ -40,9 +54,6 @@ describe('partnerctl serve', () => {
     const service = await serve(testEnv(database.target));
     for (const listener of ['integrations', 'backend', 'admin']) expect(await ready(service.urls[listener])).toBe(200);
     expect(await service.stop('SIGTERM')).toBe(0);
-    if (database.target.dataDir) {
-      expect(existsSync(path.join(database.target.dataDir, 'partner-integrations.lock'))).toBe(false);
-    }
   });
 
   it('prints the tenant and its secrets as JSON with `tenants create --json`', async () => {
@@ -74,16 +85,19 @@ describe('partnerctl serve', () => {
     expect(listed.stdout).toContain('acme');
   });
 
-  it.skipIf(TEST_DATABASE_URL)(
-    'refuses a second process on a locked PGlite directory; the first keeps serving',
+  it.skipIf(TEST_DATABASE_URL || !canUnsharePid())(
+    'refuses a second service on one DATA_DIR from another PID namespace; the first keeps serving',
     async () => {
-      const database = await templateCopy();
-      const first = await serve(testEnv(database.target));
-      const second = await partnerctl(['serve'], testEnv(database.target));
+      const database = dataDirCopy();
+      // Each in a PID namespace of its own, pid 1 there, as two containers on one volume.
+      const first = await serve(testEnv(database.target), IN_PID_NAMESPACE);
+      const second = await partnerctl(['serve'], testEnv(database.target), IN_PID_NAMESPACE);
       expect(second.code).toBe(1);
-      expect(second.stderr.trim()).toBe(
-        `partnerctl: data directory ${database.target.dataDir} is in use by another process (pid ${first.child.pid}); ` +
-          'stop it, or give this one another DATA_DIR or a DATABASE_URL',
+      expect(second.stderr.trim()).toMatch(
+        new RegExp(
+          `^partnerctl: data directory ${database.target.dataDir} is in use by another process ` +
+            `\\(pid 1 on \\S+ since [\\dT:.Z-]+\\); stop it, or give this one another DATA_DIR or a DATABASE_URL$`,
+        ),
       );
       expect(await ready(first.urls.admin)).toBe(200);
       expect(await ready(first.urls.integrations)).toBe(200);
@@ -110,10 +124,10 @@ describe('partnerctl migrate', () => {
     databases.push(database);
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'pi-migrate-')), 'data');
     const { SECRET_ENCRYPTION_KEY: _unset, ...env } = testEnv(database.target);
-    const result = await partnerctl(['migrate', '--json'], { ...env, DATA_DIR: database.target.dataDir ?? dataDir });
+    const result = await partnerctl(['migrate', '--json'], { ...env, DATA_DIR: dataDir });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ migrated: true });
-    expect(existsSync(path.join(database.target.dataDir ?? dataDir, 'secret-encryption.key'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'secret-encryption.key'))).toBe(false);
   });
 });
 

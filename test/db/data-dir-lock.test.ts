@@ -1,59 +1,46 @@
-// The embedded database's directory lock: one holder at a time, even when several processes take
-// over a stale lock at once; a lock left by a crashed run is stale even when it carries this
-// process's own pid (pid 1 in every container start); a holder still exiting is waited for.
+// The data directory lock: one holder at a time, whichever PID namespace each contender runs in;
+// a holder killed outright lets go at once; a holder still exiting is waited for.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { acquireDataDirLock, DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { projectRoot } from '../../src/paths.js';
+import { canUnsharePid, IN_PID_NAMESPACE } from '../support/process.js';
 
-const LOCK_FILE = 'partner-integrations.lock';
 const freshDir = () => mkdtempSync(path.join(tmpdir(), 'pi-lock-'));
 
-/** A pid that no process has: one of a process that has exited. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
-  await once(child, 'exit');
-  return child.pid!;
-}
-
-/** A process that loads the lock module, says `ready`, and on a start time written to its stdin takes the lock then. */
 interface Contender {
   child: ChildProcess;
   output(): string;
 }
 
 /**
- * The contender holds a lock it took for `holdMs`, or until its stdin is closed when none is
- * given; it prints `acquired`, `locked` or `error ...`.
+ * A process that takes the lock at the instant written to its stdin (without waiting for a
+ * holder), prints its pid as it sees it and `acquired`, `locked` or `error ...`, and holds what
+ * it took until its stdin closes. `prefix` runs it under another command (unshare).
  */
-function contender(dataDir: string, holdMs?: number): Contender {
+function contender(dataDir: string, prefix: string[] = []): Contender {
   const module = inject('processBundles').dataDirLock;
-  const release =
-    holdMs === undefined
-      ? "process.stdin.on('end', () => lock.release())"
-      : `setTimeout(() => lock.release(), ${holdMs})`;
   const code = `
     const { acquireDataDirLock } = await import(${JSON.stringify(module)});
-    process.stdin.once('data', (startAt) => {
+    console.log('pid ' + process.pid);
+    process.stdin.once('data', async (startAt) => {
       while (Date.now() < Number(String(startAt))) {}
       try {
-        const lock = acquireDataDirLock(${JSON.stringify(dataDir)});
+        const lock = await acquireDataDirLock(${JSON.stringify(dataDir)}, 0);
         console.log('acquired');
-        ${release};
+        process.stdin.on('end', () => lock.release());
       } catch (error) {
         console.log(error.name === 'DataDirLockedError' ? 'locked' : 'error ' + error.message);
         process.stdin.destroy();
       }
     });
     console.log('ready');`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
-    cwd: projectRoot,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const [command, ...args] = [...prefix, process.execPath, '--input-type=module', '-e', code];
+  const child = spawn(command, args, { cwd: projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
@@ -68,12 +55,11 @@ async function waitForOutput(contender: Contender, pattern: RegExp): Promise<str
   }
 }
 
-/** Starts the contenders at one instant once all have loaded; their outcomes, once all have one. */
+/** Starts the contenders at one instant once all have loaded; their outcomes, once all have one, then lets all go. */
 async function race(contenders: Contender[]): Promise<string[]> {
   await Promise.all(contenders.map((one) => waitForOutput(one, /^ready$/m)));
   const startAt = Date.now() + 100;
   for (const one of contenders) one.child.stdin!.write(`${startAt}\n`);
-  // Holders hold until every loser has given up waiting for them; then all are let go.
   const outcomes = await Promise.all(contenders.map((one) => waitForOutput(one, /^(acquired|locked|error .*)$/m)));
   await Promise.all(
     contenders.map((one) => {
@@ -85,57 +71,60 @@ async function race(contenders: Contender[]): Promise<string[]> {
 }
 
 describe('data directory lock', () => {
-  it('takes over a lock stamped with its own pid, as a container restart after a crash leaves it', () => {
+  it('refuses a second holder in the same process, naming the holder', async () => {
     const dir = freshDir();
-    writeFileSync(path.join(dir, LOCK_FILE), String(process.pid));
-    const lock = acquireDataDirLock(dir);
-    expect(readFileSync(path.join(dir, LOCK_FILE), 'utf8')).toBe(String(process.pid));
-    // Held by this process now: a second open here is refused, not taken over.
-    expect(() => acquireDataDirLock(dir)).toThrow(DataDirLockedError);
+    const lock = await acquireDataDirLock(dir);
+    const refusal = await acquireDataDirLock(dir, 0).catch((error) => error);
+    expect(refusal).toBeInstanceOf(DataDirLockedError);
+    expect(refusal.message).toMatch(
+      new RegExp(`^data directory ${dir} is in use by another process \\(pid ${process.pid} on .+ since .+\\); `),
+    );
     lock.release();
+    (await acquireDataDirLock(dir, 0)).release();
   });
 
-  it('lets exactly one of several processes take over a stale lock at once, round after round', async () => {
+  it('lets exactly one of several processes take it at once, round after round', async () => {
     const rounds = 3;
-    const contenders = 5;
-    // The rounds run side by side, each on a directory of its own.
     const results = await Promise.all(
-      Array.from({ length: rounds }, async () => {
+      Array.from({ length: rounds }, () => {
         const dir = freshDir();
-        writeFileSync(path.join(dir, LOCK_FILE), String(await deadPid()));
-        return race(Array.from({ length: contenders }, () => contender(dir)));
+        return race(Array.from({ length: 5 }, () => contender(dir)));
       }),
     );
-    for (const round of results) {
-      expect(
-        round.every((result) => result === 'acquired' || result === 'locked'),
-        round.join(','),
-      ).toBe(true);
-    }
-    expect(results.map((round) => round.filter((result) => result === 'acquired').length)).toEqual(
-      Array(rounds).fill(1),
-    );
-  }, 120_000);
+    for (const round of results)
+      expect([...round].sort()).toEqual(['acquired', 'locked', 'locked', 'locked', 'locked']);
+  }, 60_000);
 
-  it('waits for a holder that is still exiting, and refuses a live one after the wait', async () => {
+  it.skipIf(!canUnsharePid())(
+    'lets one of two processes in separate PID namespaces take it, each pid 1 in its own',
+    async () => {
+      const dir = freshDir();
+      const namespaced = () => contender(dir, IN_PID_NAMESPACE);
+      const contenders = [namespaced(), namespaced()];
+      await Promise.all(contenders.map((one) => waitForOutput(one, /^ready$/m)));
+      expect(contenders.map((one) => one.output().match(/^pid (\d+)$/m)?.[1])).toEqual(['1', '1']);
+      expect([...(await race(contenders))].sort()).toEqual(['acquired', 'locked']);
+    },
+    30_000,
+  );
+
+  it('is free once a holder is killed outright, and waits for a holder that lets go', async () => {
     const dir = freshDir();
-    const holder = contender(dir, 1000);
+    const holder = contender(dir);
     await waitForOutput(holder, /^ready$/m);
     holder.child.stdin!.write(`${Date.now()}\n`);
     await waitForOutput(holder, /^acquired$/m);
-    const started = Date.now();
-    const lock = acquireDataDirLock(dir);
-    expect(Date.now() - started).toBeGreaterThan(300);
-    lock.release();
+    holder.child.kill('SIGKILL');
+    await once(holder.child, 'exit');
+    (await acquireDataDirLock(dir, 0)).release();
 
-    const live = contender(dir);
-    await waitForOutput(live, /^ready$/m);
-    live.child.stdin!.write(`${Date.now()}\n`);
-    await waitForOutput(live, /^acquired$/m);
-    expect(() => acquireDataDirLock(dir)).toThrow(DataDirLockedError);
-    live.child.kill('SIGKILL');
-    await once(live.child, 'exit');
-    // Killed without releasing: its lock is stale now and is taken over.
-    acquireDataDirLock(dir).release();
+    const releasing = contender(dir);
+    await waitForOutput(releasing, /^ready$/m);
+    releasing.child.stdin!.write(`${Date.now()}\n`);
+    await waitForOutput(releasing, /^acquired$/m);
+    setTimeout(() => releasing.child.stdin!.end(), 500);
+    const started = Date.now();
+    (await acquireDataDirLock(dir, 5000)).release();
+    expect(Date.now() - started).toBeGreaterThan(300);
   }, 30_000);
 });

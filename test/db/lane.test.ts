@@ -29,10 +29,6 @@ describe('a lane', () => {
     for (let query = 0; query < 20; query++)
       laneBackends.add(await backendOf((text, values) => lane.query(text, values)));
 
-    if (database.kind === 'pglite') {
-      expect(lane.size).toBe(1);
-      return;
-    }
     expect(new Set(poolBackends).size).toBe(pool);
     expect(lane.size).toBe(2);
     expect(laneBackends.size).toBeLessThanOrEqual(2);

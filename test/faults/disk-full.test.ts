@@ -1,15 +1,14 @@
-// The disk filling under the embedded database, on a small tmpfs: a start on a full disk says so
+// The disk filling under the embedded server, on a small tmpfs: a start on a full disk says so
 // in one line; while writes fail, callbacks answer 503 (nothing acknowledged is lost) and /readyz
 // turns 503 with the reason; when space returns, the service recovers by itself.
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { testEnv } from '../support/env.js';
 import { partnerctl, type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';
-import { copyPgliteTemplate } from './support/databases.js';
 import { checkInvariants, summary, withDatabase } from './support/invariants.js';
 import { Prober, waitFor } from './support/probes.js';
 
@@ -19,7 +18,9 @@ const HEADROOM_MB = 48;
 /** A tmpfs the size of the template plus the headroom, or why there cannot be one here. */
 function mountTmpfs(): { mountPoint: string } | { skipped: string } {
   const mountPoint = mkdtempSync(path.join(tmpdir(), 'pi-faults-disk-'));
-  const templateMb = Number(execFileSync('du', ['-sm', inject('pgliteTemplate')], { encoding: 'utf8' }).split('\t')[0]);
+  const templateMb = Number(
+    execFileSync('du', ['-sm', inject('dataDirTemplate')], { encoding: 'utf8' }).split('\t')[0],
+  );
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${templateMb + HEADROOM_MB}m`, 'tmpfs', mountPoint], {
       stdio: 'pipe',
@@ -47,7 +48,7 @@ function fillDisk(file: string): void {
 const tmpfs = mountTmpfs();
 if ('skipped' in tmpfs) console.log(`[faults] disk full skipped: ${tmpfs.skipped}`);
 
-describe.skipIf('skipped' in tmpfs)('the disk filling under the embedded database', () => {
+describe.skipIf('skipped' in tmpfs)('the disk filling under the embedded server', () => {
   const mountPoint = 'mountPoint' in tmpfs ? tmpfs.mountPoint : '';
   const dataDir = path.join(mountPoint, 'data');
   const ballast = path.join(mountPoint, 'ballast');
@@ -59,8 +60,8 @@ describe.skipIf('skipped' in tmpfs)('the disk filling under the embedded databas
   });
 
   it('refuses to start on a full disk with one line about space', async () => {
-    mkdirSync(dataDir);
-    copyPgliteTemplate(dataDir);
+    // Owners and modes kept: as root, the cluster belongs to the server's user.
+    execFileSync('cp', ['-a', inject('dataDirTemplate'), dataDir]);
     fillDisk(ballast);
     const result = await partnerctl(['serve'], testEnv({ dataDir }));
     rmSync(ballast);
@@ -100,7 +101,7 @@ describe.skipIf('skipped' in tmpfs)('the disk filling under the embedded databas
     const report = await withDatabase({ dataDir }, (query) => checkInvariants(query, partner, load));
     console.log(
       summary(
-        'disk full (PGlite on tmpfs)',
+        'disk full (embedded server on tmpfs)',
         load,
         report,
         `/readyz 503 ${notReady.at - filledAt} ms after the disk filled ` +

@@ -79,7 +79,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
     // The template was migrated by this code: every migration of this code is applied.
     const database = await scenarioDatabase('PostgreSQL');
     databases.push(database);
-    const service = await startServiceProcess(testEnv(database.target), 3, releaseDir);
+    const service = await startServiceProcess(testEnv(database.target), 3, { releaseDir });
     processes.push(service);
     const partner = await createPartner(service.urls.admin, 5);
     const { tenantId, backendKey } = await payingTenant(service.urls.admin, endpoint.url);
@@ -121,7 +121,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
     // The previous release creates the database, as it did in production.
     const instances: ServiceProcess[] = [];
     for (const slot of slots) {
-      instances.push(await startServiceProcess(envOf(slot), 3, releaseDir));
+      instances.push(await startServiceProcess(envOf(slot), 3, { releaseDir }));
       processes.push(instances[instances.length - 1]);
     }
     const partner: Partner = await createPartner(instances[0].urls.admin, 20);

@@ -47,7 +47,7 @@ describe('slow and idle clients', () => {
   });
 
   it(`serves others while ${IDLE_SOCKETS} idle and ${SLOWLORIS_SOCKETS} slowloris sockets hold on`, async () => {
-    database = await scenarioDatabase('PGlite');
+    database = await scenarioDatabase('embedded server');
     service = await startServiceProcess(
       // The header and request timeouts (HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS) are what close them.
       testEnv(database.target, {

@@ -199,7 +199,7 @@ describe('counters in Redis, shared by two instances', () => {
   }
 
   it('enforces one failure budget: 15 failures on each instance, then either refuses', async () => {
-    // Its own database (PGlite directories cannot be shared): the failure budget is per address.
+    // Its own database: the failure budget is per address, not per database.
     const other = await startTestService(shared);
     try {
       const attempt = (service: RunningService) =>

@@ -1,5 +1,5 @@
-// Races on the payment callback over real HTTP (DECISIONS §4): PostgreSQL only, since PGlite has
-// one connection and cannot race. One instance, then two instances sharing one database.
+// Races on the payment callback over real HTTP (DECISIONS §4). One instance, then two instances
+// sharing one database: in the external PostgreSQL's run only, the embedded run's engine being the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';

@@ -20,7 +20,7 @@ afterAll(() => service?.stop());
 /**
  * A store on the test database that records the statements it sends (with the number of
  * notifications each carries), each sent to the database once `held` resolves. Its lane has the
- * connections the store asks for, whatever the database (PGlite has one).
+ * connections the store asks for.
  */
 function recordingStore(options: { held?: Promise<void> } = {}) {
   const statements: string[] = [];

@@ -1,6 +1,6 @@
 // The security review's findings, each shown fixed: callback fields, prompt text, the admin token,
 // links that ignore the Host header, protective headers, private files, the signing-key rule.
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,18 +166,22 @@ describe('response headers', () => {
 });
 
 describe('files in DATA_DIR', () => {
-  let database: TestDatabase;
+  let database: TestDatabase | undefined;
   afterAll(() => database?.drop());
 
   it('are private to the service whatever the umask it was started with', async () => {
-    database = await createEmptyDatabase('pi_modes');
-    // A directory the service creates itself (the embedded database's, or DATA_DIR beside PostgreSQL).
-    const dataDir = path.join(database.target.dataDir ?? mkdtempSync(path.join(tmpdir(), 'pi-modes-')), 'data');
+    // A directory the service creates itself: its embedded server's, or DATA_DIR beside PostgreSQL.
+    const parent = mkdtempSync(path.join(tmpdir(), 'pi-modes-'));
+    // As root, the embedded server's user must reach DATA_DIR through its parent.
+    chmodSync(parent, 0o755);
+    const dataDir = path.join(parent, 'data');
+    if (TEST_DATABASE_URL) database = await createEmptyDatabase('pi_modes');
+    const target = database?.target ?? { dataDir };
     const previous = process.umask(0);
     let running: Awaited<ReturnType<typeof startServiceProcess>> | undefined;
     try {
       // Without ADMIN_TOKEN the generated one is written into DATA_DIR: a file there on both databases.
-      const { ADMIN_TOKEN: _generated, ...env } = testEnv(database.target);
+      const { ADMIN_TOKEN: _generated, ...env } = testEnv(target);
       running = await startServiceProcess({ ...env, DATA_DIR: dataDir });
     } finally {
       process.umask(previous);
@@ -191,9 +195,12 @@ describe('files in DATA_DIR', () => {
         if (entry.isDirectory()) walk(full);
       }
     };
-    if ((statSync(dataDir).mode & 0o077) !== 0) loose.push(dataDir);
+    // Run as root, the embedded server runs as its own user, who may cross DATA_DIR, never list it.
+    const crossable = !TEST_DATABASE_URL && process.getuid?.() === 0 ? 0o011 : 0;
+    if ((statSync(dataDir).mode & 0o077 & ~crossable) !== 0) loose.push(dataDir);
     walk(dataDir);
     expect(loose).toEqual([]);
+    rmSync(parent, { recursive: true, force: true });
     // A first start: migrations and the whole reference data import, in a process of its own.
   }, 120_000);
 });

@@ -1,12 +1,27 @@
-// Test databases: the global setup migrates and seeds one template per run (PGlite directory, or
-// a PostgreSQL database when TEST_DATABASE_URL is set); each test file gets a fresh copy of it.
+// Test databases, on one PostgreSQL server per run: the external one of TEST_DATABASE_URL, or,
+// when it is unset, one embedded server the global setup starts through the service's own module
+// (EMBEDDED_SERVER_URL_VARIABLE). The global setup migrates and seeds a template database on it;
+// each test file gets a fresh copy of it.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { postgresConnection } from '../../src/db/url.js';
 
+/** The external PostgreSQL server of this run; null in the embedded-server run. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
+
+/** Where the global setup tells the test processes the URL of the embedded server it started. */
+export const EMBEDDED_SERVER_URL_VARIABLE = 'PI_TEST_EMBEDDED_SERVER_URL';
+
+/** The server this run's databases live on. */
+function serverUrl(): string {
+  const url = TEST_DATABASE_URL ?? process.env[EMBEDDED_SERVER_URL_VARIABLE];
+  if (!url) throw new Error(`neither TEST_DATABASE_URL nor ${EMBEDDED_SERVER_URL_VARIABLE} is set`);
+  return url;
+}
 
 export type DatabaseTarget =
   | { databaseUrl: string; dataDir?: undefined }
@@ -17,15 +32,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** `TEST_DATABASE_URL` with another database name. */
+/** The run's server URL with another database name. */
 export function databaseUrlFor(name: string): string {
-  const url = new URL(TEST_DATABASE_URL!);
+  const url = new URL(serverUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }
 
 async function withMaintenanceConnection<T>(task: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const sql = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+  const connection = postgresConnection(serverUrl());
+  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
   try {
     return await task(sql);
   } finally {
@@ -33,11 +49,27 @@ async function withMaintenanceConnection<T>(task: (sql: postgres.Sql) => Promise
   }
 }
 
+/**
+ * A copy of a stopped embedded server's DATA_DIR, owners and modes kept (as root, the cluster
+ * belongs to the server's user). The copy is the temporary directory itself, not one inside: as
+ * root, the server's user must reach it, and the service opens it up for that when it starts.
+ */
+export function copyDataDir(source: string): string {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'pi_data-'));
+  execFileSync('cp', ['-a', `${source}/.`, dataDir]);
+  return dataDir;
+}
+
+/**
+ * A DATA_DIR of its own, for a service that runs an embedded server in it, as a first start
+ * leaves it (the run's template, global-setup.ts): for what only the embedded mode does.
+ */
+export function copyTemplateDataDir(template: string): TestDatabase {
+  const dataDir = copyDataDir(template);
+  return { target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
 export async function createEmptyDatabase(prefix = 'pi_test'): Promise<TestDatabase> {
-  if (!TEST_DATABASE_URL) {
-    const dataDir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
-    return { target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await withMaintenanceConnection((sql) => sql.unsafe(`create database ${name}`));
   return { target: { databaseUrl: databaseUrlFor(name) }, drop: () => dropDatabase(name) };
@@ -49,12 +81,6 @@ export async function dropDatabase(name: string): Promise<void> {
 
 /** A fresh copy of the run's template database (see global-setup.ts). */
 export async function copyTemplateDatabase(template: string): Promise<TestDatabase> {
-  if (!TEST_DATABASE_URL) {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'pi_test-'));
-    cpSync(template, dataDir, { recursive: true });
-    rmSync(path.join(dataDir, 'partner-integrations.lock'), { force: true });
-    return { target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
   const name = `pi_test_${randomBytes(6).toString('hex')}`;
   for (let attempt = 0; ; attempt++) {
     try {

@@ -13,7 +13,7 @@ export type ProcessBundles = Record<keyof typeof ENTRY_POINTS, string>;
 /**
  * Writes the bundles under node_modules/.cache, inside the project, so that the project root and
  * everything found from it (migrations, reference data, packages) are the same as from `src/`.
- * A directory per run: two runs in one worktree (PGlite and PostgreSQL) do not collide.
+ * A directory per run: two runs in one worktree (embedded server and external PostgreSQL) do not collide.
  */
 export async function buildProcessBundles(): Promise<{ files: ProcessBundles; remove(): void }> {
   const parent = path.join(projectRoot, 'node_modules/.cache');

@@ -1,6 +1,6 @@
 // The service as a real process (`partnerctl serve` from source, bundled for the run by the global
 // setup), for what only processes show: start-up races, the data directory lock, signals, exit codes.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { inject } from 'vitest';
@@ -21,12 +21,43 @@ function partnerctlEntry(): string[] {
 }
 
 /**
- * Runs partnerctl: this code, or with `releaseDir` the built checkout of another release
- * (test/faults/support/releases.ts) as an operator runs it, `node dist/src/cli/partnerctl.js`.
+ * Runs a command in a PID namespace of its own (pid 1 there, as in a container); every process of
+ * the namespace dies with it.
  */
-export function runPartnerctl(args: string[], env: Record<string, string>, releaseDir?: string) {
+export const IN_PID_NAMESPACE = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child'];
+
+/** Whether this machine lets us start a process in a PID namespace of its own (root, or user namespaces). */
+export function canUnsharePid(): boolean {
+  try {
+    return (
+      execFileSync(IN_PID_NAMESPACE[0], [...IN_PID_NAMESPACE.slice(1), 'sh', '-c', 'echo $$'], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+      }).trim() === '1'
+    );
+  } catch {
+    return false;
+  }
+}
+
+export interface RunOptions {
+  /** Runs it under another command, e.g. `unshare` for a PID namespace of its own. */
+  prefix?: string[];
+  /**
+   * The built checkout of another release (test/faults/support/releases.ts), run as an operator
+   * runs it, `node dist/src/cli/partnerctl.js`; this code by default.
+   */
+  releaseDir?: string;
+}
+
+export function runPartnerctl(
+  args: string[],
+  env: Record<string, string>,
+  { prefix = [], releaseDir }: RunOptions = {},
+) {
   const entry = releaseDir ? [path.join(releaseDir, 'dist/src/cli/partnerctl.js')] : partnerctlEntry();
-  return spawn(process.execPath, [...entry, ...args], {
+  const [command, ...commandArgs] = [...prefix, process.execPath, ...entry, ...args];
+  return spawn(command, commandArgs, {
     cwd: releaseDir ?? projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,8 +65,8 @@ export function runPartnerctl(args: string[], env: Record<string, string>, relea
 }
 
 /** Runs a partnerctl command to its end: exit code and what it printed. */
-export async function partnerctl(args: string[], env: Record<string, string>) {
-  const child = runPartnerctl(args, env);
+export async function partnerctl(args: string[], env: Record<string, string>, prefix: string[] = []) {
+  const child = runPartnerctl(args, env, { prefix });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -44,13 +75,13 @@ export async function partnerctl(args: string[], env: Record<string, string>) {
   return { code: code as number | null, stdout, stderr };
 }
 
-/** Starts `partnerctl serve` (of `releaseDir`, see runPartnerctl); resolves once every listener has logged its address. */
+/** Starts `partnerctl serve` (see RunOptions); resolves once every listener has logged its address. */
 export async function startServiceProcess(
   env: Record<string, string>,
   listeners = 3,
-  releaseDir?: string,
+  options: RunOptions = {},
 ): Promise<ServiceProcess> {
-  return watchService(runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, releaseDir), listeners);
+  return watchService(runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, options), listeners);
 }
 
 /** A started service process (however it was started); resolves once every listener has logged its address. */

@@ -10,7 +10,12 @@ import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { paymentEndpointSecrets } from '../../src/tenants/credentials.js';
 import { keyFilePath, SecretBox } from '../../src/tenants/secret-box.js';
-import { copyTemplateDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
+import {
+  copyTemplateDatabase,
+  copyTemplateDataDir,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
 import { partnerctl } from '../support/process.js';
@@ -143,8 +148,8 @@ describe.skipIf(TEST_DATABASE_URL)('the key file beside the embedded data', () =
   const lines: string[] = [];
   const logger = loggerInto(lines, 'warn');
 
-  beforeAll(async () => {
-    database = await copyTemplateDatabase(inject('databaseTemplate'));
+  beforeAll(() => {
+    database = copyTemplateDataDir(inject('dataDirTemplate'));
   });
   afterAll(() => database.drop());
 

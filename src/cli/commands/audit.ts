@@ -15,13 +15,26 @@ function wholeNumber(options: Invocation['options'], name: string): string | nul
 export const auditCommands: Command[] = [
   {
     name: 'audit list',
-    summary: "List operators' changes, newest first (all, or those to one resource)",
-    usage: '[--target ID] [--limit N] [--offset N]',
-    options: { target: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' } },
+    summary: "List operators' changes, newest first (all, or filtered by resource, operator, action, time)",
+    usage: '[--target ID] [--operator ID] [--action "METHOD /route"] [--since ISO-TIME] [--limit N] [--offset N]',
+    options: {
+      target: { type: 'string' },
+      operator: { type: 'string' },
+      action: { type: 'string' },
+      since: { type: 'string' },
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+    },
     async run(invocation) {
       const { options } = invocation;
       const query = new URLSearchParams();
-      if (typeof options.target === 'string') query.set('target_id', options.target);
+      const filters = {
+        target_id: options.target,
+        operator_id: options.operator,
+        action: options.action,
+        since: options.since,
+      };
+      for (const [name, value] of Object.entries(filters)) if (typeof value === 'string') query.set(name, value);
       for (const name of ['limit', 'offset']) {
         const value = wholeNumber(options, name);
         if (value !== null) query.set(name, value);

@@ -5,17 +5,20 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
+import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../operators/index.js';
 import { SERVICE_VERSION } from '../../version.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { registerRateLimits } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
+import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
 import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
+import { adminOperatorRoutes, enforceRoles } from './operators.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
 import { adminTenantRoutes } from './tenants.js';
@@ -25,15 +28,13 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who made an authenticated admin request: `admin token` (bearer) or `console session <id>`. */
+    /** Who made an authenticated admin request, for the audit trail: the operator's name (with the console session). */
     adminActor?: string;
   }
 }
 
 const ADMIN_PREFIX = '/admin/v1';
 const BEARER = /^bearer ([!-~]+)$/i;
-/** The audit trail's name for whoever presents ADMIN_TOKEN. */
-const ADMIN_TOKEN_ACTOR = 'admin token';
 
 interface AdminHostOptions {
   /** The public hosts' documents, for the docs UI. */
@@ -54,7 +55,9 @@ export async function buildAdminApp(
       info: {
         title: 'Partner Integrations: admin API',
         version: SERVICE_VERSION,
-        description: 'Operators API. Every route needs `Authorization: Bearer <ADMIN_TOKEN>`.',
+        description:
+          "Operators API. Every route needs `Authorization: Bearer <token>`: ADMIN_TOKEN (the bootstrap admin) or a named operator's token. " +
+          'A read-only operator may only read; an operator may change everything but operators; an admin may do everything.',
       },
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
       security: [{ adminToken: [] }],
@@ -70,6 +73,7 @@ export async function buildAdminApp(
   );
   // Before any route: every change on this host, whatever plugin adds its route, is audited.
   recordAdminChanges(app, context);
+  enforceRoles(app);
   const limits = registerRateLimits(context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
@@ -96,12 +100,15 @@ export async function buildAdminApp(
         await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
-        const presented = sha256(token);
-        if (!timingSafeEqual(presented, expectedToken)) {
+        const operator = timingSafeEqual(sha256(token), expectedToken)
+          ? BOOTSTRAP_ADMIN
+          : await resolveOperatorToken(context.db, token);
+        if (!operator) {
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);
         }
-        request.adminActor = ADMIN_TOKEN_ACTOR;
+        request.adminOperator = operator;
+        request.adminActor = operator.name;
       });
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
@@ -109,6 +116,8 @@ export async function buildAdminApp(
       await admin.register(adminTripRoutes, { context });
       await admin.register(adminPaymentRoutes, { context });
       await admin.register(adminAuditRoutes, { context });
+      await admin.register(adminOperatorRoutes, { context });
+      await admin.register(adminBackupRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );

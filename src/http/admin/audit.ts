@@ -51,6 +51,7 @@ export function recordAdminChanges(app: HostApp, context: AppContext): void {
       status: reply.statusCode,
       address: request.ip,
       requestId: request.id,
+      operator: request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null,
     };
     try {
       await recordAuditEvent(context.db, event);
@@ -76,15 +77,29 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
           target_id: Type.Optional(
             Type.String({ minLength: 1, maxLength: 200, description: 'Only changes to this resource' }),
           ),
+          operator_id: Type.Optional(Type.String({ format: 'uuid', description: "Only this operator's changes" })),
+          action: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description: 'Only this action, e.g. `PATCH /admin/v1/tenants/:id`',
+            }),
+          ),
+          since: Type.Optional(Type.String({ format: 'date-time', description: 'Only changes at or after this time' })),
         }),
         response: { 200: PagedList(AuditEvent) },
       },
     },
     async (request) => {
-      const { target_id: targetId } = request.query;
+      const { target_id: targetId, operator_id: operatorId, action, since } = request.query;
       const page = pageFrom(request.query);
-      const { count, rows } = await listAuditEvents(context.db, { targetId }, page);
-      const filters: Record<string, string> = targetId === undefined ? {} : { target_id: targetId };
+      const filter = { targetId, operatorId, action, since: since === undefined ? undefined : new Date(since) };
+      const { count, rows } = await listAuditEvents(context.db, filter, page);
+      const filters = Object.fromEntries(
+        Object.entries({ target_id: targetId, operator_id: operatorId, action, since }).filter(
+          (entry): entry is [string, string] => entry[1] !== undefined,
+        ),
+      );
       return pagedList(listenerUrl(app), request.url.split('?')[0], filters, page, count, rows.map(auditEventView));
     },
   );

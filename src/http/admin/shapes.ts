@@ -190,13 +190,24 @@ export function pingView(row: EndpointPingRow): Static<typeof Ping> {
 export const AuditEvent = Type.Object({
   id: Uuid,
   occurred_at: Timestamp,
-  actor: Type.String({ description: '`admin token`, or the console session that made the change' }),
+  actor: Type.String({
+    description: 'The operator (`admin token` for ADMIN_TOKEN), with the console session when made there',
+  }),
   action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
   target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
   fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),
   status: Nullable(Type.Integer({ description: 'HTTP status answered; null for partnerctl commands' })),
   address: Nullable(Type.String({ description: "The client's address" })),
   request_id: Nullable(Type.String()),
+  operator: Nullable(
+    Type.Object(
+      {
+        id: Nullable(Type.String({ format: 'uuid', description: 'null: the bootstrap ADMIN_TOKEN' })),
+        name: Type.String({ description: "The operator's name when the change was made" }),
+      },
+      { description: 'Who made the change; null for changes made before operators were named' },
+    ),
+  ),
 });
 
 export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
@@ -210,5 +221,6 @@ export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
     status: row.status,
     address: row.address,
     request_id: row.requestId,
+    operator: row.operatorName === null ? null : { id: row.operatorId, name: row.operatorName },
   };
 }

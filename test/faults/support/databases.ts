@@ -1,13 +1,12 @@
-// Each scenario's own database: a copy of the suite's PGlite template, or a clone of its
-// PostgreSQL template on the suite's cluster.
+// Each scenario's own database: a copy of the suite's embedded DATA_DIR template (the service runs
+// its own server there), or a clone of its PostgreSQL template on the suite's cluster.
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import postgres from 'postgres';
 import { inject } from 'vitest';
+import { copyDataDir } from '../../support/database.js';
 
-type DatabaseKind = 'PostgreSQL' | 'PGlite';
+type DatabaseKind = 'PostgreSQL' | 'embedded server';
 
 export interface ScenarioDatabase {
   kind: DatabaseKind;
@@ -16,23 +15,15 @@ export interface ScenarioDatabase {
 }
 
 /** The kinds this machine can run: PostgreSQL only when the suite's cluster runs. */
-export const DATABASE_KINDS: DatabaseKind[] = inject('postgresTemplateUrl') ? ['PostgreSQL', 'PGlite'] : ['PGlite'];
-
-/** A copy of the PGlite template in `dataDir` (a new temporary directory by default). */
-export function copyPgliteTemplate(dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'pi-faults-')), 'data')) {
-  cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
-  return dataDir;
-}
+export const DATABASE_KINDS: DatabaseKind[] = inject('postgresTemplateUrl')
+  ? ['PostgreSQL', 'embedded server']
+  : ['embedded server'];
 
 /** A copy of the template, migrated and seeded by this code; `empty`: a new PostgreSQL database (as a first start finds it). */
 export async function scenarioDatabase(kind: DatabaseKind, { empty = false } = {}): Promise<ScenarioDatabase> {
-  if (kind === 'PGlite') {
-    const dataDir = copyPgliteTemplate();
-    return {
-      kind,
-      target: { dataDir },
-      drop: async () => rmSync(path.dirname(dataDir), { recursive: true, force: true }),
-    };
+  if (kind === 'embedded server') {
+    const dataDir = copyDataDir(inject('dataDirTemplate'));
+    return { kind, target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const template = new URL(inject('postgresTemplateUrl'));
   const name = `faults_${randomBytes(5).toString('hex')}`;

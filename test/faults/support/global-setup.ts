@@ -1,4 +1,4 @@
-// Once per fault suite run: a migrated and seeded embedded database to copy, and, where the
+// Once per fault suite run: a migrated and seeded embedded server's DATA_DIR to copy, and, where the
 // machine allows, a PostgreSQL cluster of the suite's own with a template database to clone.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +15,8 @@ import { ownClusterUnavailable, PostgresCluster } from './postgres-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A migrated, seeded PGlite directory. */
-    pgliteTemplate: string;
+    /** A migrated, seeded DATA_DIR of the embedded server, stopped. */
+    dataDirTemplate: string;
     /** URL of the suite's cluster's template database, or '' when the cluster cannot run here. */
     postgresTemplateUrl: string;
     /** The suite's cluster, for the scenario that stops and starts it. */
@@ -53,14 +53,14 @@ async function postgresTemplate(): Promise<{ url: string; cluster: PostgresClust
 }
 
 export default async function setup(project: TestProject) {
-  const pgliteTemplate = path.join(mkdtempSync(path.join(tmpdir(), 'pi-faults-template-')), 'data');
-  const [, postgresSide] = await Promise.all([migrateAndSeed({ dataDir: pgliteTemplate }), postgresTemplate()]);
-  project.provide('pgliteTemplate', pgliteTemplate);
+  const dataDirTemplate = mkdtempSync(path.join(tmpdir(), 'pi-faults-template-'));
+  const [, postgresSide] = await Promise.all([migrateAndSeed({ dataDir: dataDirTemplate }), postgresTemplate()]);
+  project.provide('dataDirTemplate', dataDirTemplate);
   project.provide('postgresTemplateUrl', postgresSide.url);
   const { cluster } = postgresSide;
   project.provide('postgresCluster', cluster && { dataDir: cluster.dataDir, port: cluster.port });
   return () => {
     postgresSide.cluster?.destroy();
-    rmSync(path.dirname(pgliteTemplate), { recursive: true, force: true });
+    rmSync(dataDirTemplate, { recursive: true, force: true });
   };
 }

@@ -2,30 +2,30 @@
 // answered 200 `success` is stored exactly once and has moved its invoice; nothing is stored twice;
 // no invoice moved backwards; no event says `applied` while its invoice did not move; trip status
 // always matches its invoice.
-import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
+import { startEmbeddedServer } from '../../../src/db/embedded-server.js';
+import { postgresConnection } from '../../../src/db/url.js';
+import { createLogger } from '../../../src/logger.js';
 import type { CallbackLoad, Partner } from './callback-load.js';
 
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
-/** Runs `task` with a connection of its own to the database (a PGlite directory only while no service holds it). */
+/**
+ * Runs `task` with a connection of its own to the database: on a DATA_DIR, its embedded server
+ * started for the check, once no service holds the directory.
+ */
 export async function withDatabase<T>(
   target: { databaseUrl?: string; dataDir?: string },
   task: (query: Query) => Promise<T>,
 ): Promise<T> {
-  if (target.databaseUrl) {
-    const sql = postgres(target.databaseUrl, { max: 1, onnotice: () => {} });
-    try {
-      return await task(async (text, values = []) => [...(await sql.unsafe(text, values as never[]))]);
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
-  }
-  const pglite = await PGlite.create(target.dataDir!);
+  const server = target.databaseUrl ? null : await startEmbeddedServer(target.dataDir!, createLogger('silent'));
+  const connection = postgresConnection(target.databaseUrl ?? server!.url);
+  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
   try {
-    return await task(async (text, values = []) => (await pglite.query(text, values)).rows as any[]);
+    return await task(async (text, values = []) => [...(await sql.unsafe(text, values as never[]))]);
   } finally {
-    await pglite.close();
+    await sql.end({ timeout: 5 });
+    await server?.stop();
   }
 }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import cookie from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../../errors.js';
+import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../../operators/index.js';
 import { projectRoot } from '../../../paths.js';
 import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
@@ -15,9 +16,11 @@ import { unacceptableString } from '../../json-body.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
+import { auditRoutes } from './pages/audit.js';
 import { geoRoutes } from './pages/geo.js';
 import { homeRoutes } from './pages/home.js';
 import { invoiceRoutes } from './pages/invoices.js';
+import { operatorRoutes } from './pages/operators.js';
 import { partnerKeyRoutes } from './pages/partner-keys.js';
 import { promptRoutes } from './pages/prompts.js';
 import { tenantRoutes } from './pages/tenants.js';
@@ -130,8 +133,10 @@ export async function consolePlugin(
     }
     request.consoleSession = found;
     request.adminActor = found.actor;
+    request.adminOperator = found.operator;
     request.consoleView = {
       csrfToken: found.csrfToken,
+      signedInAs: `${found.operator.name} (${found.operator.role})`,
       flash: request.method === 'GET' ? takeFlash(request, reply) : null,
       path: request.url,
     };
@@ -186,24 +191,28 @@ export async function consolePlugin(
   });
 
   app.get('/sign-in', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, signInPage(null)));
-  app.post('/sign-in', { schema: { hide: true } }, async (request, reply) => {
+  // Open to anyone: whoever signs in gets their own role's session.
+  app.post('/sign-in', { schema: { hide: true }, config: { operatorRole: 'read-only' } }, async (request, reply) => {
     await limits.beforeAuthentication(request, reply);
-    const token = (request.body as FormFields | undefined)?.token;
-    const presented = createHmac('sha256', key)
-      .update(typeof token === 'string' ? token : '')
-      .digest();
+    const field = (request.body as FormFields | undefined)?.token;
+    const token = typeof field === 'string' ? field : '';
+    const presented = createHmac('sha256', key).update(token).digest();
     const expected = createHmac('sha256', key).update(context.config.adminToken).digest();
-    if (!timingSafeEqual(presented, expected)) {
+    const operator = timingSafeEqual(presented, expected)
+      ? BOOTSTRAP_ADMIN
+      : await resolveOperatorToken(context.db, token);
+    if (!operator) {
       await limits.authenticationFailed(request, reply);
-      return sendPage(reply, signInPage('That is not the admin token.'), 401);
+      return sendPage(reply, signInPage('That is neither an operator token nor the admin token.'), 401);
     }
-    const started = await sessions.start();
+    const started = await sessions.start(operator);
     reply.setCookie(SESSION_COOKIE, started.token, cookieOptions(request, SESSION_HOURS * 3600));
     // The audit trail names who signed in: the session just started.
     request.adminActor = started.actor;
+    request.adminOperator = operator;
     return reply.redirect(consoleUrl('/'), 303);
   });
-  app.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/sign-out', { schema: { hide: true }, config: { operatorRole: 'read-only' } }, async (request, reply) => {
     const token = sessionToken(request);
     if (token) await sessions.end(token);
     reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
@@ -217,4 +226,6 @@ export async function consolePlugin(
   await app.register(partnerKeyRoutes, deps);
   await app.register(promptRoutes, deps);
   await app.register(geoRoutes, deps);
+  await app.register(operatorRoutes, deps);
+  await app.register(auditRoutes, deps);
 }

@@ -4,7 +4,7 @@ import { type Html, html } from './html.js';
 
 export const CONSOLE_PREFIX = '/console';
 
-export type Section = 'home' | 'tenants' | 'invoices' | 'partner-keys' | 'prompts' | 'geo';
+export type Section = 'home' | 'tenants' | 'invoices' | 'partner-keys' | 'prompts' | 'geo' | 'operators' | 'audit';
 
 const SECTIONS: [Section, string, string][] = [
   ['home', 'Home', '/'],
@@ -13,6 +13,8 @@ const SECTIONS: [Section, string, string][] = [
   ['partner-keys', 'Partner keys', '/partner-keys'],
   ['prompts', 'Prompts', '/prompts'],
   ['geo', 'Geo', '/geo'],
+  ['operators', 'Operators', '/operators'],
+  ['audit', 'Audit', '/audit'],
 ];
 
 export interface Flash {
@@ -23,6 +25,8 @@ export interface Flash {
 /** What every page of a signed-in operator is rendered with. */
 export interface View {
   csrfToken: string;
+  /** Who is signed in, with their role. */
+  signedInAs: string;
   flash: Flash | null;
   /** This page's path and query: where a refused form comes back to. */
   path: string;
@@ -52,9 +56,14 @@ export function page(view: View, section: Section, title: string, content: Html)
     ([name, label, path]) =>
       html`<a href="${consoleUrl(path)}"${name === section ? html` aria-current="page"` : ''}>${label}</a>`,
   );
-  const nav = html`<nav>${links}${postForm(view, '/sign-out', html`<button class="link">Sign out</button>`, {
-    className: 'inline',
-  })}</nav>`;
+  const nav = html`<nav>${links}<span class="muted">${view.signedInAs}</span>${postForm(
+    view,
+    '/sign-out',
+    html`<button class="link">Sign out</button>`,
+    {
+      className: 'inline',
+    },
+  )}</nav>`;
   const flash = view.flash && html`<p class="flash ${view.flash.level}" role="status">${view.flash.text}</p>`;
   return shell(title, nav, html`${flash}<h1>${title}</h1>${content}`);
 }
@@ -67,8 +76,8 @@ export function signInPage(error: string | null): Html {
     html`<h1>Sign in</h1>
 <form method="post" action="${consoleUrl('/sign-in')}" class="card narrow">
 ${error && html`<p class="flash error" role="alert">${error}</p>`}
-<label>Admin token <input type="password" name="token" required autocomplete="off" autofocus></label>
-<p class="hint">The service's <code>ADMIN_TOKEN</code>. It is exchanged for a session of ${'12'} hours and not kept in this browser.</p>
+<label>Your token <input type="password" name="token" required autocomplete="off" autofocus></label>
+<p class="hint">Your operator token (<code>pio_…</code>), or the service's <code>ADMIN_TOKEN</code>. It is exchanged for a session of ${'12'} hours and not kept in this browser.</p>
 <button>Sign in</button>
 </form>`,
   );

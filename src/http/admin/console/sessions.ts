@@ -5,17 +5,24 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { and, eq, gt, lte } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.js';
 import { consoleSessions } from '../../../db/schema.js';
+import { BOOTSTRAP_ADMIN, liveOperator, type Operator } from '../../../operators/index.js';
 
 export const SESSION_HOURS = 12;
 
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
 
-const actorOf = (sessionId: string) => `console session ${sessionId.slice(0, 8)}`;
+/** `console session <first 8 of the id>`, after the operator's name when a named operator signed in. */
+function actorOf(sessionId: string, operator: Operator): string {
+  const session = `console session ${sessionId.slice(0, 8)}`;
+  return operator.id === null ? session : `${operator.name} (${session})`;
+}
 
 export interface ConsoleSession {
   id: string;
-  /** Who did it, for logs and the audit trail: `console session <first 8 of the id>`. */
+  /** Who did it, for logs and the audit trail. */
   actor: string;
+  /** Who signed in: a named operator, or the bootstrap admin token. */
+  operator: Operator;
   csrfToken: string;
 }
 
@@ -30,25 +37,32 @@ export class ConsoleSessions {
     this.csrfKey = createHmac('sha256', key).update('console csrf').digest();
   }
 
-  /** Starts a session: the token for the cookie, and who it is. Expired sessions are swept meanwhile. */
-  async start(now = new Date()): Promise<{ token: string; actor: string }> {
+  /** Starts a session of `operator`: the token for the cookie, and who it is. Expired sessions are swept meanwhile. */
+  async start(operator: Operator, now = new Date()): Promise<{ token: string; actor: string }> {
     await this.db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
     const token = randomBytes(32).toString('base64url');
     const [row] = await this.db
       .insert(consoleSessions)
-      .values({ digest: digest(token), expiresAt: new Date(now.getTime() + SESSION_HOURS * 3600_000) })
+      .values({
+        digest: digest(token),
+        expiresAt: new Date(now.getTime() + SESSION_HOURS * 3600_000),
+        operatorId: operator.id,
+      })
       .returning({ id: consoleSessions.id });
-    return { token, actor: actorOf(row.id) };
+    return { token, actor: actorOf(row.id, operator) };
   }
 
   async find(token: string | undefined, now = new Date()): Promise<ConsoleSession | null> {
     if (!token || token.length > 100) return null;
     const [row] = await this.db
-      .select({ id: consoleSessions.id })
+      .select({ id: consoleSessions.id, operatorId: consoleSessions.operatorId })
       .from(consoleSessions)
       .where(and(eq(consoleSessions.digest, digest(token)), gt(consoleSessions.expiresAt, now)));
     if (!row) return null;
-    return { id: row.id, actor: actorOf(row.id), csrfToken: this.csrfTokenOf(token) };
+    // Read on every request: a deleted operator's sessions end at once, a new role applies at once.
+    const operator = row.operatorId === null ? BOOTSTRAP_ADMIN : await liveOperator(this.db, row.operatorId);
+    if (!operator) return null;
+    return { id: row.id, actor: actorOf(row.id, operator), operator, csrfToken: this.csrfTokenOf(token) };
   }
 
   async end(token: string): Promise<void> {

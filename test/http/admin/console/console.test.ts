@@ -53,7 +53,10 @@ describe('operators console', () => {
     expect(new URL(page.url()).pathname).toBe('/console/sign-in');
     await page.fill('input[name="token"]', 'not-the-admin-token-0123456789abcdef');
     await page.click('button:has-text("Sign in")');
-    await page.getByRole('alert').filter({ hasText: 'That is not the admin token.' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'That is neither an operator token nor the admin token.' })
+      .waitFor();
 
     await signIn(page);
     expect(page.url()).not.toContain(TEST_ADMIN_TOKEN);

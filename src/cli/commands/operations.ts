@@ -1,0 +1,159 @@
+// partnerctl commands for running the service for years: named operators, online backups and
+// their restore.
+import { closeSync, createReadStream, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { CliError } from '../admin-client.js';
+import { type Command, positional, required } from '../command.js';
+import { record, table } from '../output.js';
+
+const OPERATOR_COLUMNS = ['id', 'name', 'role', 'token_hint', 'created_at'];
+
+/** The last line of a file (within its last 64 KiB): a backup's end record, when it is complete. */
+function lastLine(file: string): string {
+  const tail = Buffer.alloc(Math.min(statSync(file).size, 64 * 1024));
+  const descriptor = openSync(file, 'r');
+  try {
+    readSync(descriptor, tail, 0, tail.length, statSync(file).size - tail.length);
+  } finally {
+    closeSync(descriptor);
+  }
+  return tail.toString('utf8').trimEnd().split('\n').at(-1) ?? '';
+}
+
+export const operationCommands: Command[] = [
+  {
+    name: 'operators list',
+    summary: 'List the named operators and their roles',
+    async run(invocation) {
+      const { operators } = await invocation.admin().request('GET', '/operators');
+      invocation.output(table(operators, OPERATOR_COLUMNS), { operators });
+    },
+  },
+  {
+    name: 'operators create',
+    summary: 'Name an operator with a role (read-only, operator or admin); prints their token once',
+    usage: '--name NAME --role ROLE',
+    options: { name: { type: 'string' }, role: { type: 'string' } },
+    async run(invocation) {
+      const body = { name: required(invocation.options, 'name'), role: required(invocation.options, 'role') };
+      const created = await invocation.admin().request('POST', '/operators', body);
+      invocation.output(
+        `${record(created.operator)}\ntoken       ${created.token}\n\nThe token is shown once: hand it to ${created.operator.name} now.`,
+        created,
+      );
+    },
+  },
+  {
+    name: 'operators update',
+    summary: 'Rename an operator or change their role',
+    usage: 'ID [--name NAME] [--role ROLE]',
+    options: { name: { type: 'string' }, role: { type: 'string' } },
+    async run(invocation) {
+      const id = positional(invocation, 0, 'operator id');
+      const { name, role } = invocation.options;
+      const body = { ...(typeof name === 'string' && { name }), ...(typeof role === 'string' && { role }) };
+      if (Object.keys(body).length === 0) throw new CliError('--name or --role is required');
+      const { operator } = await invocation.admin().request('PATCH', `/operators/${id}`, body);
+      invocation.output(record(operator), { operator });
+    },
+  },
+  {
+    name: 'operators delete',
+    summary: 'Delete an operator: their token stops at once',
+    usage: 'ID',
+    async run(invocation) {
+      const id = positional(invocation, 0, 'operator id');
+      const { operator } = await invocation.admin().request('DELETE', `/operators/${id}`);
+      invocation.output(`operator ${operator.name} deleted`, { operator });
+    },
+  },
+  {
+    name: 'backup',
+    summary: 'Save a consistent backup of the running service’s database into FILE (admin role)',
+    usage: 'FILE',
+    async run(invocation) {
+      const file = positional(invocation, 0, 'backup file');
+      if (existsSync(file)) throw new CliError(`${file} exists already: choose a new file name`);
+      const partial = `${file}.partial`;
+      const started = Date.now();
+      try {
+        const bytes = await invocation.admin().download('POST', '/backups', partial);
+        let end: { end?: boolean; rows?: Record<string, number> } = {};
+        try {
+          end = JSON.parse(lastLine(partial));
+        } catch {}
+        if (!end.end || !end.rows) throw new CliError('the backup was cut short (no end record): try again');
+        renameSync(partial, file);
+        const rows = Object.values(end.rows).reduce((sum, count) => sum + count, 0);
+        const summary = { file, bytes, tables: Object.keys(end.rows).length, rows, ms: Date.now() - started };
+        invocation.output(
+          `backup saved to ${file}: ${summary.tables} tables, ${rows} rows, ${bytes} bytes in ${summary.ms} ms`,
+          summary,
+        );
+      } finally {
+        rmSync(partial, { force: true });
+      }
+    },
+  },
+  {
+    name: 'prune',
+    summary: 'Delete now what is past its retention (the service also does it every hour), and exit',
+    async run(invocation) {
+      const { loadConfig } = await import('../../config.js');
+      const { openDatabase } = await import('../../db/client.js');
+      const { prune, retentionRules } = await import('../../maintenance/index.js');
+      const config = loadConfig();
+      const database = await openDatabase(config);
+      try {
+        const deleted = await prune(database, retentionRules(config.retention));
+        const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
+        invocation.output(lines.join('\n'), { deleted });
+      } finally {
+        await database.close();
+      }
+    },
+  },
+  {
+    name: 'restore',
+    summary: 'Restore a backup FILE into an empty database (DATABASE_URL, else the embedded one in an empty DATA_DIR)',
+    usage: 'FILE',
+    async run(invocation) {
+      const file = positional(invocation, 0, 'backup file');
+      if (!existsSync(file)) throw new CliError(`${file} does not exist`);
+      // Loaded here: client commands start without the service's dependencies.
+      const { loadConfig } = await import('../../config.js');
+      const { openDatabase } = await import('../../db/client.js');
+      const { migrateDatabase } = await import('../../db/migrate.js');
+      const { restoreBackup, BackupError } = await import('../../maintenance/index.js');
+      const { PaymentQueue } = await import('../../payments/index.js');
+      const config = loadConfig();
+      const database = await openDatabase(config);
+      const started = Date.now();
+      try {
+        const summary = await restoreBackup(database, createReadStream(file), async () => {
+          await migrateDatabase(database);
+          // pg-boss's own tables, for the queued payment requests the backup carries.
+          const queue = new PaymentQueue(database, {
+            supervise: false,
+            jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
+          });
+          let failure: Error | undefined;
+          await queue.start((error) => {
+            failure ??= error;
+          });
+          await queue.stop(0);
+          if (failure) throw failure;
+        });
+        const rows = Object.values(summary.rows).reduce((sum, count) => sum + count, 0);
+        invocation.output(
+          `restored ${file}: ${summary.tables} tables, ${rows} rows, every count checked, in ${Date.now() - started} ms`,
+          { file, ...summary },
+        );
+      } catch (error) {
+        if (error instanceof BackupError) throw new CliError(error.message);
+        throw error;
+      } finally {
+        await database.close();
+      }
+    },
+  },
+];

@@ -1,0 +1,315 @@
+// Online logical backups, taken over the service's own database connection, so they work the same
+// on the embedded server and on an external PostgreSQL (no pg_dump needed): one REPEATABLE READ
+// READ ONLY transaction (one snapshot: every table as of the same instant, while the service keeps
+// serving) streams every table of the public schema in COPY's text format, parents before the
+// tables referencing them, and of pg-boss's queued work. The file (docs/operations.md):
+//
+//   {"format":"partner-integrations-backup",...}     header: format, migrations, time
+//   {"table":"public.tenants","columns":[...]}       a section per table, then its COPY text rows
+//   ...rows, one a line...
+//   \.
+//   {"end":true,"rows":{"public.tenants":3,...}}     trailer: rows per table (a cut file has none)
+//
+// A restore goes into an empty database: it applies this release's migrations (expand-only, so a
+// backup of an older release loads into the columns it names), loads every section in one
+// transaction in file order, checks each table's row count against the trailer, and only then commits.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { DatabaseHandle } from '../db/client.js';
+import { migrationsDir } from '../paths.js';
+
+export const BACKUP_FORMAT = 'partner-integrations-backup';
+const FORMAT_VERSION = 1;
+const END_OF_ROWS = '\\.';
+
+interface BackupHeader {
+  format: typeof BACKUP_FORMAT;
+  format_version: number;
+  /** Migrations applied to the database backed up, and the last one's name. */
+  migrations: number;
+  last_migration: string;
+  taken_at: string;
+}
+
+interface Section {
+  table: string;
+  columns: string[];
+}
+
+export interface BackupSummary {
+  tables: number;
+  rows: Record<string, number>;
+  bytes: number;
+  migrations: number;
+}
+
+export class BackupError extends Error {}
+
+/** The postgres.js client of the handle: COPY streams need it (PGlite has none). */
+interface CopyClient {
+  begin<T>(options: string, task: (tx: CopySql) => Promise<T>): Promise<T>;
+}
+interface CopySql {
+  unsafe(
+    text: string,
+    values?: unknown[],
+  ): Promise<any[]> & {
+    writable(): Promise<Writable>;
+    values(): { cursor(rows: number): AsyncIterable<unknown[][]> };
+  };
+}
+
+function copyClient(handle: DatabaseHandle): CopyClient {
+  const client = (handle.db as unknown as { $client?: Partial<CopyClient> }).$client;
+  if (typeof client?.begin !== 'function') {
+    throw new BackupError('online backups need a PostgreSQL server (the embedded server or DATABASE_URL)');
+  }
+  return client as CopyClient;
+}
+
+/** Rows fetched at a time by the backup's cursors. */
+const ROWS_PER_READ = 1000;
+
+/** A value in COPY's text format: `\N` for null; backslash, tab, newline and return escaped. */
+function copyText(value: string | null): string {
+  if (value === null) return '\\N';
+  return value.replace(/[\\\t\n\r]/g, (character) => COPY_ESCAPES[character]);
+}
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const qualified = (table: string) => table.split('.').map(quoted).join('.');
+
+/** This release's migrations, in order (drizzle's journal). */
+function knownMigrations(): string[] {
+  const journal = JSON.parse(readFileSync(path.join(migrationsDir, 'meta/_journal.json'), 'utf8'));
+  return journal.entries.map((entry: { tag: string }) => entry.tag);
+}
+
+/** pg-boss's work not done yet: what a restore must not lose. Finished jobs are history, not kept. */
+const QUEUED_JOBS = { table: 'pgboss.job', where: "where state in ('created', 'retry', 'active')" };
+
+/**
+ * The public schema's tables, each after every table it references (foreign keys), so that a
+ * restore loading them in this order never breaks a constraint.
+ */
+async function tablesInLoadOrder(tx: CopySql): Promise<string[]> {
+  const tables: { name: string }[] = await tx.unsafe(
+    `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition order by c.relname`,
+  );
+  const references: { child: string; parent: string }[] = await tx.unsafe(
+    `select c.relname as child, p.relname as parent from pg_constraint k
+       join pg_class c on c.oid = k.conrelid join pg_class p on p.oid = k.confrelid
+       join pg_namespace n on n.oid = c.relnamespace
+      where k.contype = 'f' and n.nspname = 'public' and c.oid <> p.oid`,
+  );
+  const ordered: string[] = [];
+  const visit = (name: string, path: string[]) => {
+    if (ordered.includes(name)) return;
+    if (path.includes(name)) throw new BackupError(`foreign keys form a cycle: ${[...path, name].join(' → ')}`);
+    for (const { parent } of references.filter((reference) => reference.child === name)) visit(parent, [...path, name]);
+    ordered.push(name);
+  };
+  for (const { name } of tables) visit(name, []);
+  return ordered.map((name) => `public.${name}`);
+}
+
+async function columnsOf(tx: CopySql, table: string): Promise<string[]> {
+  const [schema, name] = table.split('.');
+  const rows: { column_name: string }[] = await tx.unsafe(
+    `select column_name from information_schema.columns
+      where table_schema = $1 and table_name = $2 and is_generated = 'NEVER' order by ordinal_position`,
+    [schema, name],
+  );
+  return rows.map((row) => row.column_name);
+}
+
+/** Writes `text` to `out`, waiting while it is full: a slow client slows the backup, never the heap. */
+async function write(out: Writable, text: string | Buffer): Promise<void> {
+  if (out.write(text)) return;
+  await new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      out.off('drain', done);
+      out.off('error', done);
+      out.off('close', closed);
+      error ? reject(error) : resolve();
+    };
+    const closed = () => done(new BackupError('the backup stream closed before the end'));
+    out.once('drain', done);
+    out.once('error', done);
+    out.once('close', closed);
+  });
+}
+
+/** Streams a consistent backup of the database into `out` (which it does not end). */
+export async function writeBackup(handle: DatabaseHandle, out: Writable): Promise<BackupSummary> {
+  const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: 0 };
+  const emit = async (text: string | Buffer) => {
+    summary.bytes += text.length;
+    await write(out, text);
+  };
+  await copyClient(handle).begin('isolation level repeatable read read only', async (tx) => {
+    const applied: { count: number }[] = await tx.unsafe(
+      'select count(*)::int as count from drizzle.__drizzle_migrations',
+    );
+    summary.migrations = applied[0].count;
+    const header: BackupHeader = {
+      format: BACKUP_FORMAT,
+      format_version: FORMAT_VERSION,
+      migrations: summary.migrations,
+      last_migration: knownMigrations()[summary.migrations - 1] ?? 'unknown',
+      taken_at: new Date().toISOString(),
+    };
+    await emit(`${JSON.stringify(header)}\n`);
+    const sources = [...(await tablesInLoadOrder(tx)).map((table) => ({ table, where: '' })), QUEUED_JOBS];
+    for (const { table, where } of sources) {
+      const columns = await columnsOf(tx, table);
+      const section: Section = { table, columns };
+      await emit(`${JSON.stringify(section)}\n`);
+      let rows = 0;
+      // Each value as its type's text output, escaped as COPY's text format escapes it: the very
+      // lines `COPY ... TO STDOUT` would send. Read through a cursor rather than COPY TO, whose
+      // stream in postgres.js can leave the connection paused at its end (porsager/postgres#917).
+      const select = `select ${columns.map((column) => `${quoted(column)}::text`).join(', ')} from ${qualified(table)} ${where}`;
+      for await (const batch of tx.unsafe(select).values().cursor(ROWS_PER_READ) as AsyncIterable<
+        (string | null)[][]
+      >) {
+        await emit(batch.map((values) => `${values.map(copyText).join('\t')}\n`).join(''));
+        rows += batch.length;
+      }
+      await emit(`${END_OF_ROWS}\n`);
+      summary.rows[table] = rows;
+      summary.tables++;
+    }
+  });
+  await emit(`${JSON.stringify({ end: true, rows: summary.rows })}\n`);
+  return summary;
+}
+
+/** Reads lines one at a time from a backup file's stream. */
+class LineReader {
+  private buffered = '';
+  private readonly chunks: AsyncIterator<string>;
+
+  constructor(input: Readable) {
+    input.setEncoding('utf8');
+    this.chunks = input[Symbol.asyncIterator]();
+  }
+
+  /** The next line without its newline, or null at the end. */
+  async next(): Promise<string | null> {
+    for (;;) {
+      const newline = this.buffered.indexOf('\n');
+      if (newline >= 0) {
+        const line = this.buffered.slice(0, newline);
+        this.buffered = this.buffered.slice(newline + 1);
+        return line;
+      }
+      const chunk = await this.chunks.next();
+      if (chunk.done) {
+        const rest = this.buffered;
+        this.buffered = '';
+        return rest === '' ? null : rest;
+      }
+      this.buffered += chunk.value;
+    }
+  }
+}
+
+function parseLine<T>(line: string | null, what: string): T {
+  if (line === null) throw new BackupError(`the backup ends before its ${what}: the file is incomplete`);
+  try {
+    return JSON.parse(line) as T;
+  } catch {
+    throw new BackupError(`the backup's ${what} is not readable: not a ${BACKUP_FORMAT} file, or a damaged one`);
+  }
+}
+
+/** Whether the database has never been migrated: the only kind a backup is restored into. */
+export async function isEmptyDatabase(handle: DatabaseHandle): Promise<boolean> {
+  const { rows } = await handle.executeSql(
+    "select to_regclass('drizzle.__drizzle_migrations') is not null as migrated, to_regclass('public.tenants') is not null as tables",
+  );
+  return !rows[0].migrated && !rows[0].tables;
+}
+
+/**
+ * Restores a backup from `input` into an empty database. `prepare` creates this release's schema
+ * (migrations, pg-boss's tables) once the header has been checked. All or nothing: one transaction.
+ */
+export async function restoreBackup(
+  handle: DatabaseHandle,
+  input: Readable,
+  prepare: () => Promise<void>,
+): Promise<BackupSummary> {
+  const lines = new LineReader(input);
+  const header = parseLine<BackupHeader>(await lines.next(), 'header');
+  if (header.format !== BACKUP_FORMAT || header.format_version !== FORMAT_VERSION) {
+    throw new BackupError(`not a ${BACKUP_FORMAT} file of version ${FORMAT_VERSION}`);
+  }
+  const known = knownMigrations();
+  if (header.migrations > known.length || known[header.migrations - 1] !== header.last_migration) {
+    throw new BackupError(
+      `the backup was taken at migration ${header.last_migration}, which this release does not know: restore it with that release or a newer one`,
+    );
+  }
+  if (!(await isEmptyDatabase(handle))) {
+    throw new BackupError('a backup is restored into an empty database: this one holds a schema already');
+  }
+  await prepare();
+  const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: header.migrations };
+  await copyClient(handle).begin('isolation level read committed', async (tx) => {
+    for (;;) {
+      const record = parseLine<Partial<Section> & { end?: boolean; rows?: Record<string, number> }>(
+        await lines.next(),
+        'next table or its end record',
+      );
+      if (record.end) {
+        for (const [table, rows] of Object.entries(record.rows ?? {})) {
+          if (summary.rows[table] !== rows) {
+            throw new BackupError(`${table}: ${summary.rows[table] ?? 0} rows loaded, the backup says ${rows}`);
+          }
+        }
+        break;
+      }
+      const { table, columns } = record as Section;
+      let rows = 0;
+      async function* sectionRows() {
+        for (;;) {
+          const line = await lines.next();
+          if (line === null) throw new BackupError(`the backup ends inside ${table}: the file is incomplete`);
+          if (line === END_OF_ROWS) return;
+          rows++;
+          yield `${line}\n`;
+        }
+      }
+      const target = await tx
+        .unsafe(`copy ${qualified(table)} (${columns.map(quoted).join(', ')}) from stdin`)
+        .writable();
+      await pipeline(sectionRows, target);
+      summary.rows[table] = rows;
+      summary.tables++;
+    }
+    await resetSequences(tx);
+  });
+  return summary;
+}
+
+/** Sequences behind serial and identity columns continue after the rows loaded. */
+async function resetSequences(tx: CopySql): Promise<void> {
+  const owned: { sequence: string; table: string; column: string }[] = await tx.unsafe(
+    `select s.oid::regclass::text as sequence, t.oid::regclass::text as table, a.attname as column
+       from pg_class s join pg_depend d on d.objid = s.oid and d.deptype in ('a', 'i')
+       join pg_class t on t.oid = d.refobjid join pg_attribute a on a.attrelid = t.oid and a.attnum = d.refobjsubid
+      where s.relkind = 'S'`,
+  );
+  for (const { sequence, table, column } of owned) {
+    await tx.unsafe(
+      `select setval($1::regclass, coalesce((select max(${quoted(column)}) from ${table}), 0) + 1, false)`,
+      [sequence],
+    );
+  }
+}
