@@ -59,7 +59,7 @@ export interface Config {
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
   /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
-  retention: { deliveryAttemptsDays: number; auditEventsDays: number };
+  retention: { deliveryAttemptsDays: number; auditEventsDays: number; refusedNotificationsDays: number };
 }
 
 interface ConnectionLimits {
@@ -281,6 +281,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     retention: {
       deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
       auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
+      refusedNotificationsDays: count(env, 'RETENTION_REFUSED_NOTIFICATIONS_DAYS', 30),
     },
   };
 }

@@ -4,6 +4,7 @@
 export const ErrorCode = {
   UNAUTHORIZED: 'UNAUTHORIZED',
   FORBIDDEN: 'FORBIDDEN',
+  TEST_MODE_ONLY: 'TEST_MODE_ONLY',
   VALIDATION_ERROR: 'VALIDATION_ERROR',
   TENANT_NOT_ALLOWED: 'TENANT_NOT_ALLOWED',
   NOT_FOUND: 'NOT_FOUND',
@@ -21,6 +22,7 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  TEST_MODE_ONLY: 403,
   VALIDATION_ERROR: 400,
   TENANT_NOT_ALLOWED: 400,
   NOT_FOUND: 404,
@@ -37,6 +39,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
 export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Unauthorized.',
   FORBIDDEN: 'Forbidden.',
+  TEST_MODE_ONLY: 'Test mode only: use your test SSO secret (pis_test_sso_...).',
   VALIDATION_ERROR: 'Invalid request.',
   TENANT_NOT_ALLOWED: 'The tenant comes from the credential; do not send it in the path, query or body.',
   NOT_FOUND: 'Not found.',
@@ -62,6 +65,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string = DEFAULT_MESSAGE[code],
     readonly details?: FieldError[],
+    /** What to check or fix, when the request's shape tells (e.g. which credential goes where). */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = 'AppError';

@@ -26,15 +26,31 @@ export class Metrics {
 
   readonly paymentNotifications = new Counter({
     name: 'payment_notifications_total',
-    help: 'Payment callbacks by outcome: success, duplicate, or the error message answered',
-    labelNames: ['outcome'] as const,
+    help:
+      'Payment callbacks by outcome (success, duplicate, or the error message answered) and mode of the key ' +
+      '(live, test; none when no key was valid)',
+    labelNames: ['outcome', 'mode'] as const,
+    registers: [this.registry],
+  });
+
+  readonly unknownStatusNotifications = new Counter({
+    name: 'payment_notifications_unknown_status_total',
+    help: 'Payment callbacks stored and answered success whose status is not paid, failed, cancelled or refunded: unknown status, not applied',
+    labelNames: ['mode'] as const,
+    registers: [this.registry],
+  });
+
+  readonly refusedNotificationRecords = new Counter({
+    name: 'refused_notification_records_total',
+    help: 'Refused payment callbacks of authenticated tenants by what became of their record: dropped (writer behind), failed (database away), pruned',
+    labelNames: ['result'] as const,
     registers: [this.registry],
   });
 
   readonly paymentRequestAttempts = new Counter({
     name: 'payment_request_attempts_total',
-    help: 'Outbound payment request attempts by outcome: delivered, retrying or failed',
-    labelNames: ['outcome'] as const,
+    help: 'Outbound payment request attempts by outcome (delivered, retrying or failed) and invoice mode (live, test)',
+    labelNames: ['outcome', 'mode'] as const,
     registers: [this.registry],
   });
 

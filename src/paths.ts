@@ -15,3 +15,7 @@ function findProjectRoot(start: string): string {
 export const projectRoot = findProjectRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const migrationsDir = path.join(projectRoot, 'migrations');
 export const referenceDataDir = path.join(projectRoot, 'reference-data');
+/** The partner guide, served as the integrations host's `/docs/` page. */
+export const partnerGuideFile = path.join(projectRoot, 'docs/partners.md');
+/** `npm run generate:partner-tools` writes it; the integrations host serves it at `/docs/partner-tools.mjs`. */
+export const partnerToolsFile = path.join(projectRoot, 'clients/partner-tools/partner-tools.mjs');

@@ -111,7 +111,7 @@ async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
     log: logger.child({ worker: 'payment-request' }),
-    onAttempt: (outcome: AttemptResult) => context.metrics.paymentRequestAttempts.inc({ outcome }),
+    onAttempt: (outcome: AttemptResult, mode: string) => context.metrics.paymentRequestAttempts.inc({ outcome, mode }),
   };
   await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
   logger.info('payment request worker started');

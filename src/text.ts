@@ -12,6 +12,7 @@ export function isUuid(text: string): boolean {
 // would store U+FFFD for it, so two different strings could be stored as one.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this finds.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
+const EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, 'gu');
 
 /** Whether the text holds NUL or an unpaired surrogate. */
 export function hasUnstorableCharacters(text: string): boolean {
@@ -39,4 +40,20 @@ export function displayTextProblem(text: string): string | null {
 /** An ILIKE pattern matching any text that contains `fragment` literally (`%`, `_`, `\` escaped). */
 export function containsPattern(fragment: string): string {
   return `%${fragment.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/**
+ * The start of `text`, at most `maxBytes` of UTF-8, storable as PostgreSQL text: NUL and unpaired
+ * surrogates become U+FFFD, and a character cut in two at the end is dropped rather than shown.
+ */
+export function storableStart(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  const start =
+    bytes.length <= maxBytes
+      ? text
+      : bytes
+          .subarray(0, maxBytes)
+          .toString('utf8')
+          .replace(/\uFFFD$/, '');
+  return start.replace(EVERY_UNSTORABLE, '\uFFFD');
 }

@@ -34,6 +34,7 @@ const server = createServer((req, res) => {
       plans,
       body,
       String(requests++),
+      'live',
     ]);
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.end(row?.stored ? '{"status":"success"}' : '{"status":"duplicate"}');

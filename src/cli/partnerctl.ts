@@ -1,13 +1,13 @@
 // partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { adminTokenFile, ConfigError, DEFAULT_ADMIN_URL, loadConfig, storedAdminToken } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
 import { createLogger, prettyDestination } from '../logger.js';
 import { AdminClient, CliError } from './admin-client.js';
-import type { Command, Invocation, OptionSpec } from './command.js';
+import type { Command, OptionSpec, OptionValues } from './command.js';
+import { commandList, runCommandLine, USER_ERROR_CODES } from './command-line.js';
 import { auditCommands } from './commands/audit.js';
 import { geoCommands } from './commands/geo.js';
 import { operationCommands } from './commands/operations.js';
@@ -81,85 +81,37 @@ const GLOBAL_OPTIONS: OptionSpec = {
 };
 
 function usage(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length));
-  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
   return [
     'usage: partnerctl <command> [arguments] [--json] [--admin-url URL] [--admin-token TOKEN]',
     '',
     'commands:',
-    ...lines,
+    ...commandList(COMMANDS),
     '',
     `Client commands talk to the admin API at ADMIN_URL (default ${DEFAULT_ADMIN_URL}) with ADMIN_TOKEN.`,
     "Run `partnerctl <command> --help` for a command's arguments.",
   ].join('\n');
 }
 
-/** The command whose name is the longest prefix of the arguments' leading words. */
-function findCommand(argv: string[]): { command: Command; rest: string[] } | null {
-  const words = argv.filter((arg) => !arg.startsWith('-'));
-  let best: Command | null = null;
-  for (const command of COMMANDS) {
-    const name = command.name.split(' ');
-    if (name.every((word, i) => words[i] === word) && (!best || name.length > best.name.split(' ').length)) {
-      best = command;
-    }
+function admin(values: OptionValues): AdminClient {
+  const dataDir = path.resolve(process.env.DATA_DIR || './data');
+  const token = (values['admin-token'] as string | undefined) || process.env.ADMIN_TOKEN || storedAdminToken(dataDir);
+  if (!token) {
+    throw new CliError(
+      `ADMIN_TOKEN (or --admin-token) is required: not set, and no generated token at ${adminTokenFile(dataDir)} (DATA_DIR)`,
+    );
   }
-  if (!best) return null;
-  let toDrop = best.name.split(' ').length;
-  const rest = argv.filter((arg) => arg.startsWith('-') || toDrop-- <= 0);
-  return { command: best, rest };
-}
-
-async function main(argv: string[]): Promise<void> {
-  const found = findCommand(argv);
-  if (!found) {
-    const helpAsked = argv.length === 0 || argv.includes('--help') || argv.includes('-h');
-    console[helpAsked ? 'log' : 'error'](usage());
-    process.exitCode = helpAsked ? 0 : 2;
-    return;
-  }
-  const { command, rest } = found;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: { ...GLOBAL_OPTIONS, ...command.options },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    console.log(`usage: partnerctl ${command.name} ${command.usage ?? ''}\n\n${command.summary}`);
-    return;
-  }
-  const json = values.json === true;
-  const invocation: Invocation = {
-    positionals,
-    options: values,
-    json,
-    admin() {
-      const dataDir = path.resolve(process.env.DATA_DIR || './data');
-      const token =
-        (values['admin-token'] as string | undefined) || process.env.ADMIN_TOKEN || storedAdminToken(dataDir);
-      if (!token) {
-        throw new CliError(
-          `ADMIN_TOKEN (or --admin-token) is required: not set, and no generated token at ${adminTokenFile(dataDir)} (DATA_DIR)`,
-        );
-      }
-      const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
-      return new AdminClient({ url, token });
-    },
-    output(human, data) {
-      console.log(json ? JSON.stringify(data, null, 2) : human);
-    },
-  };
-  await command.run(invocation);
+  const url = (values['admin-url'] as string | undefined) ?? process.env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
+  return new AdminClient({ url, token });
 }
 
 const EXPECTED_ERRORS = [CliError, ConfigError, DatabaseUnavailableError, DataDirLockedError];
-const EXPECTED_CODES = ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'EADDRINUSE', 'EACCES'];
-
-main(process.argv.slice(2)).catch((thrown: Error & { code?: string }) => {
+runCommandLine(
+  { program: 'partnerctl', commands: COMMANDS, globalOptions: GLOBAL_OPTIONS, usage, admin },
+  process.argv.slice(2),
+).catch((thrown: Error & { code?: string }) => {
   // A database out of reach or out of space, however deep in the failure, is said in its own words.
   const error: Error & { code?: string } = unavailability(thrown) ?? thrown;
-  const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || EXPECTED_CODES.includes(error.code ?? '');
+  const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || USER_ERROR_CODES.includes(error.code ?? '');
   // Operators get one readable line; a stack trace only for what is a bug.
   console.error(`partnerctl: ${expected ? error.message : (error.stack ?? error.message)}`);
   process.exit(expected ? 1 : 70);

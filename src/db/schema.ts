@@ -32,6 +32,8 @@ export const tenants = pgTable('tenants', {
   isActive: boolean('is_active').notNull().default(true),
   gateway: text('gateway').notNull(),
   paymentEndpointUrl: text('payment_endpoint_url'),
+  /** Where test invoices' payment requests go (test mode, src/payments/modes.ts). */
+  testPaymentEndpointUrl: text('test_payment_endpoint_url'),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -213,11 +215,15 @@ export const invoices = pgTable(
     gatewayReference: text('gateway_reference'),
     paidAt: timestamp('paid_at', { withTimezone: true }),
     paymentUrl: text('payment_url'),
+    /** `live`, or `test` for an invoice made with test credentials: the two never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (table) => [
     index('invoices_tenant_idx').on(table.tenantId),
+    // A partner's own payment requests, newest first, in one mode.
+    index('invoices_tenant_mode_created_idx').on(table.tenantId, table.mode, table.createdAt, table.id),
     index('invoices_trip_idx').on(table.tripId, table.createdAt),
     // The console's invoice list: newest first.
     index('invoices_created_idx').on(table.createdAt, table.id),
@@ -361,4 +367,35 @@ export const operators = pgTable(
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
   (table) => [uniqueIndex('operators_name_live_idx').on(table.name).where(sql`deleted_at is null`)],
+);
+
+/**
+ * Payment callbacks of an authenticated tenant that were refused (accepted ones are payment_events),
+ * recorded after the answer, off the callback's statement, and pruned (src/payments/refusals.ts).
+ */
+export const refusedNotifications = pgTable(
+  'refused_notifications',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** The mode of the key that sent it. */
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
+    /** The invoice, when the id named one of this tenant in this mode. */
+    invoiceId: uuid('invoice_id').references(() => invoices.id, { onDelete: 'cascade' }),
+    httpStatus: integer('http_status').notNull(),
+    /** The message answered, e.g. `Amount mismatch`. */
+    error: text('error').notNull(),
+    requestId: text('request_id'),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The body as received, cut at REFUSED_PAYLOAD_MAX_BYTES; null when none was read. */
+    payload: text('payload'),
+    payloadTruncated: boolean('payload_truncated').notNull().default(false),
+  },
+  (table) => [
+    index('refused_notifications_tenant_received_idx').on(table.tenantId, table.receivedAt, table.id),
+    index('refused_notifications_invoice_idx').on(table.invoiceId, table.receivedAt),
+    index('refused_notifications_received_idx').on(table.receivedAt),
+  ],
 );

@@ -5,6 +5,7 @@
 // would wait on. Payment events are never pruned: they are the record of what partners reported.
 // pg-boss keeps its own finished jobs bounded (archived after 12 hours, deleted 7 days later).
 import type { DatabaseHandle } from '../db/client.js';
+import { REFUSALS_KEPT_PER_TENANT } from '../payments/index.js';
 
 export interface RetentionRule {
   /** A table of the public schema. */
@@ -13,6 +14,8 @@ export interface RetentionRule {
   column: string;
   /** Rows older than this are deleted; 0 keeps them forever. */
   maxAgeHours: number;
+  /** At most this many of a tenant's newest rows are kept, whatever their age (a table with tenant_id and id). */
+  keepNewestPerTenant?: number;
 }
 
 export interface RetentionSettings {
@@ -20,6 +23,8 @@ export interface RetentionSettings {
   deliveryAttemptsDays: number;
   /** RETENTION_AUDIT_EVENTS_DAYS: operators' changes. */
   auditEventsDays: number;
+  /** RETENTION_REFUSED_NOTIFICATIONS_DAYS: refused payment callbacks on record (src/payments/refusals.ts). */
+  refusedNotificationsDays: number;
 }
 
 /** Rows deleted per statement: small enough that each is over in milliseconds. */
@@ -39,6 +44,12 @@ export function retentionRules(settings: RetentionSettings): RetentionRule[] {
     { table: 'payment_deliveries', column: 'attempted_at', maxAgeHours: settings.deliveryAttemptsDays * 24 },
     { table: 'audit_events', column: 'occurred_at', maxAgeHours: settings.auditEventsDays * 24 },
     { table: 'invoice_idempotency_keys', column: 'created_at', maxAgeHours: IDEMPOTENCY_KEY_HOURS },
+    {
+      table: 'refused_notifications',
+      column: 'received_at',
+      maxAgeHours: settings.refusedNotificationsDays * 24,
+      keepNewestPerTenant: REFUSALS_KEPT_PER_TENANT,
+    },
   ];
 }
 
@@ -53,29 +64,48 @@ export async function prune(
   return handle.withAdvisoryLock(PRUNE_LOCK_KEY, async () => {
     const deleted: Record<string, number> = {};
     for (const rule of rules) {
-      deleted[rule.table] = 0;
-      if (rule.maxAgeHours <= 0) continue;
-      const cutoff = new Date(now.getTime() - rule.maxAgeHours * 3600_000);
       const table = quoted(rule.table);
-      for (;;) {
-        const { rows } = await handle.executeSql(
-          `with gone as (
-             delete from ${table} where ctid in (
-               select ctid from ${table} where ${quoted(rule.column)} < $1::timestamptz limit ${BATCH_ROWS} for update skip locked)
-             returning 1)
-           select count(*)::int as count from gone`,
-          [cutoff.toISOString()],
+      const column = quoted(rule.column);
+      const deleteBatches = async (where: string, values: unknown[]) => {
+        for (;;) {
+          const { rows } = await handle.executeSql(
+            `with gone as (
+               delete from ${table} where ctid in (
+                 select ctid from ${table} where ${where} limit ${BATCH_ROWS} for update skip locked)
+               returning 1)
+             select count(*)::int as count from gone`,
+            values,
+          );
+          deleted[rule.table] += rows[0].count;
+          if (rows[0].count < BATCH_ROWS) return;
+        }
+      };
+      deleted[rule.table] = 0;
+      if (rule.maxAgeHours > 0) {
+        const cutoff = new Date(now.getTime() - rule.maxAgeHours * 3600_000);
+        await deleteBatches(`${column} < $1::timestamptz`, [cutoff.toISOString()]);
+      }
+      if (rule.keepNewestPerTenant) {
+        // Each tenant past the cap, with the time of its first row beyond it, through the tenant index.
+        const { rows: crowded } = await handle.executeSql(
+          `select tenants.id as tenant_id, cutoff.at::text as at from tenants cross join lateral (
+             select ${column} as at from ${table} where tenant_id = tenants.id
+             order by ${column} desc, id desc offset $1 limit 1) cutoff`,
+          [rule.keepNewestPerTenant],
         );
-        deleted[rule.table] += rows[0].count;
-        if (rows[0].count < BATCH_ROWS) break;
+        for (const row of crowded)
+          await deleteBatches(`tenant_id = $1 and ${column} <= $2::timestamptz`, [row.tenant_id, row.at]);
       }
     }
     return deleted;
   });
 }
 
-/** How often each worker process prunes. */
-const PRUNE_INTERVAL_MS = 60 * 60_000;
+/**
+ * How often each worker process prunes: often enough that a flood of refused callbacks between two
+ * prunes stays small beside the per-tenant cap; a prune with nothing to delete costs a few index probes.
+ */
+const PRUNE_INTERVAL_MS = 10 * 60_000;
 /** The first prune after a start waits this long: a start has enough to do. */
 const FIRST_PRUNE_DELAY_MS = 5 * 60_000;
 

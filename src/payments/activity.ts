@@ -1,8 +1,9 @@
 // What operators glance at: payment notifications and payment request attempts per hour over the
-// last day, by outcome. Hours are counted from the epoch, so no time zone setting moves a bucket.
-import { gte, sql } from 'drizzle-orm';
+// last day, by outcome, live invoices only (test mode stays out of the figures). Hours are counted
+// from the epoch, so no time zone setting moves a bucket.
+import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { paymentDeliveries, paymentEvents } from '../db/schema.js';
+import { invoices, paymentDeliveries, paymentEvents } from '../db/schema.js';
 
 export const NOTIFICATION_OUTCOMES = ['paid', 'failed', 'refunded', 'not applied'] as const;
 export const ATTEMPT_OUTCOMES = ['delivered', 'retrying', 'failed'] as const;
@@ -47,7 +48,8 @@ export async function hourlyPaymentActivity(db: Executor, now = new Date(), hour
       count,
     })
     .from(paymentEvents)
-    .where(gte(paymentEvents.receivedAt, since))
+    .innerJoin(invoices, eq(invoices.id, paymentEvents.invoiceId))
+    .where(and(gte(paymentEvents.receivedAt, since), eq(invoices.mode, 'live')))
     .groupBy(sql`1`, sql`2`);
   const attempts = await db
     .select({
@@ -58,7 +60,8 @@ export async function hourlyPaymentActivity(db: Executor, now = new Date(), hour
       count,
     })
     .from(paymentDeliveries)
-    .where(gte(paymentDeliveries.attemptedAt, since))
+    .innerJoin(invoices, eq(invoices.id, paymentDeliveries.invoiceId))
+    .where(and(gte(paymentDeliveries.attemptedAt, since), eq(invoices.mode, 'live')))
     .groupBy(sql`1`, sql`2`);
   return {
     notifications: bucket(NOTIFICATION_OUTCOMES, notifications, firstHour, hourCount),

@@ -5,7 +5,7 @@
 // host says it in HTTP.
 import type { Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
-import { resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
+import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
 import { decimalText } from './money.js';
 import {
@@ -13,6 +13,7 @@ import {
   type BodyRejection,
   INVOICE_STATUSES,
   type InvoiceStatus,
+  isKnownStatus,
   isUuid,
   type PaymentNotification,
   parseNotification,
@@ -32,12 +33,18 @@ export type CallbackRejection =
   | { reason: 'currency_mismatch' };
 
 export type CallbackResult =
-  | { accepted: 'success' | 'duplicate'; rejected?: undefined }
-  | { accepted?: undefined; rejected: CallbackRejection };
+  /** `unknownStatus`: stored, but its status is not one of the four, so nothing moved. */
+  | { accepted: 'success' | 'duplicate'; rejected?: undefined; unknownStatus?: boolean }
+  /** `invoiceId`: the refused notification's invoice, when it named one of this tenant in this mode. */
+  | { accepted?: undefined; rejected: CallbackRejection; invoiceId?: string };
 
-const rejected = (rejection: CallbackRejection): CallbackResult => ({ rejected: rejection });
+const rejected = (rejection: CallbackRejection, invoiceId?: string): CallbackResult => ({
+  rejected: rejection,
+  invoiceId,
+});
 const DUPLICATE: CallbackResult = { accepted: 'duplicate' };
 const SUCCESS: CallbackResult = { accepted: 'success' };
+const SUCCESS_UNKNOWN_STATUS: CallbackResult = { accepted: 'success', unknownStatus: true };
 
 /** Step 1: the tenant whose partner API key `X-API-KEY` carries, or why not. */
 export async function authenticatePartner(
@@ -51,6 +58,8 @@ export async function authenticatePartner(
 
 interface ReceivedNotification {
   tenant: TenantRow;
+  /** The key's mode: only invoices of this mode exist for it. */
+  mode: Mode;
   /** The body parsed with lossless numbers (src/http/json-body.ts), or undefined when there is none. */
   body: unknown;
   /** The body as JSON text with every number's digits as sent: what is stored as the payload. */
@@ -69,8 +78,11 @@ interface PlannedMove {
 
 const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'booked', refunded: 'cancelled' };
 
-/** planTransition from every status, for the statement to pick from once it holds the row lock (and for the bench). */
-export function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMove> {
+/**
+ * planTransition from every status, for the statement to pick from once it holds the row lock (and
+ * for the bench). A test invoice never moves its trip: trips are live data.
+ */
+export function plannedMoves(notified: string, mode: Mode = 'live'): Record<InvoiceStatus, PlannedMove> {
   const moves = {} as Record<InvoiceStatus, PlannedMove>;
   for (const before of INVOICE_STATUSES) {
     const plan = planTransition(before, notified);
@@ -79,15 +91,20 @@ export function plannedMoves(notified: string): Record<InvoiceStatus, PlannedMov
       next: plan.next,
       applied: plan.applied,
       paid_at: plan.setPaidAt,
-      trip: moved ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
+      trip: moved && mode === 'live' ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
     };
   }
   return moves;
 }
 
-/** The plans of the statuses partners send, serialised once; any other status is planned per call. */
+/** The plans of the statuses partners send, serialised once per mode; any other status is planned per call. */
 const KNOWN_PLANS = new Map(
-  ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [status, JSON.stringify(plannedMoves(status))]),
+  (['live', 'test'] as const).flatMap((mode) =>
+    ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [
+      `${mode}:${status}`,
+      JSON.stringify(plannedMoves(status, mode)),
+    ]),
+  ),
 );
 
 /**
@@ -106,7 +123,7 @@ function receive(
   stored: { amount: string; payloadJson: string } | null,
 ): Promise<ReceivedRow | undefined> {
   const { invoiceId, transactionId, status, gateway, currency } = notification;
-  const plans = KNOWN_PLANS.get(status) ?? JSON.stringify(plannedMoves(status));
+  const plans = KNOWN_PLANS.get(`${received.mode}:${status}`) ?? JSON.stringify(plannedMoves(status, received.mode));
   return store.receive([
     received.tenant.id,
     invoiceId,
@@ -119,6 +136,7 @@ function receive(
     plans,
     stored?.payloadJson ?? null,
     received.requestId,
+    received.mode,
   ]);
 }
 
@@ -150,7 +168,8 @@ export async function processNotification(
     return checkInvoice(received, notification, row) ?? (row?.known ? DUPLICATE : rejected({ reason: 'invalid_json' }));
   }
   // Not stored with every check passed: the unique index found the tuple stored meanwhile (a race).
-  return checkInvoice(received, notification, row) ?? (row?.stored ? SUCCESS : DUPLICATE);
+  const stored = isKnownStatus(notification.status) ? SUCCESS : SUCCESS_UNKNOWN_STATUS;
+  return checkInvoice(received, notification, row) ?? (row?.stored ? stored : DUPLICATE);
 }
 
 /** Steps 4 to 8 in order, on the invoice as the statement read it: the first refusal, or null. */
@@ -161,9 +180,11 @@ function checkInvoice(
 ): CallbackResult | null {
   if (!invoice) return rejected({ reason: 'invoice_not_found' });
   if (invoice.tenant_id !== received.tenant.id) return rejected({ reason: 'forbidden' });
-  if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' });
-  if (!amountMatches(notification.amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' });
-  if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' });
+  const invoiceId = notification.invoiceId.toLowerCase();
+  if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' }, invoiceId);
+  if (!amountMatches(notification.amountText, invoice.amount))
+    return rejected({ reason: 'amount_mismatch' }, invoiceId);
+  if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' }, invoiceId);
   if (invoice.known) return DUPLICATE;
   return null;
 }

@@ -23,7 +23,9 @@ export {
   type PaymentDeliveryRow,
   type PaymentEventRow,
   resendPaymentRequest,
+  searchInvoices,
 } from './invoices.js';
+export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
 export {
   type AttemptResult,
@@ -35,5 +37,28 @@ export {
   type RetryPolicy,
   type SigningDependencies,
 } from './outbound.js';
-export { type EndpointPingRow, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from './ping.js';
+export {
+  getPaymentRequest,
+  listNotificationLog,
+  listPaymentRequests,
+  NOTIFICATION_LOG_OUTCOMES,
+  type NotificationLogEntry,
+  type NotificationLogOutcome,
+  type PaymentRequestSummary,
+  type ViewScope,
+} from './partner-view.js';
+export {
+  type EndpointPingRow,
+  lastPing,
+  NO_TEST_ENDPOINT_TO_PING,
+  NOTHING_TO_PING,
+  pingPaymentEndpoint,
+} from './ping.js';
 export { PaymentQueue } from './queue.js';
+export {
+  listRefusedNotifications,
+  REFUSALS_KEPT_PER_TENANT,
+  REFUSED_PAYLOAD_MAX_BYTES,
+  RefusalRecorder,
+  type RefusedNotificationRow,
+} from './refusals.js';

@@ -1,14 +1,17 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, lt, lte, max, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
 import type { Database, Executor, Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
+import { type Mode, paymentEndpointIn } from '../tenants/index.js';
+import { isUuid } from '../text.js';
 import { setTripStatus } from '../trips/index.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
 import type { PaymentQueue } from './queue.js';
+import { listRefusedNotifications } from './refusals.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type PaymentEventRow = typeof paymentEvents.$inferSelect;
@@ -19,6 +22,8 @@ interface NewInvoice {
   amount: string;
   currency: string;
   trip_id?: string | null;
+  /** `test` for a partner's test invoice; default `live`. */
+  mode?: Mode;
 }
 
 /** The amount as stored: the currency's minor-unit places exactly ("100" SAR is "100.00"). */
@@ -48,7 +53,7 @@ export interface CreatedInvoice {
 
 /** What makes two creation requests "the same body": the fields as they would be stored. */
 function requestDigest(input: NewInvoice, amount: string): string {
-  const fields = [input.tenant_id, amount, input.currency, input.trip_id ?? null];
+  const fields = [input.tenant_id, amount, input.currency, input.trip_id ?? null, input.mode ?? 'live'];
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 
@@ -119,7 +124,12 @@ export async function createInvoice(
   }
 }
 
+/**
+ * A test invoice may name one of the tenant's trips for its payment request, but never moves it:
+ * trips are live data.
+ */
 async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
+  const mode = input.mode ?? 'live';
   const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
   if (!tenant) throw notFound('Tenant');
   if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
@@ -127,20 +137,23 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
   if (tripId) {
     const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
     if (!trip) throw notFound('Trip');
-    if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
+    // Test invoices are the partner's own requests, where another tenant's object is one that does not exist.
+    if (trip.tenantId !== tenant.id) {
+      throw mode === 'test' ? notFound('Trip') : invalidField('trip_id', 'belongs to another tenant');
+    }
   }
   const [invoice] = await tx
     .insert(invoices)
-    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency })
+    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
     .returning();
-  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
-  if (tenant.paymentEndpointUrl) {
+  if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
+  if (paymentEndpointIn(tenant, mode)) {
     await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
   } else {
     await tx.insert(paymentDeliveries).values({
       invoiceId: invoice.id,
       attempt: 1,
-      error: 'tenant has no payment endpoint configured (final: not retried)',
+      error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
     });
   }
   return invoice;
@@ -181,14 +194,30 @@ export const outcomeAlreadyReported = (status: string) =>
 
 /**
  * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
- * failure, giving up after a day): the operator asks for it. Refused once the partner has reported
- * an outcome, for the same reason retries stop then. Returns the attempt's number.
+ * failure, giving up after a day): the operator or the partner asks for it. Refused once the
+ * partner has reported an outcome, for the same reason retries stop then. With `scope` (a
+ * partner's), an invoice of another tenant or mode is a 404. Returns the attempt's number.
  */
-export async function resendPaymentRequest(db: Database, queue: PaymentQueue, invoiceId: string): Promise<number> {
+export async function resendPaymentRequest(
+  db: Database,
+  queue: PaymentQueue,
+  invoiceId: string,
+  scope?: { tenantId: string; mode: Mode },
+): Promise<number> {
   return db.transaction(async (tx) => {
     // Locked so that a notification moving the invoice meanwhile waits for this to commit.
-    const [invoice] = await tx.select().from(invoices).where(eq(invoices.id, invoiceId)).for('update');
-    if (!invoice) throw notFound('Invoice');
+    const [invoice] = await tx
+      .select()
+      .from(invoices)
+      .where(
+        and(
+          eq(invoices.id, invoiceId),
+          scope && eq(invoices.tenantId, scope.tenantId),
+          scope && eq(invoices.mode, scope.mode),
+        ),
+      )
+      .for('update');
+    if (!invoice) throw notFound(scope ? 'Payment request' : 'Invoice');
     if (invoice.status !== 'pending') {
       throw conflict(outcomeAlreadyReported(invoice.status));
     }
@@ -205,6 +234,7 @@ export async function resendPaymentRequest(db: Database, queue: PaymentQueue, in
 export interface InvoiceFilter {
   tenantId?: string;
   status?: string;
+  mode?: Mode;
   /** Created at or after. */
   from?: Date;
   /** Created before. */
@@ -229,6 +259,7 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
       and(
         filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
         filter.status ? eq(invoices.status, filter.status) : undefined,
+        filter.mode ? eq(invoices.mode, filter.mode) : undefined,
         filter.from ? gte(invoices.createdAt, filter.from) : undefined,
         filter.to ? lt(invoices.createdAt, filter.to) : undefined,
       ),
@@ -251,6 +282,37 @@ export async function invoiceHistory(db: Executor, id: string) {
     .leftJoin(trips, eq(trips.id, invoices.tripId))
     .where(eq(invoices.id, id));
   if (!found) throw notFound('Invoice');
-  const [deliveries, events] = await Promise.all([listDeliveries(db, id), listPaymentEvents(db, id)]);
-  return { ...found, deliveries, events };
+  const [deliveries, events, refused] = await Promise.all([
+    listDeliveries(db, id),
+    listPaymentEvents(db, id),
+    listRefusedNotifications(db, id),
+  ]);
+  return { ...found, deliveries, events, refused };
+}
+
+/** The longest text searched for: transaction ids are short references. */
+const SEARCH_MAX_CHARACTERS = 255;
+
+/**
+ * Invoices an operator looks for by what a partner quotes: the invoice id, or a transaction id of
+ * one of its accepted notifications (any tenant, any mode), newest first. The transaction is looked
+ * up per tenant through the notifications' unique index, so no index is added to the callback's
+ * insert.
+ */
+export async function searchInvoices(db: Executor, term: string): Promise<InvoiceListing['invoices']> {
+  const text = term.trim();
+  if (text === '' || text.length > SEARCH_MAX_CHARACTERS) return [];
+  const byTransaction = sql`select distinct e.invoice_id from tenants t
+    cross join lateral (select invoice_id from payment_events
+      where payment_events.tenant_id = t.id and payment_events.transaction_id = ${text}) e`;
+  const rows = await db
+    .select({ invoice: invoices, tenantName: tenants.name })
+    .from(invoices)
+    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+    .where(
+      or(isUuid(text) ? eq(invoices.id, text.toLowerCase()) : undefined, sql`${invoices.id} in (${byTransaction})`),
+    )
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(100);
+  return rows.map((row) => ({ ...row.invoice, tenantName: row.tenantName }));
 }

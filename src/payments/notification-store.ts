@@ -20,6 +20,7 @@ export type ReceiveArguments = [
   moves: string,
   payload: string | null,
   requestId: string,
+  mode: 'live' | 'test',
 ];
 
 /** What the statement says of one notification: its invoice as read, and what it did. */
@@ -35,7 +36,7 @@ export interface ReceivedRow {
 
 /** One notification, sent as is and kept prepared: Drizzle would build the same text again on every callback. */
 export const RECEIVE_STATEMENT = `select * from receive_payment_notification(
-  $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text)`;
+  $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text, $12::text)`;
 
 /**
  * Several, in one transaction, as one set (migrations/0008_…): `item` is the index of the call a row

@@ -126,6 +126,19 @@ const MAPPED_STATUS: ReadonlyMap<string, InvoiceStatus> = new Map([
   ['refunded', 'refunded'],
 ]);
 
+/** Whether a notified status is one of the four the invoice follows; any other is stored, never applied. */
+export function isKnownStatus(notified: string): boolean {
+  return MAPPED_STATUS.has(notified);
+}
+
+export const UNKNOWN_STATUS_NOTE = 'unknown status, not applied';
+
+/** Why a stored notification did not move its invoice, for people to read; null when it did. */
+export function notAppliedReason(notified: string, applied: boolean): string | null {
+  if (applied) return null;
+  return isKnownStatus(notified) ? "behind the invoice's status, not applied" : UNKNOWN_STATUS_NOTE;
+}
+
 export interface TransitionPlan {
   /** The invoice's status after the event (the current one when not applied). */
   next: InvoiceStatus;

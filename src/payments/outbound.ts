@@ -10,7 +10,8 @@ import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
 import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { paymentEndpointSecrets } from '../tenants/index.js';
+import { paymentEndpointIn, paymentEndpointSecrets } from '../tenants/index.js';
+import { storableStart } from '../text.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
 
@@ -52,18 +53,7 @@ const MAX_REPLY_BYTES = 64 * 1024;
 export const RESPONSE_BODY_MAX_BYTES = 1024;
 
 /** The start of a reply body, storable as text (PostgreSQL refuses NUL). */
-function replyExcerpt(body: string): string {
-  const bytes = Buffer.from(body, 'utf8');
-  // A multi-byte character cut in two decodes as U+FFFD at the end: dropped rather than shown.
-  const start =
-    bytes.length <= RESPONSE_BODY_MAX_BYTES
-      ? body
-      : bytes
-          .subarray(0, RESPONSE_BODY_MAX_BYTES)
-          .toString('utf8')
-          .replace(/\uFFFD$/, '');
-  return start.replaceAll('\u0000', '\uFFFD');
-}
+const replyExcerpt = (body: string) => storableStart(body, RESPONSE_BODY_MAX_BYTES);
 
 interface EndpointReply {
   status: number;
@@ -156,7 +146,7 @@ interface OutboundDependencies extends SigningDependencies {
   retryPolicy: RetryPolicy;
   log: Logger;
   /** Told how each attempt ended, for the operators' metrics. */
-  onAttempt?: (outcome: AttemptResult) => void;
+  onAttempt?: (outcome: AttemptResult, mode: 'live' | 'test') => void;
 }
 
 /** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
@@ -253,7 +243,7 @@ async function attempt(
   // The same message id on every attempt, so the partner can deduplicate retries.
   const exchange = await sendSignedMessage(
     deps,
-    tenant,
+    { id: tenant.id, paymentEndpointUrl: paymentEndpointIn(tenant, invoice.mode) },
     `msg_${invoice.id}`,
     body,
     'partner-integrations (payment request)',
@@ -319,7 +309,7 @@ export async function deliverPaymentRequest(
   const trace = { invoice_id: invoiceId, attempt: attemptNumber };
   // Logged before it is recorded: an attempt the database cannot record (it went away meanwhile)
   // still leaves this line, though the partner will see the request again (same webhook-id).
-  deps.onAttempt?.(result);
+  deps.onAttempt?.(result, found.invoice.mode);
   deps.log.info(
     { ...trace, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
     error === null ? 'payment request delivered' : 'payment request attempt failed',

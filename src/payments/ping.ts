@@ -6,11 +6,14 @@ import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
+import { type Mode, paymentEndpointIn } from '../tenants/index.js';
 import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './outbound.js';
 
 export type EndpointPingRow = typeof endpointPings.$inferSelect;
 
 export const NOTHING_TO_PING = 'The tenant has no payment endpoint to ping: set payment_endpoint_url.';
+export const NO_TEST_ENDPOINT_TO_PING =
+  'The tenant has no test payment endpoint to ping: set test_payment_endpoint_url.';
 
 /** The body of a ping, as the partner receives it. */
 export function pingEvent(tenantId: string, createdAt: Date) {
@@ -18,16 +21,28 @@ export function pingEvent(tenantId: string, createdAt: Date) {
 }
 
 /**
- * Sends a ping now and records how it went. A tenant without an endpoint is a 409 (nothing to
- * ping); anything the endpoint or the network does is an outcome, never an error.
+ * Sends a ping now to the tenant's endpoint of `mode` and records how it went. A tenant without
+ * that endpoint is a 409 (nothing to ping); anything the endpoint or the network does is an
+ * outcome, never an error.
  */
-export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: string): Promise<EndpointPingRow> {
+export async function pingPaymentEndpoint(
+  deps: SigningDependencies,
+  tenantId: string,
+  mode: Mode = 'live',
+): Promise<EndpointPingRow> {
   const [tenant] = await deps.db.select().from(tenants).where(eq(tenants.id, tenantId));
   if (!tenant) throw notFound('Tenant');
-  if (!tenant.paymentEndpointUrl) throw conflict(NOTHING_TO_PING);
+  const endpointUrl = paymentEndpointIn(tenant, mode);
+  if (!endpointUrl) throw conflict(mode === 'test' ? NO_TEST_ENDPOINT_TO_PING : NOTHING_TO_PING);
   const webhookId = `msg_ping_${randomUUID()}`;
   const body = JSON.stringify(pingEvent(tenant.id, new Date()));
-  const exchange = await sendSignedMessage(deps, tenant, webhookId, body, 'partner-integrations (ping)');
+  const exchange = await sendSignedMessage(
+    deps,
+    { id: tenant.id, paymentEndpointUrl: endpointUrl },
+    webhookId,
+    body,
+    'partner-integrations (ping)',
+  );
   const httpStatus = exchange.outcome === 'answered' ? exchange.reply.status : null;
   let error: string | null = null;
   if (exchange.outcome !== 'answered') error = exchange.error;
@@ -36,7 +51,7 @@ export async function pingPaymentEndpoint(deps: SigningDependencies, tenantId: s
     .insert(endpointPings)
     .values({
       tenantId: tenant.id,
-      endpointUrl: tenant.paymentEndpointUrl,
+      endpointUrl,
       webhookId,
       httpStatus,
       latencyMs: exchange.outcome === 'not_sent' ? null : exchange.latencyMs,

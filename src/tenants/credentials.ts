@@ -16,7 +16,9 @@ import {
   digestSecret,
   digestsEqual,
   generateSecret,
+  KIND_IN_MODE,
   looksLike,
+  type Mode,
   secretHint,
   type TenantCredentialKind,
 } from './secrets.js';
@@ -117,20 +119,35 @@ export async function revokeCredential(
   return { ...revoked, lastUsedAt: existing.lastUsedAt };
 }
 
-/** A tenant's credential as presented: which one (rate limits count per credential) and whose. */
+/**
+ * A tenant's credential as presented: which one (rate limits count per credential), whose, and in
+ * which mode: a test key sees and moves only test data, a live key only live data.
+ */
 export interface TenantCredential {
   credentialId: string;
   tenant: TenantRow;
+  mode: Mode;
+}
+
+/** The kind (and so the mode) of a secret for `use`, told by its prefix; null when it is neither. */
+function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
+  if (!secret) return null;
+  for (const [mode, kind] of Object.entries(KIND_IN_MODE[use]) as [Mode, TenantCredentialKind][]) {
+    if (looksLike(kind, secret)) return { mode, kind };
+  }
+  return null;
 }
 
 async function resolveTenantCredential(
   db: Executor,
-  kind: TenantCredentialKind,
+  use: keyof typeof KIND_IN_MODE,
   secret: string | undefined,
 ): Promise<TenantCredential | null> {
-  if (!secret || !looksLike(kind, secret)) return null;
-  const digest = digestSecret(secret);
-  const found = await resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, digest));
+  const presented = kindOf(use, secret);
+  if (!presented) return null;
+  const { kind, mode } = presented;
+  const digest = digestSecret(secret!);
+  const found = await resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
   if (found) noteCredentialUse(db, found.credentialId);
   return found;
 }
@@ -138,6 +155,7 @@ async function resolveTenantCredential(
 async function findTenantByDigest(
   db: Executor,
   kind: TenantCredentialKind,
+  mode: Mode,
   digest: string,
 ): Promise<TenantCredential | null> {
   const [found] = await db
@@ -153,7 +171,7 @@ async function findTenantByDigest(
       ),
     );
   return found && digestsEqual(found.digest, digest)
-    ? { credentialId: found.credentialId, tenant: found.tenant }
+    ? { credentialId: found.credentialId, tenant: found.tenant, mode }
     : null;
 }
 
@@ -162,19 +180,20 @@ async function findTenantByDigest(
  * does not (resolve it then). For answers made before routing (src/http/cached-reads.ts).
  */
 export function cachedSsoSecret(db: Executor, secret: string | undefined): TenantCredential | null | undefined {
-  if (!secret || !looksLike('sso_hmac_secret', secret)) return null;
-  const found = resolvedTenants(db).peek(`sso_hmac_secret:${digestSecret(secret)}`)?.value;
+  const presented = kindOf('sso', secret);
+  if (!presented) return null;
+  const found = resolvedTenants(db).peek(`${presented.kind}:${digestSecret(secret!)}`)?.value;
   if (found) noteCredentialUse(db, found.credentialId);
   return found;
 }
 
-/** The tenant whose SSO HMAC secret this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
+/** The tenant whose SSO HMAC secret (live or test) this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
 export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'sso_hmac_secret', secret);
+  resolveTenantCredential(db, 'sso', secret);
 
-/** The tenant whose partner API key this is (`X-API-KEY` on the payment callback), or null. */
+/** The tenant whose partner API key (live or test) this is (`X-API-KEY` on the payment callback), or null. */
 export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'partner_api_key', secret);
+  resolveTenantCredential(db, 'partner', secret);
 
 export interface BackendPartner {
   keyId: string;

@@ -18,12 +18,20 @@ export {
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
-export { TENANT_CREDENTIAL_KINDS, type TenantCredentialKind } from './secrets.js';
+export {
+  kindByPrefix,
+  MODES,
+  type Mode,
+  prefixOf,
+  TENANT_CREDENTIAL_KINDS,
+  type TenantCredentialKind,
+} from './secrets.js';
 export {
   countActiveTenants,
   createTenant,
   getTenant,
   listTenants,
+  paymentEndpointIn,
   slugTaken,
   type TenantRow,
   updateTenant,

@@ -8,12 +8,30 @@ const CREDENTIAL_KINDS = [
   'partner_api_key',
   'payment_endpoint_secret',
   'backend_partner_key',
+  'test_sso_hmac_secret',
+  'test_partner_api_key',
 ] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
 /** Tenant credential kinds an operator may issue more of (rotation). */
-export const TENANT_CREDENTIAL_KINDS = ['sso_hmac_secret', 'partner_api_key', 'payment_endpoint_secret'] as const;
+export const TENANT_CREDENTIAL_KINDS = [
+  'sso_hmac_secret',
+  'partner_api_key',
+  'payment_endpoint_secret',
+  'test_sso_hmac_secret',
+  'test_partner_api_key',
+] as const;
 export type TenantCredentialKind = (typeof TENANT_CREDENTIAL_KINDS)[number];
+
+/** Live data, or test data made with test credentials: the two never mix (src/payments/modes.ts). */
+export const MODES = ['live', 'test'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** The kind of a tenant's secret for each use, in each mode. */
+export const KIND_IN_MODE = {
+  sso: { live: 'sso_hmac_secret', test: 'test_sso_hmac_secret' },
+  partner: { live: 'partner_api_key', test: 'test_partner_api_key' },
+} as const satisfies Record<string, Record<Mode, TenantCredentialKind>>;
 
 const PREFIX: Record<CredentialKind, string> = {
   sso_hmac_secret: 'pis_sso_',
@@ -21,6 +39,8 @@ const PREFIX: Record<CredentialKind, string> = {
   backend_partner_key: 'pis_bk_',
   // The Standard Webhooks format: `whsec_` and the base64 signing key, as partners' libraries expect.
   payment_endpoint_secret: 'whsec_',
+  test_sso_hmac_secret: 'pis_test_sso_',
+  test_partner_api_key: 'pis_test_pay_',
 };
 
 export function generateSecret(kind: CredentialKind): string {
@@ -40,7 +60,8 @@ export function looksLike(kind: CredentialKind, secret: string): boolean {
 
 /** What is shown in listings to tell secrets apart: the prefix and the last four characters. */
 export function secretHint(secret: string): string {
-  return `${secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;
+  const prefix = Object.values(PREFIX).find((candidate) => secret.startsWith(candidate));
+  return `${prefix ?? secret.slice(0, secret.indexOf('_', 4) + 1)}…${secret.slice(-4)}`;
 }
 
 export function digestsEqual(a: string, b: string): boolean {
@@ -48,3 +69,15 @@ export function digestsEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/**
+ * The kind whose readable prefix a presented secret carries (the longest prefix that matches), if
+ * any: read from the text alone, it says nothing of whether the secret is valid.
+ */
+export function kindByPrefix(secret: string): CredentialKind | undefined {
+  const kinds = [...CREDENTIAL_KINDS].sort((a, b) => PREFIX[b].length - PREFIX[a].length);
+  return kinds.find((kind) => secret.startsWith(PREFIX[kind]));
+}
+
+/** The readable prefix of a kind's secrets, e.g. `pis_sso_`. */
+export const prefixOf = (kind: CredentialKind): string => PREFIX[kind];

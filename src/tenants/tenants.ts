@@ -7,6 +7,7 @@ import { type TenantRow, tenants } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { containsPattern } from '../text.js';
 import { issueCredential } from './credentials.js';
+import type { Mode } from './secrets.js';
 
 export type { TenantRow };
 
@@ -19,9 +20,13 @@ interface NewTenant {
   slug: string;
   gateway: string;
   payment_endpoint_url?: string | null;
+  /** Where test invoices' payment requests go. */
+  test_payment_endpoint_url?: string | null;
 }
 
-type TenantChanges = Partial<Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url'>> & {
+type TenantChanges = Partial<
+  Pick<NewTenant, 'name' | 'gateway' | 'payment_endpoint_url' | 'test_payment_endpoint_url'>
+> & {
   is_active?: boolean;
 };
 
@@ -37,20 +42,33 @@ function checkGateway(gateway: string, rules: TenantRules): void {
   }
 }
 
-function checkEndpointUrl(endpointUrl: string | null | undefined): void {
+function checkEndpointUrl(
+  endpointUrl: string | null | undefined,
+  field: 'payment_endpoint_url' | 'test_payment_endpoint_url',
+): void {
   if (endpointUrl == null) return;
   let url: URL;
   try {
     url = new URL(endpointUrl);
   } catch {
-    throw invalidField('payment_endpoint_url', 'must be an absolute URL');
+    throw invalidField(field, 'must be an absolute URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw invalidField('payment_endpoint_url', 'must be an http or https URL');
+    throw invalidField(field, 'must be an http or https URL');
   }
   if (url.username || url.password) {
-    throw invalidField('payment_endpoint_url', 'must not carry credentials');
+    throw invalidField(field, 'must not carry credentials');
   }
+}
+
+function checkEndpointUrls(input: Pick<NewTenant, 'payment_endpoint_url' | 'test_payment_endpoint_url'>): void {
+  checkEndpointUrl(input.payment_endpoint_url, 'payment_endpoint_url');
+  checkEndpointUrl(input.test_payment_endpoint_url, 'test_payment_endpoint_url');
+}
+
+/** Where the tenant's payment requests and pings go in `mode`, or null when it has none. */
+export function paymentEndpointIn(tenant: TenantRow, mode: Mode): string | null {
+  return mode === 'test' ? tenant.testPaymentEndpointUrl : tenant.paymentEndpointUrl;
 }
 
 export const slugTaken = (slug: string) => `A tenant with slug "${slug}" already exists.`;
@@ -63,7 +81,7 @@ export async function createTenant(
   sealSecret: (secret: string) => string,
 ): Promise<{ tenant: TenantRow; secrets: IssuedTenantSecrets }> {
   checkGateway(input.gateway, rules);
-  checkEndpointUrl(input.payment_endpoint_url);
+  checkEndpointUrls(input);
   try {
     return await db.transaction(async (tx) => {
       const [tenant] = await tx
@@ -73,6 +91,7 @@ export async function createTenant(
           slug: input.slug,
           gateway: input.gateway,
           paymentEndpointUrl: input.payment_endpoint_url ?? null,
+          testPaymentEndpointUrl: input.test_payment_endpoint_url ?? null,
         })
         .returning();
       const secrets = {
@@ -121,7 +140,7 @@ export async function countActiveTenants(db: Executor): Promise<number> {
 
 export async function updateTenant(db: Executor, id: string, changes: TenantChanges, rules: TenantRules) {
   if (changes.gateway !== undefined) checkGateway(changes.gateway, rules);
-  checkEndpointUrl(changes.payment_endpoint_url);
+  checkEndpointUrls(changes);
   const [tenant] = await db
     .update(tenants)
     .set({
@@ -129,6 +148,7 @@ export async function updateTenant(db: Executor, id: string, changes: TenantChan
       gateway: changes.gateway,
       isActive: changes.is_active,
       paymentEndpointUrl: changes.payment_endpoint_url,
+      testPaymentEndpointUrl: changes.test_payment_endpoint_url,
       updatedAt: new Date(),
     })
     .where(eq(tenants.id, id))

@@ -8,22 +8,11 @@ import { createInvoice, showInvoice } from '../payments/support.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { waitFor } from '../support/partner-endpoint.js';
 import { partnerctl, runPartnerctl } from '../support/process.js';
+import { receiving } from '../support/receive.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
-/** A running `partnerctl receive --json`: the JSON lines it printed so far. */
-async function startReceive(args: string[]) {
-  const child = runPartnerctl(['receive', '--port', '0', '--json', ...args], {});
-  const lines: Record<string, any>[] = [];
-  let pending = '';
-  child.stdout!.on('data', (chunk) => {
-    pending += chunk;
-    const complete = pending.split('\n');
-    pending = complete.pop()!;
-    lines.push(...complete.filter(Boolean).map((line) => JSON.parse(line)));
-  });
-  const { listening } = await waitFor('receive to listen', async () => lines.find((line) => line.listening));
-  return { child, lines, url: listening as string };
-}
+/** A running `partnerctl receive --json`. */
+const startReceive = (args: string[]) => receiving(runPartnerctl(['receive', '--port', '0', '--json', ...args], {}));
 
 describe('partner tools', () => {
   let service: TestService;

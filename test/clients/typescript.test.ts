@@ -62,6 +62,39 @@ describe('the typed client', () => {
 
     const missing = await api.GET('/api/v1/trips/{id}/', { params: { path: { id: crypto.randomUUID() } } });
     expect(missing.error!.error.code).toBe('NOT_FOUND');
+
+    // The wrong credential: the error's typed `hint` says which one belongs here.
+    const wrongKey = integrationsClient({
+      baseUrl: service.urls.integrations!,
+      ssoSecret: tenant.credentials.partner_api_key,
+    });
+    const refused = await wrongKey.GET('/api/v1/cities/', { params: { query: { limit: 1 } } });
+    expect(refused.response.status).toBe(401);
+    expect(refused.error!.error.hint).toMatch(/partner API key, for the payment callback only/);
+  });
+
+  it('creates a test invoice and reads its payment request and the callbacks log with test credentials', async () => {
+    const testSso = (
+      await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'test_sso_hmac_secret' })
+    ).json().secret;
+    const api = integrationsClient({ baseUrl: service.urls.integrations!, ssoSecret: testSso });
+    const created = await api.POST('/api/v1/test/invoices/', { body: { amount: '12.50', currency: 'SAR' } });
+    expect(created.response.status).toBe(201);
+    const invoiceId = created.data!.data.payment_request.invoice_id;
+    const read = await api.GET('/api/v1/payment-requests/{invoice_id}/', {
+      params: { path: { invoice_id: invoiceId } },
+    });
+    expect(read.data!.data.payment_request).toMatchObject({ invoice_id: invoiceId, mode: 'test', amount: '12.50' });
+    const listed = await api.GET('/api/v1/payment-requests/', { params: { query: { status: 'pending', limit: 5 } } });
+    expect(listed.data!.data.results.map((request) => request.invoice_id)).toContain(invoiceId);
+    const log = await api.GET('/api/v1/payment-notifications/', { params: { query: { outcome: 'refused' } } });
+    expect(log.data!.data.count).toBe(0);
+    const live = integrationsClient({
+      baseUrl: service.urls.integrations!,
+      ssoSecret: tenant.credentials.sso_hmac_secret,
+    });
+    const refused = await live.POST('/api/v1/test/invoices/', { body: { amount: '1.00', currency: 'SAR' } });
+    expect(refused.error!.error.code).toBe('TEST_MODE_ONLY');
   });
 
   it('reads countries on the backend host with a partner key', async () => {

@@ -44,7 +44,7 @@ describe('prune', () => {
 
     const deleted = await prune(
       test.context.database,
-      retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 730 }),
+      retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 730, refusedNotificationsDays: 30 }),
     );
     expect(deleted).toMatchObject({ payment_deliveries: 2500, audit_events: 5 });
     expect(await count(`payment_deliveries where invoice_id = '${invoice}'`)).toBe(10);
@@ -54,7 +54,10 @@ describe('prune', () => {
     // 0 keeps forever; a second prune finds nothing left.
     await sql(`insert into audit_events (occurred_at, actor, action) values (${days(5000)}, 'ancient', 'POST /x')`);
     expect(
-      await prune(test.context.database, retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 0 })),
+      await prune(
+        test.context.database,
+        retentionRules({ deliveryAttemptsDays: 90, auditEventsDays: 0, refusedNotificationsDays: 30 }),
+      ),
     ).toMatchObject({
       payment_deliveries: 0,
       audit_events: 0,

@@ -48,6 +48,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 function receive(store: NotificationStore, body: Record<string, unknown>, payloadJson = JSON.stringify(body)) {
   return processNotification(store, {
     tenant: tenant.tenant as unknown as TenantRow,
+    mode: 'live',
     body,
     payloadJson,
     requestId: `req-${Math.random()}`,
@@ -77,7 +78,7 @@ describe('notifications received together', () => {
       SUCCESS,
       { accepted: 'duplicate' },
       SUCCESS,
-      { rejected: { reason: 'amount_mismatch' } },
+      { rejected: { reason: 'amount_mismatch' }, invoiceId: refused.id },
       { rejected: { reason: 'invoice_not_found' } },
     ]);
     expect(statements).toHaveLength(1);
@@ -120,9 +121,9 @@ describe('notifications received together', () => {
       SUCCESS,
       SUCCESS,
       SUCCESS,
-      { rejected: { reason: 'currency_mismatch' } },
+      { rejected: { reason: 'currency_mismatch' }, invoiceId: mismatched.id },
       { accepted: 'duplicate' },
-      { rejected: { reason: 'gateway_mismatch' } },
+      { rejected: { reason: 'gateway_mismatch' }, invoiceId: wrongGateway.id },
       { rejected: { reason: 'forbidden' } },
       { rejected: { reason: 'invoice_not_found' } },
     ]);

@@ -3,7 +3,6 @@
 // DATA_DIR is first made the way a service's first start makes it (embedded server, migrations,
 // seeding): kept as the template of tests that run a service on a DATA_DIR of its own, and copied
 // for the run's one embedded server, whose seeded `postgres` database is cloned as the template.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

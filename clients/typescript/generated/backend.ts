@@ -178,9 +178,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive) */
+            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key error_description="<what to check>"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -342,9 +344,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive) */
+            /** @description Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key error_description="<what to check>"` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -134,6 +134,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/payment-requests/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your payment requests, newest first, each with every attempt
+         * @description One per invoice: what we sent your payment endpoint and how each attempt went. A test secret lists test invoices, a live secret live ones. `data` is the paged list.
+         */
+        get: operations["listPaymentRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-requests/{invoice_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One payment request with every attempt */
+        get: operations["getPaymentRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-requests/{invoice_id}/resend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Have the payment request sent again now
+         * @description One more attempt now, with the same `webhook-id`, even after a final failure; it appears among the attempts once made. A 409 once you have reported an outcome (the invoice is no longer `pending`). No body.
+         */
+        post: operations["resendPaymentRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-endpoint/ping/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed ping to your payment endpoint now and report the answer
+         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.
+         */
+        post: operations["pingPaymentEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-notifications/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your payment callbacks as we recorded them, accepted and refused, newest first
+         * @description Every callback sent with your partner API key (of this mode): accepted ones (stored; `note` says when one did not move the invoice, e.g. an unknown status) and refused ones with the message we answered. Refused ones are kept for a limited number of days. Duplicates are not listed again. `data` is the paged list.
+         */
+        get: operations["listPaymentNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/test/invoices/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a test invoice: a real signed payment request goes to your test payment endpoint
+         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.
+         */
+        post: operations["createTestInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "payment.requested": {
@@ -188,7 +305,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
                 /** @description On VALIDATION_ERROR: one entry per invalid field */
                 details?: {
                     /** @description Dotted for nested fields, e.g. travelers.adults */
@@ -197,6 +314,8 @@ export interface components {
                     /** @description body, query, path or header */
                     location?: string;
                 }[];
+                /** @description What to check or fix, when the request shows it (e.g. a partner API key sent where the SSO secret belongs). For people: match on `code`, never on this text. */
+                hint?: string;
             };
         };
         /** Suggested prompt */
@@ -314,6 +433,156 @@ export interface components {
              */
             updated_at: string;
         };
+        /**
+         * Payment request
+         * @example {
+         *       "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+         *       "mode": "test",
+         *       "amount": "100.00",
+         *       "currency": "SAR",
+         *       "status": "pending",
+         *       "trip_id": null,
+         *       "payment_url": null,
+         *       "gateway_reference": null,
+         *       "paid_at": null,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "next_retry_at": "2026-01-15T09:30:45.000Z",
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "attempted_at": "2026-01-15T09:30:00.120Z",
+         *           "http_status": 503,
+         *           "latency_ms": 87,
+         *           "error": "endpoint answered HTTP 503",
+         *           "response_body": "upstream unavailable",
+         *           "next_retry_at": "2026-01-15T09:30:45.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PaymentRequest: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            invoice_id: string;
+            /**
+             * @description `test` for data made with test credentials; each mode sees only its own
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description Decimal string with the currency's minor-unit places */
+            amount: string;
+            /** @description ISO 4217 code */
+            currency: string;
+            /** @description `pending`, then `failed`, `paid` or `refunded` (forward only) */
+            status: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            trip_id: string | null;
+            /** @description From your reply to the payment request */
+            payment_url: string | null;
+            /** @description transaction_id of the last applied callback */
+            gateway_reference: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 with UTC offset
+             */
+            paid_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 with UTC offset
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When we call your endpoint again; null when delivered, given up, or not yet attempted
+             */
+            next_retry_at: string | null;
+            /** @description Every call of your payment endpoint for this invoice, in order */
+            attempts: {
+                attempt: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 with UTC offset
+                 */
+                attempted_at: string;
+                /** @description What your endpoint answered; null when no answer came (network error, timeout) */
+                http_status: number | null;
+                latency_ms: number | null;
+                /** @description null on success; "(final: not retried)" marks the last attempt */
+                error: string | null;
+                /** @description The start (1024 bytes) of your endpoint's reply */
+                response_body: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the next attempt is due; null when none is planned
+                 */
+                next_retry_at: string | null;
+            }[];
+        };
+        /**
+         * Payment callback as recorded
+         * @example {
+         *       "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+         *       "outcome": "refused",
+         *       "mode": "test",
+         *       "received_at": "2026-01-15T09:31:00.000Z",
+         *       "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+         *       "http_status": 400,
+         *       "error": "Amount mismatch",
+         *       "status": null,
+         *       "transaction_id": null,
+         *       "applied": null,
+         *       "note": null,
+         *       "request_id": "req-1f",
+         *       "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",
+         *       "payload_truncated": false
+         *     }
+         */
+        PaymentNotification: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            /** @enum {string} */
+            outcome: "accepted" | "refused";
+            /**
+             * @description `test` for data made with test credentials; each mode sees only its own
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * Format: date-time
+             * @description ISO 8601 with UTC offset
+             */
+            received_at: string;
+            /**
+             * Format: uuid
+             * @description The invoice, when the callback named one of yours in this mode; else null
+             */
+            invoice_id: string | null;
+            /** @description What we answered: 200, or the refusal status */
+            http_status: number;
+            /** @description The refusal message we answered, e.g. `Amount mismatch` */
+            error: string | null;
+            /** @description The status you sent (accepted callbacks) */
+            status: string | null;
+            /** @description The transaction_id you sent (accepted callbacks) */
+            transaction_id: string | null;
+            /** @description Whether an accepted callback moved the invoice */
+            applied: boolean | null;
+            /** @description Why an accepted callback did not move the invoice: "unknown status, not applied" (not paid, failed, cancelled or refunded), or behind the invoice's status */
+            note: string | null;
+            /** @description Our request id, for support */
+            request_id: string | null;
+            /** @description The body as we received it, as JSON text (a refused one's first 16 KiB) */
+            payload: string | null;
+            payload_truncated: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -391,9 +660,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant) */
+            /** @description `Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` with an `error_description` saying what to check */
             401: {
                 headers: {
+                    /** @description `X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -519,9 +790,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -663,9 +936,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -800,9 +1075,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -917,9 +1194,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1065,9 +1344,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1216,9 +1497,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1380,9 +1663,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1566,9 +1851,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant */
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
             401: {
                 headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1576,6 +1863,894 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPaymentRequests: {
+        parameters: {
+            query?: {
+                /** @description Items to return; default 20, larger values are clamped to 100 */
+                limit?: number;
+                /** @description Items to skip; default 0 */
+                offset?: number;
+                /** @description Only invoices in this status */
+                status?: "pending" | "failed" | "paid" | "refunded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "count": 1,
+                     *         "next": "https://example.com/",
+                     *         "previous": "https://example.com/",
+                     *         "results": [
+                     *           {
+                     *             "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *             "mode": "test",
+                     *             "amount": "100.00",
+                     *             "currency": "SAR",
+                     *             "status": "pending",
+                     *             "trip_id": null,
+                     *             "payment_url": null,
+                     *             "gateway_reference": null,
+                     *             "paid_at": null,
+                     *             "created_at": "2026-01-15T09:30:00.000Z",
+                     *             "next_retry_at": "2026-01-15T09:30:45.000Z",
+                     *             "attempts": [
+                     *               {
+                     *                 "attempt": 1,
+                     *                 "attempted_at": "2026-01-15T09:30:00.120Z",
+                     *                 "http_status": 503,
+                     *                 "latency_ms": 87,
+                     *                 "error": "endpoint answered HTTP 503",
+                     *                 "response_body": "upstream unavailable",
+                     *                 "next_retry_at": "2026-01-15T09:30:45.000Z"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            /** @description Number of all matching items */
+                            count: number;
+                            /**
+                             * Format: uri
+                             * @description The next page, with the same filters; null on the last
+                             */
+                            next: string | null;
+                            /**
+                             * Format: uri
+                             * @description The previous page; null on the first
+                             */
+                            previous: string | null;
+                            results: components["schemas"]["PaymentRequest"][];
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPaymentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invoice id (UUID); anything else is a 404 */
+                invoice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "payment_request": {
+                     *           "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *           "mode": "test",
+                     *           "amount": "100.00",
+                     *           "currency": "SAR",
+                     *           "status": "pending",
+                     *           "trip_id": null,
+                     *           "payment_url": null,
+                     *           "gateway_reference": null,
+                     *           "paid_at": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "next_retry_at": "2026-01-15T09:30:45.000Z",
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "attempted_at": "2026-01-15T09:30:00.120Z",
+                     *               "http_status": 503,
+                     *               "latency_ms": 87,
+                     *               "error": "endpoint answered HTTP 503",
+                     *               "response_body": "upstream unavailable",
+                     *               "next_retry_at": "2026-01-15T09:30:45.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            payment_request: components["schemas"]["PaymentRequest"];
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendPaymentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invoice id (UUID); anything else is a 404 */
+                invoice_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *         "attempt": 1
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            invoice_id: string;
+                            attempt: number;
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    pingPaymentEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "ping": {
+                     *           "webhook_id": "msg_ping_3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *           "endpoint_url": "https://pay.acme.example/requests",
+                     *           "pinged_at": "2026-01-15T09:30:00.000Z",
+                     *           "ok": true,
+                     *           "http_status": 1,
+                     *           "latency_ms": 1,
+                     *           "error": "endpoint answered HTTP 503"
+                     *         }
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            ping: {
+                                /** @description The `webhook-id` header sent, `msg_ping_<uuid>` */
+                                webhook_id: string;
+                                endpoint_url: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 with UTC offset
+                                 */
+                                pinged_at: string;
+                                /** @description The endpoint answered 2xx */
+                                ok: boolean;
+                                /** @description null when no answer came (network error, timeout, refused) */
+                                http_status: number | null;
+                                latency_ms: number | null;
+                                /** @description null when ok */
+                                error: string | null;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPaymentNotifications: {
+        parameters: {
+            query?: {
+                /** @description Items to return; default 20, larger values are clamped to 100 */
+                limit?: number;
+                /** @description Items to skip; default 0 */
+                offset?: number;
+                /** @description Only accepted or only refused callbacks */
+                outcome?: "accepted" | "refused";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "count": 1,
+                     *         "next": "https://example.com/",
+                     *         "previous": "https://example.com/",
+                     *         "results": [
+                     *           {
+                     *             "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *             "outcome": "refused",
+                     *             "mode": "test",
+                     *             "received_at": "2026-01-15T09:31:00.000Z",
+                     *             "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *             "http_status": 400,
+                     *             "error": "Amount mismatch",
+                     *             "status": null,
+                     *             "transaction_id": null,
+                     *             "applied": null,
+                     *             "note": null,
+                     *             "request_id": "req-1f",
+                     *             "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",
+                     *             "payload_truncated": false
+                     *           }
+                     *         ]
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            /** @description Number of all matching items */
+                            count: number;
+                            /**
+                             * Format: uri
+                             * @description The next page, with the same filters; null on the last
+                             */
+                            next: string | null;
+                            /**
+                             * Format: uri
+                             * @description The previous page; null on the first
+                             */
+                            previous: string | null;
+                            results: components["schemas"]["PaymentNotification"][];
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createTestInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "100.00",
+                 *       "currency": "SAR",
+                 *       "trip_id": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Decimal string, at most the currency's minor-unit places ("100.00" SAR, "12.500" KWD, "1500" JPY) */
+                    amount: string;
+                    /** @description ISO 4217 code, upper case */
+                    currency: string;
+                    /**
+                     * Format: uuid
+                     * @description One of your trips (never moved)
+                     */
+                    trip_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "payment_request": {
+                     *           "invoice_id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *           "mode": "test",
+                     *           "amount": "100.00",
+                     *           "currency": "SAR",
+                     *           "status": "pending",
+                     *           "trip_id": null,
+                     *           "payment_url": null,
+                     *           "gateway_reference": null,
+                     *           "paid_at": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "next_retry_at": "2026-01-15T09:30:45.000Z",
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "attempted_at": "2026-01-15T09:30:00.120Z",
+                     *               "http_status": 503,
+                     *               "latency_ms": 87,
+                     *               "error": "endpoint answered HTTP 503",
+                     *               "response_body": "upstream unavailable",
+                     *               "next_retry_at": "2026-01-15T09:30:45.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            payment_request: components["schemas"]["PaymentRequest"];
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description TEST_MODE_ONLY: a live SSO secret was sent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: `trip_id` names no trip of yours */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { CliError } from '../admin-client.js';
+import { type AdminClient, CliError } from '../admin-client.js';
 import { type Command, type Invocation, type OptionValues, required } from '../command.js';
 
 const CALLBACK_PATH = '/api/v1/payments/notify/';
@@ -33,7 +33,15 @@ async function invoiceFields(invocation: Invocation, invoiceId: string) {
   if (given.amount && given.currency && given.gateway) {
     return given as { amount: string; currency: string; gateway: string };
   }
-  const client = invocation.admin();
+  let client: AdminClient;
+  try {
+    client = invocation.admin();
+  } catch (error) {
+    throw new CliError(
+      '--amount, --currency and --gateway are required, as the payment request gave them; to read them ' +
+        `through the admin API instead: ${(error as Error).message}`,
+    );
+  }
   const { invoice } = await client.request('GET', `/invoices/${invoiceId}`);
   const { tenant } = await client.request('GET', `/tenants/${invoice.tenant_id}`);
   return {

@@ -1,5 +1,7 @@
 // partnerctl commands for tenants, their credentials, backend partner keys, and the signing
 // secrets' rekey after a SECRET_ENCRYPTION_KEY rotation.
+
+import { TENANT_CREDENTIAL_KINDS } from '../../tenants/index.js';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
 import { record, table } from '../output.js';
@@ -69,16 +71,24 @@ export const tenantCommands: Command[] = [
   },
   {
     name: 'tenants update',
-    summary: "Change a tenant's name, gateway or payment endpoint",
-    usage: 'TENANT_ID [--name NAME] [--gateway GATEWAY] [--endpoint URL|none]',
-    options: { name: { type: 'string' }, gateway: { type: 'string' }, endpoint: { type: 'string' } },
+    summary: "Change a tenant's name, gateway, payment endpoint or test payment endpoint",
+    usage: 'TENANT_ID [--name NAME] [--gateway GATEWAY] [--endpoint URL|none] [--test-endpoint URL|none]',
+    options: {
+      name: { type: 'string' },
+      gateway: { type: 'string' },
+      endpoint: { type: 'string' },
+      'test-endpoint': { type: 'string' },
+    },
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');
       const { name, gateway, endpoint } = invocation.options;
+      const testEndpoint = invocation.options['test-endpoint'];
+      const urlOrNull = (url: string) => (url === 'none' ? null : url);
       const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, {
         ...(typeof name === 'string' && { name }),
         ...(typeof gateway === 'string' && { gateway }),
-        ...(typeof endpoint === 'string' && { payment_endpoint_url: endpoint === 'none' ? null : endpoint }),
+        ...(typeof endpoint === 'string' && { payment_endpoint_url: urlOrNull(endpoint) }),
+        ...(typeof testEndpoint === 'string' && { test_payment_endpoint_url: urlOrNull(testEndpoint) }),
       });
       invocation.output(record(tenant), { tenant });
     },
@@ -104,7 +114,7 @@ export const tenantCommands: Command[] = [
   {
     name: 'credentials issue',
     summary: 'Issue another secret for a tenant (rotation: earlier ones stay valid until revoked)',
-    usage: 'TENANT_ID --kind sso_hmac_secret|partner_api_key|payment_endpoint_secret',
+    usage: `TENANT_ID --kind ${TENANT_CREDENTIAL_KINDS.join('|')}`,
     options: { kind: { type: 'string' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');

@@ -11,13 +11,24 @@ import {
   idempotencyKeyReused,
   listDeliveries,
   listPaymentEvents,
+  listRefusedNotifications,
   outcomeAlreadyReported,
   resendPaymentRequest,
 } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
-import { Delivery, deliveryView, Invoice, invoiceView, PaymentEvent, paymentEventView } from './shapes.js';
+import {
+  Delivery,
+  deliveryView,
+  Invoice,
+  invoiceView,
+  PaymentEvent,
+  paymentEventView,
+  RefusedNotification,
+  refusedNotificationView,
+} from './shapes.js';
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db, paymentQueue } = context;
@@ -34,12 +45,8 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         body: Type.Object(
           {
             tenant_id: Uuid,
-            amount: Type.String({
-              maxLength: 40,
-              description:
-                'Decimal string, at most the currency\'s minor-unit places ("100.00" SAR, "12.500" KWD, "1500" JPY)',
-            }),
-            currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' }),
+            amount: InvoiceAmount,
+            currency: CurrencyCode,
             trip_id: Type.Optional(Nullable(Uuid)),
           },
           { additionalProperties: false },
@@ -84,10 +91,18 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       schema: {
         operationId: 'getInvoice',
         tags: ['invoices'],
-        summary: 'An invoice with its stored payment events and its delivery attempts',
+        summary: 'An invoice with its stored payment events, its refused callbacks and its delivery attempts',
+        description:
+          '`refused_notifications`: callbacks of its tenant naming this invoice that were refused (gateway, amount ' +
+          'or currency mismatch), oldest first, kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
         params: IdParams,
         response: {
-          200: Type.Object({ invoice: Invoice, events: Type.Array(PaymentEvent), deliveries: Type.Array(Delivery) }),
+          200: Type.Object({
+            invoice: Invoice,
+            events: Type.Array(PaymentEvent),
+            refused_notifications: Type.Array(RefusedNotification),
+            deliveries: Type.Array(Delivery),
+          }),
         },
       },
     },
@@ -96,9 +111,12 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       const events = (await listPaymentEvents(db, invoice.id)).map(({ event, payloadJson }) =>
         paymentEventView(event, parse(payloadJson)),
       );
+      const refused = (await listRefusedNotifications(db, invoice.id)).map(refusedNotificationView);
       const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
-      return reply.serializer((payload) => stringify(payload) ?? 'null').send({ invoice, events, deliveries });
+      return reply
+        .serializer((payload) => stringify(payload) ?? 'null')
+        .send({ invoice, events, refused_notifications: refused, deliveries });
     },
   );
 

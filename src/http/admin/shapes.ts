@@ -3,12 +3,14 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { AuditEventRow } from '../../audit/index.js';
 import {
-  type EndpointPingRow,
   type InvoiceRow,
-  isSuccessStatus,
+  notAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  REFUSED_PAYLOAD_MAX_BYTES,
   RESPONSE_BODY_MAX_BYTES,
+  type RefusedNotificationRow,
+  UNKNOWN_STATUS_NOTE,
 } from '../../payments/index.js';
 import type { CredentialWithUse, TenantRow } from '../../tenants/index.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
@@ -22,6 +24,7 @@ export const Tenant = Type.Object({
   gateway: Type.String(),
   is_active: Type.Boolean(),
   payment_endpoint_url: Nullable(Type.String()),
+  test_payment_endpoint_url: Nullable(Type.String({ description: "Where test invoices' payment requests go" })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -34,6 +37,7 @@ export function tenantView(row: TenantRow): Static<typeof Tenant> {
     gateway: row.gateway,
     is_active: row.isActive,
     payment_endpoint_url: row.paymentEndpointUrl,
+    test_payment_endpoint_url: row.testPaymentEndpointUrl,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -80,6 +84,11 @@ export const Invoice = Type.Object({
   gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
   paid_at: Nullable(Timestamp),
   payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
+  mode: Type.Unsafe<'live' | 'test'>({
+    type: 'string',
+    enum: ['live', 'test'],
+    description: '`test`: made with test credentials; only test keys see and move it',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -95,6 +104,7 @@ export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
     gateway_reference: row.gatewayReference,
     paid_at: isoOrNull(row.paidAt),
     payment_url: row.paymentUrl,
+    mode: row.mode,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -111,6 +121,11 @@ export const PaymentEvent = Type.Object({
   applied: Type.Boolean({
     description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
   }),
+  not_applied_reason: Nullable(
+    Type.String({
+      description: `Why it did not move the invoice: "${UNKNOWN_STATUS_NOTE}" (not paid, failed, cancelled or refunded), or behind the invoice's status; null when applied`,
+    }),
+  ),
   status_before: Type.String(),
   status_after: Type.String(),
   request_id: Nullable(Type.String()),
@@ -128,10 +143,37 @@ export function paymentEventView(row: PaymentEventRow, payload: unknown): Static
     gateway: row.gateway,
     payload,
     applied: row.applied,
+    not_applied_reason: notAppliedReason(row.status, row.applied),
     status_before: row.statusBefore,
     status_after: row.statusAfter,
     request_id: row.requestId,
     received_at: row.receivedAt.toISOString(),
+  };
+}
+
+export const RefusedNotification = Type.Object({
+  id: Uuid,
+  received_at: Timestamp,
+  http_status: Type.Integer({ description: 'The status answered' }),
+  error: Type.String({ description: 'The message answered, e.g. `Amount mismatch`' }),
+  request_id: Nullable(Type.String()),
+  payload: Nullable(
+    Type.String({
+      description: `The body as received (JSON text, its first ${REFUSED_PAYLOAD_MAX_BYTES / 1024} KiB); null when none was read`,
+    }),
+  ),
+  payload_truncated: Type.Boolean({ description: 'The body was longer than what `payload` keeps' }),
+});
+
+export function refusedNotificationView(row: RefusedNotificationRow): Static<typeof RefusedNotification> {
+  return {
+    id: row.id,
+    received_at: row.receivedAt.toISOString(),
+    http_status: row.httpStatus,
+    error: row.error,
+    request_id: row.requestId,
+    payload: row.payload,
+    payload_truncated: row.payloadTruncated,
   };
 }
 
@@ -165,27 +207,7 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
   };
 }
 
-export const Ping = Type.Object({
-  webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
-  endpoint_url: Nullable(Type.String()),
-  pinged_at: Timestamp,
-  ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
-  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
-  latency_ms: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'null when ok' })),
-});
-
-export function pingView(row: EndpointPingRow): Static<typeof Ping> {
-  return {
-    webhook_id: row.webhookId,
-    endpoint_url: row.endpointUrl,
-    pinged_at: row.pingedAt.toISOString(),
-    ok: isSuccessStatus(row.httpStatus),
-    http_status: row.httpStatus,
-    latency_ms: row.latencyMs,
-    error: row.error,
-  };
-}
+export { Ping, pingView } from '../shapes/payment-request.js';
 
 export const AuditEvent = Type.Object({
   id: Uuid,

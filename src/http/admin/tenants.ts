@@ -33,8 +33,21 @@ const EndpointUrl = Nullable(
 const Scope = Type.Union(BACKEND_SCOPES.map((scope) => Type.Literal(scope)));
 
 // Request bodies, also what the console's forms are validated against.
+const TestEndpointUrl = Nullable(
+  Type.String({
+    maxLength: 2000,
+    description: "http(s) URL of the partner's test payment endpoint: test invoices' payment requests go there",
+  }),
+);
+
 export const NewTenantBody = Type.Object(
-  { name: Name, slug: Slug, gateway: Type.String(), payment_endpoint_url: Type.Optional(EndpointUrl) },
+  {
+    name: Name,
+    slug: Slug,
+    gateway: Type.String(),
+    payment_endpoint_url: Type.Optional(EndpointUrl),
+    test_payment_endpoint_url: Type.Optional(TestEndpointUrl),
+  },
   { additionalProperties: false },
 );
 export const TenantChangesBody = Type.Object(
@@ -43,6 +56,7 @@ export const TenantChangesBody = Type.Object(
     is_active: Type.Optional(Type.Boolean()),
     gateway: Type.Optional(Type.String()),
     payment_endpoint_url: Type.Optional(EndpointUrl),
+    test_payment_endpoint_url: Type.Optional(TestEndpointUrl),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
+import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
@@ -60,7 +61,8 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
           '(`limit` default 20, at most 100; `offset` default 0). Names are Arabic with ' +
           '`Accept-Language: ar` where known. List responses carry an `ETag`; send it back in ' +
           '`If-None-Match` to get a 304 while nothing changed. Errors are `{"detail": "..."}`; a 422 ' +
-          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`.\n\n' +
+          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`. ' +
+          'A reference of this document is served at `/docs/`, without credentials.\n\n' +
           'City data © GeoNames (https://www.geonames.org/), licensed under Creative Commons ' +
           'Attribution 4.0 (https://creativecommons.org/licenses/by/4.0/); selected and reshaped. ' +
           'Flags: flag-icons (MIT).',
@@ -77,6 +79,13 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
     transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.backend }] }),
   });
   app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(publicDocs, {
+    prefix: DOCS_PREFIX,
+    host: 'backend host',
+    document: () => app.swagger(),
+    documentPath: `${BACKEND_PREFIX}/openapi.json`,
+  });
+  app.get(`${BACKEND_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
   app.setErrorHandler((error, request, reply) => {
     const appError = reportedError(error, request, reply);

@@ -10,6 +10,7 @@ import { flagSvgPath } from '../../geo/index.js';
 import { type BackendScope, cachedBackendPartnerKey, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
 import type { CachedReadAccess } from '../cached-reads.js';
+import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
@@ -45,10 +46,17 @@ const detailResponse = (description: string, schema: TSchema, examples: [string,
 
 /** The error responses of a list needing `scope`. */
 const errorResponses = (scope: BackendScope) => ({
-  401: detailResponse('Missing, invalid or revoked Api-Key (or its tenant is inactive)', Detail, [
-    ['missing', { detail: NOT_PROVIDED }],
-    ['invalid', { detail: INVALID_KEY }],
-  ]),
+  401: {
+    ...detailResponse(
+      'Missing, invalid or revoked Api-Key (or its tenant is inactive); `WWW-Authenticate: Api-Key` with an `error_description` saying what to check',
+      Detail,
+      [
+        ['missing', { detail: NOT_PROVIDED }],
+        ['invalid', { detail: INVALID_KEY }],
+      ],
+    ),
+    headers: challengeHeader('`Api-Key error_description="<what to check>"`'),
+  },
   403: detailResponse('The key lacks the scope of this list', Detail, [['scope', { detail: lacksScope(scope) }]]),
   422: detailResponse('Invalid query parameters, one entry each', ValidationDetail, [
     ['invalid', { detail: [{ loc: ['query', 'limit'], msg: 'must be >= 1', type: 'greater_than_equal' }] }],
@@ -97,8 +105,10 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; 
 ) => {
   app.addHook('onRequest', requirePartnerKey(context, limits));
   app.cachedReads.enable(cachedReadAccess(context, limits));
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (reply.statusCode === 401) reply.header('www-authenticate', 'Api-Key');
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // The body is `{"detail"}` as specified; what to fix goes in the challenge.
+    if (reply.statusCode === 401)
+      reply.header('www-authenticate', challenge('Api-Key', credentialHint('backend', request.headers)));
     done(null, payload);
   });
 

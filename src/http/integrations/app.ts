@@ -4,6 +4,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
+import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
@@ -11,6 +13,7 @@ import { renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, cachedReadAccess, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
@@ -22,6 +25,16 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   const allowedMethods = trackAllowedMethods(app);
   const authentication = { db: context.db, limits: registerRateLimits(context, 'integrations') };
   await registerOpenApi(app, context, API_PREFIX);
+  await app.register(publicDocs, {
+    prefix: DOCS_PREFIX,
+    host: 'integrations host',
+    document: () => app.swagger(),
+    documentPath: `${API_PREFIX}/openapi.json`,
+    guideFile: partnerGuideFile,
+    partnerToolsFile,
+  });
+  // Where a partner may look for the docs first: outside the credential's scope, like the document.
+  app.get(`${API_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
   app.setErrorHandler((error, request, reply) => {
     const appError = reportedError(error, request, reply);
@@ -49,6 +62,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   await app.register(
     async (api) => {
       api.decorateRequest('tenant', null as never);
+      api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticateTenant(authentication));
       app.cachedReads.enable(cachedReadAccess(authentication));
       api.addHook('preValidation', refuseTenantInRequest);
@@ -58,6 +72,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       await api.register(promptRoutes, { context });
       await api.register(tripRoutes, { context });
       await api.register(geoRoutes, { context });
+      await api.register(partnerPaymentRoutes, { context });
     },
     { prefix: API_PREFIX },
   );

@@ -4,6 +4,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../text.js';
+import { challengeHeader, credentialHint } from '../credential-hints.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { namedExamples } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
@@ -18,7 +19,11 @@ export function renderEnvelopeError(error: AppError) {
     success: false as const,
     message: error.message,
     data: null,
-    error: { code: error.code, ...(error.details && { details: error.details }) },
+    error: {
+      code: error.code,
+      ...(error.details && { details: error.details }),
+      ...(error.hint && { hint: error.hint }),
+    },
   };
 }
 
@@ -39,13 +44,20 @@ export const ErrorEnvelope = Type.Object(
     error: Type.Object({
       code: ErrorCodeSchema,
       details: Type.Optional(FieldErrorDetails),
+      hint: Type.Optional(
+        Type.String({
+          description:
+            'What to check or fix, when the request shows it (e.g. a partner API key sent where the SSO secret ' +
+            'belongs). For people: match on `code`, never on this text.',
+        }),
+      ),
     }),
   },
   { $id: 'ErrorEnvelope', title: 'Error envelope' },
 );
 
 /** A documented error response: the envelope, with the exact body of each error as an example. */
-const errorResponse = (description: string, errors: AppError[]) => ({
+export const errorResponse = (description: string, errors: AppError[]) => ({
   description,
   content: {
     'application/json': {
@@ -62,9 +74,21 @@ export const ERROR_RESPONSES = {
     new AppError(ErrorCode.TENANT_NOT_ALLOWED),
     new AppError(ErrorCode.INVALID_JSON),
   ]),
-  401: errorResponse('UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant', [
-    new AppError(ErrorCode.UNAUTHORIZED),
-  ]),
+  401: {
+    ...errorResponse(
+      'UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; ' +
+        '`WWW-Authenticate: Api-Key`, and `error.hint` says what to check',
+      [
+        new AppError(
+          ErrorCode.UNAUTHORIZED,
+          undefined,
+          undefined,
+          credentialHint('resources', { authorization: 'Bearer pis_sso_7Jq2mXc9R4tY1vB8nL6pZ0wE5sD3fG2hK9aQ4uI1oP' }),
+        ),
+      ],
+    ),
+    headers: challengeHeader('`Api-Key`: the scheme `Authorization` takes here'),
+  },
   404: errorResponse('NOT_FOUND: no such resource for this tenant', [notFound('Trip')]),
   405: errorResponse('METHOD_NOT_ALLOWED', [
     new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),

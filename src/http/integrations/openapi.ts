@@ -6,13 +6,14 @@ import { SERVICE_VERSION } from '../../version.js';
 import type { HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
+import { PaymentNotification, PaymentRequest } from '../shapes/payment-request.js';
 import { ErrorEnvelope } from './envelope.js';
 import { Prompt } from './prompts.js';
 import { Trip } from './trips.js';
 import { WEBHOOKS } from './webhooks.js';
 
 /** Schemas shared by several routes: components in the document, `$ref`s in the routes. */
-const SHARED_SCHEMAS = [ErrorEnvelope, Prompt, Trip];
+const SHARED_SCHEMAS = [ErrorEnvelope, Prompt, Trip, PaymentRequest, PaymentNotification];
 
 export async function registerOpenApi(app: HostApp, context: AppContext, prefix: string): Promise<void> {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -26,7 +27,8 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
           'Server-to-server API for partners. Every `/api/v1/` response is an envelope ' +
           '`{success, message, data, error}`; on error `data` is null and `error.code` is stable. ' +
           'The tenant comes from the credential: never send `tenant`, `tenant_id` or `tenant_slug`. ' +
-          'No CORS: browsers cannot call this host.',
+          'No CORS: browsers cannot call this host. The partner guide and a reference of this document are ' +
+          'served at `/docs/`, without credentials.',
       },
       components: {
         securitySchemes: {

@@ -12,8 +12,10 @@ import {
   type CallbackResult,
   NotificationStore,
   processNotification,
+  RefusalRecorder,
 } from '../../payments/index.js';
-import type { TenantRow } from '../../tenants/index.js';
+import type { Mode, TenantRow } from '../../tenants/index.js';
+import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
@@ -155,6 +157,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant of the payment callback's `X-API-KEY`. */
     partnerTenant: TenantRow;
+    /** The mode of that key: a test key reaches only test invoices. */
+    partnerMode: Mode;
   }
 }
 
@@ -165,18 +169,44 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
 ) => {
   const { db } = context;
   const store = new NotificationStore(context.database);
-  const notifications = context.metrics.paymentNotifications;
-  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
+  const { metrics } = context;
+  const refusals = new RefusalRecorder(db, {
+    dropped: () => metrics.refusedNotificationRecords.inc({ result: 'dropped' }),
+    failed: (error, count) => {
+      metrics.refusedNotificationRecords.inc({ result: 'failed' }, count);
+      app.log.warn({ err: error, count }, 'refused payment notifications not recorded');
+    },
+  });
+  const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
+  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
     if (result.accepted) {
-      notifications.inc({ outcome: result.accepted });
+      metrics.paymentNotifications.inc({ outcome: result.accepted, mode: modeOf(request) });
+      if (result.unknownStatus) metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
       return reply.code(200).send({ status: result.accepted });
     }
     const { httpStatus, error } = refusal(result.rejected);
-    return refuse(request, reply, httpStatus, error);
+    return refuse(request, reply, httpStatus, error, { invoiceId: result.invoiceId ?? null, payload });
   };
-  const refuse = (request: FastifyRequest, reply: FastifyReply, httpStatus: CallbackError, error: string) => {
-    notifications.inc({ outcome: error });
+  /** Answers a refusal; one of an authenticated tenant is recorded afterwards (never stored: anonymous ones). */
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    httpStatus: CallbackError,
+    error: string,
+    record: { invoiceId: string | null; payload: string | null } = { invoiceId: null, payload: null },
+  ) => {
+    metrics.paymentNotifications.inc({ outcome: error, mode: modeOf(request) });
     request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
+    if (request.partnerTenant) {
+      refusals.record({
+        tenantId: request.partnerTenant.id,
+        mode: request.partnerMode,
+        httpStatus,
+        error,
+        requestId: request.id,
+        ...record,
+      });
+    }
     return reply.code(httpStatus).send({ error });
   };
 
@@ -200,6 +230,15 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     return reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
   });
 
+  // A refused key: the bodies are fixed (DECISIONS §4), so what to fix goes in the challenge,
+  // named after the header the key goes in.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 401) {
+      reply.header('www-authenticate', challenge('X-API-KEY', credentialHint('callback', request.headers)));
+    }
+    done(null, payload);
+  });
+
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
@@ -207,10 +246,11 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);
-      return answer(request, reply, result);
+      return answer(request, reply, result, null);
     }
     await limits.authenticated(request, reply, result.credentialId);
     request.partnerTenant = result.tenant;
+    request.partnerMode = result.mode;
   });
 
   app.post(
@@ -239,7 +279,16 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
             400,
             '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
           ),
-          401: errorResponse(401, '`Missing API key` or `Unauthorized` (invalid key or inactive tenant)'),
+          401: {
+            ...errorResponse(
+              401,
+              '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+                'with an `error_description` saying what to check',
+            ),
+            headers: challengeHeader(
+              '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
+            ),
+          },
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
@@ -254,14 +303,16 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
     async (request, reply) => {
       const body: unknown = request.body;
+      // The lossless parse re-stringified: each number keeps the digits it was sent with.
+      const payloadJson = body === undefined ? 'null' : (stringify(body) ?? 'null');
       const result = await processNotification(store, {
         tenant: request.partnerTenant,
+        mode: request.partnerMode,
         body,
-        // The lossless parse re-stringified: each number keeps the digits it was sent with.
-        payloadJson: body === undefined ? 'null' : (stringify(body) ?? 'null'),
+        payloadJson,
         requestId: request.id,
       });
-      return answer(request, reply, result);
+      return answer(request, reply, result, payloadJson);
     },
   );
 };

@@ -3,15 +3,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Executor } from '../../db/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { cachedSsoSecret, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
+import { cachedSsoSecret, type Mode, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
 import type { CachedReadAccess } from '../cached-reads.js';
+import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated tenant; set on every `/api/v1/` resource request. */
     tenant: TenantRow;
+    /** The mode of its credential: a test secret sees and changes only test payment data. */
+    mode: Mode;
   }
 }
 
@@ -28,15 +31,18 @@ async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRe
   const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
   if (!credential) {
     await limits.authenticationFailed(request, reply);
-    throw new AppError(ErrorCode.UNAUTHORIZED);
+    reply.header('www-authenticate', 'Api-Key');
+    throw new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
   }
   await limits.authenticated(request, reply, credential.credentialId);
-  return credential.tenant;
+  return credential;
 }
 
 export function authenticateTenant(authentication: TenantAuthentication) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    request.tenant = await tenantOf(authentication, request, reply);
+    const { tenant, mode } = await tenantOf(authentication, request, reply);
+    request.tenant = tenant;
+    request.mode = mode;
   };
 }
 
@@ -71,7 +77,7 @@ export async function refuseTenantInPath(
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
-  const tenant = await tenantOf(authentication, request, reply);
+  const { tenant } = await tenantOf(authentication, request, reply);
   const segments = request.url
     .split('?')[0]
     .split('/')

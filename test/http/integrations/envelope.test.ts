@@ -69,8 +69,11 @@ describe('integrations host /api/v1 skin', () => {
         ['GET', '/api/v1/no-such-thing/'],
       ] as const) {
         const response = await apiAs(service, null)(method, url, undefined, headersOf(owner, extra));
-        expectError(response, 401, 'UNAUTHORIZED');
+        const error = expectError(response, 401, 'UNAUTHORIZED');
         expect(response.json().message).toBe('Unauthorized.');
+        // What to fix: test/http/credential-hints.test.ts.
+        expect(response.headers['www-authenticate']).toBe('Api-Key');
+        expect(error.hint).toEqual(expect.any(String));
       }
     });
 

@@ -17,6 +17,7 @@ import type { RateLimitGuard } from '../../rate-limit.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
+import { callbackRoutes } from './pages/callbacks.js';
 import { geoRoutes } from './pages/geo.js';
 import { homeRoutes } from './pages/home.js';
 import { invoiceRoutes } from './pages/invoices.js';
@@ -223,6 +224,7 @@ export async function consolePlugin(
   await app.register(homeRoutes, deps);
   await app.register(tenantRoutes, deps);
   await app.register(invoiceRoutes, deps);
+  await app.register(callbackRoutes, deps);
   await app.register(partnerKeyRoutes, deps);
   await app.register(promptRoutes, deps);
   await app.register(geoRoutes, deps);

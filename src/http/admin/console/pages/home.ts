@@ -24,7 +24,7 @@ export const homeRoutes: FastifyPluginAsync<ConsoleDependencies> = async (app, {
       await hourlyPaymentActivity(context.db),
       await countActiveTenants(context.db),
       await context.paymentQueue.backlog(),
-      await listInvoices(context.db, { limit: LATEST_INVOICES, offset: 0 }),
+      await listInvoices(context.db, { mode: 'live', limit: LATEST_INVOICES, offset: 0 }),
     ];
     const content = html`<div class="stats">
 <a class="stat card" href="${consoleUrl('/tenants?active=active')}"><span class="value">${activeTenants}</span><span>tenants active</span></a>

@@ -1,6 +1,7 @@
-// Invoices: a filtered, paged list, newest first; an invoice's page as one timeline from creation
-// through every payment request attempt and every notification to its trip's status, and the
-// "send the payment request again" action.
+// Invoices: a filtered, paged list, newest first; a search by invoice or transaction id; an
+// invoice's page as one timeline from creation through every payment request attempt and every
+// notification, accepted or refused, to its trip's status, and the "send the payment request
+// again" action. Test invoices carry a "test" badge everywhere.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { parse, stringify } from 'lossless-json';
@@ -8,9 +9,12 @@ import {
   type InvoiceListing,
   invoiceHistory,
   listInvoices,
+  notAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  type RefusedNotificationRow,
   resendPaymentRequest,
+  searchInvoices,
 } from '../../../../payments/index.js';
 import { listTenants } from '../../../../tenants/index.js';
 import { IdParams } from '../../../schemas.js';
@@ -22,11 +26,14 @@ const PAGE_SIZE = 50;
 const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'];
 const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
 const statusBadge = (status: string) => badge(status, STATUS_KIND[status] ?? 'off');
+/** Marks a test invoice (made with test credentials); nothing for a live one. */
+export const modeBadge = (mode: string) => mode === 'test' && badge('test', 'test');
 
 const DateText = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
 const InvoiceQuery = Type.Object({
   tenant: Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'uuid' })])),
   status: Type.Optional(Type.Union([Type.Literal(''), ...INVOICE_STATUSES.map((status) => Type.Literal(status))])),
+  mode: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('live'), Type.Literal('test')])),
   from: DateText,
   to: DateText,
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
@@ -34,9 +41,13 @@ const InvoiceQuery = Type.Object({
 
 const DAY_MS = 86_400_000;
 
-/** A payload as received, indented, every number's digits as sent. */
-function prettyPayload(payloadJson: string): string {
-  return stringify(parse(payloadJson), null, 2) ?? payloadJson;
+/** A payload as received, indented, every number's digits as sent (as it is when not JSON, e.g. cut short). */
+export function prettyPayload(payloadJson: string): string {
+  try {
+    return stringify(parse(payloadJson), null, 2) ?? payloadJson;
+  } catch {
+    return payloadJson;
+  }
 }
 
 function attemptEntry(delivery: PaymentDeliveryRow): Html {
@@ -57,10 +68,19 @@ ${delivery.responseBody && html`<details><summary>Reply body (start)</summary><p
 }
 
 function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; payloadJson: string }): Html {
+  const notApplied = notAppliedReason(event.status, event.applied);
   return html`<li class="event notification"><div class="when">${when(event.receivedAt)}</div><div class="what">
-<h3>Payment notification: ${event.status} ${event.applied ? badge('applied', 'ok') : badge('not applied', 'off')}</h3>
+<h3>Payment notification: ${event.status} ${notApplied === null ? badge('applied', 'ok') : badge(notApplied, 'off')}</h3>
 <dl class="inline"><dt>Invoice</dt><dd>${event.statusBefore} → ${event.statusAfter}</dd><dt>Transaction</dt><dd class="mono">${event.transactionId}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.requestId ?? '—'}</dd></dl>
 <details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(payloadJson)}</pre></details>
+</div></li>`;
+}
+
+function refusedEntry(refused: RefusedNotificationRow): Html {
+  return html`<li class="event refused"><div class="when">${when(refused.receivedAt)}</div><div class="what">
+<h3>Payment notification refused: ${refused.error} ${badge(`HTTP ${refused.httpStatus}`, 'bad')}</h3>
+<dl class="inline"><dt>Request id</dt><dd class="mono">${refused.requestId ?? '—'}</dd></dl>
+${refused.payload !== null && html`<details><summary>Payload as received${refused.payloadTruncated ? ' (cut short)' : ''}</summary><pre class="payload">${prettyPayload(refused.payload)}</pre></details>`}
 </div></li>`;
 }
 
@@ -68,7 +88,7 @@ function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; pay
 export function invoiceTable(invoices: InvoiceListing['invoices'], empty: string): Html {
   const rows = invoices.map(
     (invoice) =>
-      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
+      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)} ${modeBadge(invoice.mode)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
   );
   return table(['Created', 'Tenant', 'Amount', 'Status', 'Id'], rows, empty);
 }
@@ -80,6 +100,7 @@ function timeline(view: View, history: History): Html {
   const dated: [Date, Html][] = [
     ...history.deliveries.map((delivery): [Date, Html] => [delivery.attemptedAt, attemptEntry(delivery)]),
     ...history.events.map((received): [Date, Html] => [received.event.receivedAt, notificationEntry(received)]),
+    ...history.refused.map((refused): [Date, Html] => [refused.receivedAt, refusedEntry(refused)]),
   ].sort((a, b) => a[0].getTime() - b[0].getTime());
   const resend =
     invoice.status === 'pending'
@@ -93,7 +114,7 @@ function timeline(view: View, history: History): Html {
           },
         )
       : html`<span class="muted">The partner reported an outcome: the payment request is not sent again.</span>`;
-  return html`<div class="toolbar">${statusBadge(invoice.status)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
+  return html`<div class="toolbar">${statusBadge(invoice.status)} ${modeBadge(invoice.mode)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
 ${invoice.paymentUrl && html`<p>Payment URL from the partner: <span class="mono wrap">${invoice.paymentUrl}</span></p>`}
 <ol class="timeline">
 <li class="event created"><div class="when">${when(invoice.createdAt)}</div><div class="what"><h3>Invoice created</h3><dl class="inline"><dt>Id</dt><dd class="mono">${invoice.id}</dd><dt>Gateway</dt><dd>${tenant.gateway}</dd></dl></div></li>
@@ -105,6 +126,12 @@ ${
     : html`<li class="event trip"><div class="when">now</div><div class="what muted">No trip attached.</div></li>`
 }
 </ol>`;
+}
+
+function searchForm(term: string): Html {
+  return html`<form method="get" action="${consoleUrl('/invoices/search')}" class="filters" role="search">
+<label>Invoice or transaction id <input type="search" name="q" value="${term}" maxlength="255" placeholder="3f1c2b9e-… or chg_…"></label>
+<button>Find</button></form>`;
 }
 
 export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
@@ -119,6 +146,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
       await listInvoices(db, {
         tenantId: query.tenant || undefined,
         status: query.status || undefined,
+        mode: query.mode || undefined,
         from: query.from ? new Date(`${query.from}T00:00:00Z`) : undefined,
         to: query.to ? new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS) : undefined,
         limit: PAGE_SIZE,
@@ -132,16 +160,33 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
     const statusOptions = INVOICE_STATUSES.map(
       (status) => html`<option${status === query.status ? html` selected` : ''}>${status}</option>`,
     );
-    const content = html`<form method="get" class="filters">
+    const modeOptions = ['live', 'test'].map(
+      (mode) => html`<option${mode === query.mode ? html` selected` : ''}>${mode}</option>`,
+    );
+    const content = html`${searchForm('')}
+<form method="get" class="filters">
 <label>Tenant <select name="tenant" data-autosubmit><option value="">all</option>${tenantOptions}</select></label>
 <label>Status <select name="status" data-autosubmit><option value="">all</option>${statusOptions}</select></label>
+<label>Mode <select name="mode" data-autosubmit><option value="">all</option>${modeOptions}</select></label>
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
 <label>To <input type="date" name="to" value="${query.to ?? ''}"></label>
 <button>Filter</button></form>
 ${invoiceTable(listing.invoices, 'No invoice matches.')}
-${pager('/invoices', { tenant: query.tenant, status: query.status, from: query.from, to: query.to }, pageNumber, listing.more)}`;
+${pager('/invoices', { tenant: query.tenant, status: query.status, mode: query.mode, from: query.from, to: query.to }, pageNumber, listing.more)}`;
     return sendPage(reply, page(request.consoleView, 'invoices', 'Invoices', content));
   });
+
+  app.get(
+    '/invoices/search',
+    { schema: { hide, querystring: Type.Object({ q: Type.Optional(Type.String({ maxLength: 255 })) }) } },
+    async (request, reply) => {
+      const term = request.query.q ?? '';
+      const found = await searchInvoices(db, term);
+      const content = html`${searchForm(term)}
+${term.trim() === '' ? html`<p class="muted">Enter an invoice id or a transaction id.</p>` : invoiceTable(found, `No invoice has the id or a transaction "${term.trim()}".`)}`;
+      return sendPage(reply, page(request.consoleView, 'invoices', 'Find an invoice', content));
+    },
+  );
 
   app.get('/invoices/:id', { schema: { hide, params: IdParams } }, async (request, reply) => {
     const history = await invoiceHistory(db, request.params.id);

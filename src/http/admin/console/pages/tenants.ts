@@ -25,6 +25,9 @@ export const KIND_LABELS: Record<TenantCredentialKind, string> = {
   sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
   partner_api_key: 'Partner API key (X-API-KEY on the payment callback)',
   payment_endpoint_secret: 'Payment endpoint signing secret (whsec_, verifies our payment requests)',
+  // Neither contains a live kind's label: they are told apart by it.
+  test_sso_hmac_secret: 'Test SSO secret (pis_test_sso_: Authorization: Api-Key in test mode)',
+  test_partner_api_key: 'Test partner key (pis_test_pay_: X-API-KEY in test mode, test invoices only)',
 };
 
 const activeBadge = (tenant: TenantRow) => (tenant.isActive ? badge('active', 'ok') : badge('inactive', 'off'));
@@ -55,6 +58,7 @@ ${postForm(
 <label>Slug <input name="slug" required pattern="[a-z0-9](?:[a-z0-9\\-]{0,61}[a-z0-9])?" title="lower-case letters, digits and hyphens"></label>
 <label>Gateway ${gatewaySelect(gateways, null)}</label>
 <label>Payment endpoint URL <input name="payment_endpoint_url" type="url" placeholder="https://pay.partner.example/requests"></label>
+<label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" placeholder="https://sandbox.partner.example/requests"></label>
 <button>Create tenant</button>`,
   { className: 'stack' },
 )}</details>`;
@@ -106,12 +110,13 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
           className: 'inline',
         },
       );
-  return html`<div class="toolbar">${activeBadge(tenant)} <span class="mono">${tenant.slug}</span> <a href="${consoleUrl(`/invoices?tenant=${tenant.id}`)}">Invoices</a> ${toggle}</div>
+  return html`<div class="toolbar">${activeBadge(tenant)} <span class="mono">${tenant.slug}</span> <a href="${consoleUrl(`/invoices?tenant=${tenant.id}`)}">Invoices</a> <a href="${consoleUrl(`/tenants/${tenant.id}/callbacks`)}">Callbacks</a> ${toggle}</div>
 <div class="columns">
 <section class="card"><h2>Details</h2><dl>
 <dt>Id</dt><dd class="mono">${tenant.id}</dd>
 <dt>Gateway</dt><dd>${tenant.gateway}</dd>
 <dt>Payment endpoint</dt><dd class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
+<dt>Test payment endpoint</dt><dd class="wrap">${tenant.testPaymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
 <dt>Created</dt><dd>${when(tenant.createdAt)}</dd><dt>Updated</dt><dd>${when(tenant.updatedAt)}</dd></dl></section>
 <section class="card"><h2>Edit</h2>${postForm(
     view,
@@ -119,6 +124,7 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
     html`<label>Name <input name="name" required maxlength="200" value="${tenant.name}"></label>
 <label>Gateway ${gatewaySelect(gateways, tenant.gateway)}</label>
 <label>Payment endpoint URL <input name="payment_endpoint_url" type="url" value="${tenant.paymentEndpointUrl ?? ''}"></label>
+<label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" value="${tenant.testPaymentEndpointUrl ?? ''}"></label>
 <button>Save</button>`,
     { className: 'stack' },
   )}</section>
@@ -178,12 +184,16 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
           slug: text(fields, 'slug'),
           gateway: text(fields, 'gateway'),
           payment_endpoint_url: optionalText(fields, 'payment_endpoint_url') ?? null,
+          test_payment_endpoint_url: optionalText(fields, 'test_payment_endpoint_url') ?? null,
         }),
       },
     },
     async (request, reply) => {
       const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
-      const shown = TENANT_CREDENTIAL_KINDS.map((kind): [string, string] => [KIND_LABELS[kind], secrets[kind]]);
+      const shown = (Object.keys(secrets) as (keyof typeof secrets)[]).map((kind): [string, string] => [
+        KIND_LABELS[kind],
+        secrets[kind],
+      ]);
       return answer(reply.code(201), secretsPage(request.consoleView, `Tenant ${tenant.name} created`, tenant, shown));
     },
   );
@@ -208,6 +218,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
           name: text(fields, 'name'),
           gateway: text(fields, 'gateway'),
           payment_endpoint_url: optionalText(fields, 'payment_endpoint_url') ?? null,
+          test_payment_endpoint_url: optionalText(fields, 'test_payment_endpoint_url') ?? null,
         }),
       },
     },

@@ -1,0 +1,114 @@
+// The public docs of a partner-facing host, under `/docs/`, for anyone and without credentials:
+// the partner guide (docs/partners.md) as a page, the host's OpenAPI document as a reference page,
+// and, on the integrations host, the partner tools as one file to download and run with Node.
+//
+// Outside the host's API pipeline on purpose: no credential (a partner reads these before it has
+// one), no rate limit (the pages are rendered once per process from files and the live document,
+// cheaper to answer than the credential check would be, like `/healthz`), not in the envelope or
+// `{"detail"}` (they are pages, not API answers), and no CORS header (DECISIONS §3). No script
+// runs in them: a Content-Security-Policy allows this site's stylesheet and nothing else.
+import { readFile } from 'node:fs/promises';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { escapeHtml, renderMarkdown } from './markdown.js';
+import { renderReference } from './reference.js';
+import { DOCS_STYLESHEET } from './style.js';
+
+export const DOCS_PREFIX = '/docs';
+
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export interface PublicDocsOptions {
+  /** The host's name in page titles, e.g. `integrations host`. */
+  host: string;
+  /** The host's OpenAPI document, read when a page is first rendered (every route is registered by then). */
+  document: () => object;
+  /** Where the host serves that document as JSON. */
+  documentPath: string;
+  /** The partner guide (markdown), shown at `/docs/`; without it `/docs/` is the reference. */
+  guideFile?: string;
+  /** The single-file partner tools, served at `/docs/partner-tools.mjs`. */
+  partnerToolsFile?: string;
+}
+
+interface Link {
+  href: string;
+  text: string;
+}
+
+function page(title: string, links: Link[], body: string): string {
+  const nav = links.map((link) => `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`).join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${DOCS_PREFIX}/docs.css">
+</head>
+<body>
+<header><nav>${nav}</nav></header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Computed once, on first use: the inputs do not change while the process runs. */
+function once<T>(compute: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    if (!value) {
+      value = compute();
+      // A failure (the guide's file unreadable) is tried again on the next request.
+      value.catch(() => {
+        value = undefined;
+      });
+    }
+    return value;
+  };
+}
+
+const sendHtml = (reply: FastifyReply, html: string) => reply.type('text/html; charset=utf-8').send(html);
+
+export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, options) => {
+  const { host, document, documentPath, guideFile, partnerToolsFile } = options;
+  const links: Link[] = [
+    ...(guideFile ? [{ href: `${DOCS_PREFIX}/`, text: 'Partner guide' }] : []),
+    { href: `${DOCS_PREFIX}/reference/`, text: 'API reference' },
+    { href: documentPath, text: 'openapi.json' },
+    ...(partnerToolsFile ? [{ href: `${DOCS_PREFIX}/partner-tools.mjs`, text: 'partner-tools.mjs' }] : []),
+  ];
+  const reference = once(async () => page(`API reference: ${host}`, links, renderReference(document(), documentPath)));
+  const guide = guideFile
+    ? once(async () => page(`Partner guide: ${host}`, links, renderMarkdown(await readFile(guideFile, 'utf8'))))
+    : reference;
+  const partnerTools = partnerToolsFile ? once(() => readFile(partnerToolsFile)) : undefined;
+
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    done(null, payload);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      return reply.code(404).type('text/plain; charset=utf-8').send(`Not found. The docs start at ${DOCS_PREFIX}/.`);
+    }
+    return reply.code(405).header('allow', 'GET, HEAD').type('text/plain; charset=utf-8').send('Method not allowed.');
+  });
+  app.setErrorHandler((error, request, reply) => {
+    request.log.error({ err: error }, 'docs page failed');
+    return reply.code(500).type('text/plain; charset=utf-8').send('The docs page could not be made.');
+  });
+
+  const hidden = { schema: { hide: true } };
+  app.get('/', hidden, async (_request, reply) => sendHtml(reply, await guide()));
+  app.get('/reference/', hidden, async (_request, reply) => sendHtml(reply, await reference()));
+  app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
+  if (partnerTools) {
+    app.get('/partner-tools.mjs', hidden, async (_request, reply) =>
+      reply.type('text/javascript; charset=utf-8').send(await partnerTools()),
+    );
+  }
+};

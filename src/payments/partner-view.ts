@@ -1,0 +1,167 @@
+// What a partner sees of its own payment conversation (and the operators' per-tenant view of it):
+// its payment requests with every attempt, and its callbacks as recorded, accepted (payment_events)
+// and refused (refusals.ts). Always within one tenant and, for a partner, one mode: another
+// tenant's or the other mode's invoice is one that does not exist.
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { type Executor, rowsOf } from '../db/client.js';
+import { invoices, paymentDeliveries } from '../db/schema.js';
+import { notFound } from '../errors.js';
+import type { Page } from '../geo/index.js';
+import type { Mode } from '../tenants/index.js';
+import type { InvoiceRow, PaymentDeliveryRow } from './invoices.js';
+import { notAppliedReason } from './notification.js';
+
+/** Whose view: a tenant, in one mode (a partner's credential) or both (operators). */
+export interface ViewScope {
+  tenantId: string;
+  mode?: Mode;
+}
+
+export interface PaymentRequestSummary {
+  invoice: InvoiceRow;
+  deliveries: PaymentDeliveryRow[];
+}
+
+const inScope = (scope: ViewScope) =>
+  and(eq(invoices.tenantId, scope.tenantId), scope.mode ? eq(invoices.mode, scope.mode) : undefined);
+
+async function deliveriesOf(db: Executor, invoiceIds: string[]): Promise<Map<string, PaymentDeliveryRow[]>> {
+  const byInvoice = new Map(invoiceIds.map((id): [string, PaymentDeliveryRow[]] => [id, []]));
+  if (invoiceIds.length === 0) return byInvoice;
+  const rows = await db
+    .select()
+    .from(paymentDeliveries)
+    .where(inArray(paymentDeliveries.invoiceId, invoiceIds))
+    .orderBy(asc(paymentDeliveries.attempt), asc(paymentDeliveries.attemptedAt));
+  for (const row of rows) byInvoice.get(row.invoiceId)?.push(row);
+  return byInvoice;
+}
+
+/** The scope's invoices, newest first, one page, each with its attempts. */
+export async function listPaymentRequests(
+  db: Executor,
+  scope: ViewScope,
+  filter: { status?: string },
+  page: Page,
+): Promise<{ count: number; rows: PaymentRequestSummary[] }> {
+  const where = and(inScope(scope), filter.status ? eq(invoices.status, filter.status) : undefined);
+  const [[counted], found] = await Promise.all([
+    db.select({ count: count() }).from(invoices).where(where),
+    db
+      .select()
+      .from(invoices)
+      .where(where)
+      .orderBy(desc(invoices.createdAt), desc(invoices.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  const deliveries = await deliveriesOf(
+    db,
+    found.map((invoice) => invoice.id),
+  );
+  return {
+    count: counted.count,
+    rows: found.map((invoice) => ({ invoice, deliveries: deliveries.get(invoice.id) ?? [] })),
+  };
+}
+
+/** One of the scope's invoices with its attempts; a 404 for any other id. */
+export async function getPaymentRequest(db: Executor, scope: ViewScope, invoiceId: string) {
+  const [invoice] = await db
+    .select()
+    .from(invoices)
+    .where(and(inScope(scope), eq(invoices.id, invoiceId)));
+  if (!invoice) throw notFound('Payment request');
+  const deliveries = await deliveriesOf(db, [invoice.id]);
+  return { invoice, deliveries: deliveries.get(invoice.id) ?? [] };
+}
+
+export const NOTIFICATION_LOG_OUTCOMES = ['accepted', 'refused'] as const;
+export type NotificationLogOutcome = (typeof NOTIFICATION_LOG_OUTCOMES)[number];
+
+/** One callback as recorded: an accepted (stored) notification or a refused one. */
+export interface NotificationLogEntry {
+  id: string;
+  outcome: NotificationLogOutcome;
+  mode: Mode;
+  receivedAt: Date;
+  invoiceId: string | null;
+  /** What we answered: 200, or the refusal's status. */
+  httpStatus: number;
+  /** The refusal's message; null when accepted. */
+  error: string | null;
+  /** The notified status and transaction of an accepted one (a refused body may lack them). */
+  status: string | null;
+  transactionId: string | null;
+  /** Whether an accepted one moved the invoice; null when refused. */
+  applied: boolean | null;
+  /** Why an accepted one did not move the invoice (e.g. "unknown status, not applied"). */
+  note: string | null;
+  requestId: string | null;
+  /** The body as received (a refused one's cut at REFUSED_PAYLOAD_MAX_BYTES). */
+  payload: string | null;
+  payloadTruncated: boolean;
+}
+
+interface LogRow {
+  id: string;
+  outcome: NotificationLogOutcome;
+  mode: Mode;
+  received_ms: string;
+  invoice_id: string | null;
+  http_status: number;
+  error: string | null;
+  status: string | null;
+  transaction_id: string | null;
+  applied: boolean | null;
+  request_id: string | null;
+  payload: string | null;
+  payload_truncated: boolean;
+}
+
+/** The scope's callbacks as recorded, newest first, one page; `outcome` keeps one kind. */
+export async function listNotificationLog(
+  db: Executor,
+  scope: ViewScope,
+  outcome: NotificationLogOutcome | undefined,
+  page: Page,
+): Promise<{ count: number; rows: NotificationLogEntry[] }> {
+  const mode = scope.mode ?? null;
+  const accepted = sql`select e.id, 'accepted' as outcome, i.mode, e.received_at, e.invoice_id, 200 as http_status,
+      null::text as error, e.status, e.transaction_id, e.applied, e.request_id, e.payload::text as payload,
+      false as payload_truncated
+    from payment_events e join invoices i on i.id = e.invoice_id
+    where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})`;
+  // Every column named in both: either may be the whole union.
+  const refused = sql`select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
+      null::text as status, null::text as transaction_id, null::boolean as applied, r.request_id, r.payload,
+      r.payload_truncated
+    from refused_notifications r
+    where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})`;
+  const parts = outcome === 'accepted' ? [accepted] : outcome === 'refused' ? [refused] : [accepted, refused];
+  const union = sql.join(parts, sql` union all `);
+  const [counted] = rowsOf<{ count: string }>(await db.execute(sql`select count(*) as count from (${union}) log`));
+  const rows = rowsOf<LogRow>(
+    await db.execute(sql`select log.*, extract(epoch from log.received_at) * 1000 as received_ms from (${union}) log
+      order by log.received_at desc, log.id desc limit ${page.limit} offset ${page.offset}`),
+  );
+  return {
+    count: Number(counted.count),
+    rows: rows.map((row) => ({
+      id: row.id,
+      outcome: row.outcome,
+      mode: row.mode,
+      receivedAt: new Date(Number(row.received_ms)),
+      invoiceId: row.invoice_id,
+      httpStatus: Number(row.http_status),
+      error: row.error,
+      status: row.status,
+      transactionId: row.transaction_id,
+      applied: row.applied,
+      note: row.outcome === 'accepted' && row.status !== null ? notAppliedReason(row.status, row.applied!) : null,
+      requestId: row.request_id,
+      payload: row.payload,
+      payloadTruncated: row.payload_truncated,
+    })),
+  };
+}

@@ -1,0 +1,99 @@
+// Refused callbacks on record (src/payments/refusals.ts): written off the callback's statement,
+// bounded in payload and in count, and pruned by age and per tenant (the retention prune's rule).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prune, retentionRules } from '../../src/maintenance/index.js';
+import {
+  REFUSALS_KEPT_PER_TENANT,
+  REFUSALS_WAITING_MAX,
+  REFUSED_PAYLOAD_MAX_BYTES,
+  RefusalRecorder,
+} from '../../src/payments/refusals.js';
+import { openTestContext, type TestContext, type TestTenant } from '../support/apps.js';
+
+let opened: TestContext;
+let tenant: TestTenant;
+
+const countOf = async (where: string, values: unknown[]) =>
+  (
+    await opened.context.database.executeSql(
+      `select count(*)::int as count from refused_notifications where ${where}`,
+      values,
+    )
+  ).rows[0].count as number;
+
+const refusal = (tenantId: string, payload: string | null = '{}') => ({
+  tenantId,
+  mode: 'live' as const,
+  invoiceId: null,
+  httpStatus: 400,
+  error: 'Amount mismatch',
+  requestId: 'req-test',
+  payload,
+});
+
+beforeAll(async () => {
+  opened = await openTestContext();
+  tenant = await opened.createTenant();
+});
+afterAll(() => opened.stop());
+
+describe('the recorder', () => {
+  it('writes a burst in one go, cuts long payloads, and drops what arrives while it is too far behind', async () => {
+    const events = { dropped: 0, failed: 0 };
+    const recorder = new RefusalRecorder(opened.context.db, {
+      dropped: () => events.dropped++,
+      failed: () => events.failed++,
+    });
+    const long = JSON.stringify({ filler: 'é'.repeat(REFUSED_PAYLOAD_MAX_BYTES) });
+    recorder.record(refusal(tenant.tenant.id, long));
+    for (let i = 0; i < REFUSALS_WAITING_MAX + 10; i++) recorder.record(refusal(tenant.tenant.id));
+    await recorder.idle();
+    expect(events).toEqual({ dropped: 11, failed: 0 });
+    expect(await countOf('tenant_id = $1', [tenant.tenant.id])).toBe(REFUSALS_WAITING_MAX);
+    const { rows } = await opened.context.database.executeSql(
+      'select octet_length(payload) as bytes, payload_truncated from refused_notifications where tenant_id = $1 and payload_truncated',
+      [tenant.tenant.id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].bytes).toBeLessThanOrEqual(REFUSED_PAYLOAD_MAX_BYTES);
+    expect(rows[0].bytes).toBeGreaterThan(REFUSED_PAYLOAD_MAX_BYTES - 2);
+  });
+});
+
+describe('the prune', () => {
+  const refusalRule = retentionRules({
+    deliveryAttemptsDays: 0,
+    auditEventsDays: 0,
+    refusedNotificationsDays: 30,
+  }).find((rule) => rule.table === 'refused_notifications')!;
+
+  it('removes records older than the retention and keeps the newest per tenant', async () => {
+    const old = await opened.createTenant();
+    const crowded = await opened.createTenant();
+    const insert = (tenantId: string, count: number, age: string) =>
+      opened.context.database.executeSql(
+        `insert into refused_notifications (tenant_id, mode, http_status, error, received_at, payload)
+         select $1, 'live', 400, 'Amount mismatch', now() - $2::interval - make_interval(secs => n), '{}'
+         from generate_series(1, $3::integer) n`,
+        [tenantId, age, count],
+      );
+    await insert(old.tenant.id, 5, '31 days');
+    await insert(old.tenant.id, 3, '1 day');
+    await insert(crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1500, '1 hour');
+
+    const pruneRefusals = async () => (await prune(opened.context.database, [refusalRule]))['refused_notifications'];
+    const pruned = await pruneRefusals();
+    expect(pruned).toBeGreaterThanOrEqual(5 + 1500);
+    expect(await countOf('tenant_id = $1', [old.tenant.id])).toBe(3);
+    expect(await countOf("tenant_id = $1 and received_at < now() - interval '30 days'", [old.tenant.id])).toBe(0);
+    expect(await countOf('tenant_id = $1', [crowded.tenant.id])).toBe(REFUSALS_KEPT_PER_TENANT);
+    // What stays is the newest.
+    expect(
+      await countOf("tenant_id = $1 and received_at > now() - interval '1 hour' - make_interval(secs => $2)", [
+        crowded.tenant.id,
+        REFUSALS_KEPT_PER_TENANT + 1,
+      ]),
+    ).toBe(REFUSALS_KEPT_PER_TENANT);
+    expect(await pruneRefusals()).toBe(0);
+  });
+});
