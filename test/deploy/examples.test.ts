@@ -44,4 +44,14 @@ describe('the container recipe', () => {
     const cmd = JSON.parse(dockerfile.match(/^CMD (\[.*\])$/m)![1]) as string[];
     expect(cmd.join(' ')).toBe(`node ${serveArguments}`);
   });
+
+  it('copies every file package.json ships (what the service reads at run time) into the image', () => {
+    const runStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const sources = [...runStage.matchAll(/^COPY (?:--from=build \/app\/)?(\S+) /gm)].map((match) =>
+      match[1].replace(/\/$/, ''),
+    );
+    const files: string[] = JSON.parse(read('package.json')).files;
+    const missing = files.filter((file) => !sources.some((source) => file.replace(/\/$/, '').startsWith(source)));
+    expect(missing).toEqual([]);
+  });
 });

@@ -1,7 +1,8 @@
-// The production build as docs/deploy.md gives it: built once (`npm run build`), then a copy of
-// the checkout with the build and runtime dependencies only (`npm ci --omit=dev`) started with
-// `npm run serve` on an empty database. It creates the database, imports the reference data and
-// serves, with nothing from devDependencies on disk.
+// The production build as docs/deploy.md gives it: built once (`npm run build`), then only the
+// files package.json's `files` names (what `npm pack` would ship: the build and what the service
+// reads at run time) and the lockfile, with runtime dependencies only (`npm ci --omit=dev`),
+// started with `npm run serve` on an empty database. It creates the database, imports the
+// reference data and serves every kind of page, with nothing from devDependencies on disk.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -56,11 +57,14 @@ describe.skipIf(!DATABASE_KINDS.includes('PostgreSQL'))('the production build', 
     async () => {
       execFileSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'pipe' });
       copy = path.join(mkdtempSync(path.join(tmpdir(), 'pi-production-')), 'app');
-      const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: projectRoot, encoding: 'utf8' }).split('\0');
-      for (const file of tracked.filter((file) => file && existsSync(path.join(projectRoot, file)))) {
-        cpSync(path.join(projectRoot, file), path.join(copy, file));
-      }
-      cpSync(path.join(projectRoot, 'dist'), path.join(copy, 'dist'), { recursive: true });
+      const [pack] = JSON.parse(
+        execFileSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], {
+          cwd: projectRoot,
+          encoding: 'utf8',
+        }),
+      );
+      const shipped: string[] = [...pack.files.map((file: { path: string }) => file.path), 'package-lock.json'];
+      for (const file of shipped) cpSync(path.join(projectRoot, file), path.join(copy, file));
       const installStarted = Date.now();
       execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], {
         cwd: copy,
@@ -95,6 +99,14 @@ describe.skipIf(!DATABASE_KINDS.includes('PostgreSQL'))('the production build', 
           })
         ).json();
       const [countries, cities] = [await listing('countries'), await listing('cities')];
+      // Files read at run time beside the build: the console's assets, the partner guide, partner tools.
+      const pages = await Promise.all(
+        [
+          `${service.urls.admin}/console/assets/console.css`,
+          `${service.urls.integrations}/docs/`,
+          `${service.urls.integrations}/docs/partner-tools.mjs`,
+        ].map(async (url) => `${new URL(url).pathname} ${(await fetch(url)).status}`),
+      );
       const rssMb = residentMb(pid);
       const imported = service.output().includes('reference data imported');
       // SIGTERM to the service itself (as systemd or a container runtime sends it): npm exits with it.
@@ -104,13 +116,15 @@ describe.skipIf(!DATABASE_KINDS.includes('PostgreSQL'))('the production build', 
       console.log(
         `[faults] production build: npm ci --omit=dev ${installMs} ms, devDependencies on disk ${devOnDisk.length}, ` +
           `started and ready in ${startMs} ms on an empty database (reference data imported: ${imported}), ` +
-          `/healthz ${JSON.stringify(health)}, countries ${countries.count}, cities ${cities.count}, RSS ${rssMb} MB, exit ${code}`,
+          `/healthz ${JSON.stringify(health)}, countries ${countries.count}, cities ${cities.count}, ${pages.join(', ')}, ` +
+          `files shipped ${shipped.length}, RSS ${rssMb} MB, exit ${code}`,
       );
       expect(devOnDisk).toEqual([]);
       expect(ready.status).toBe(200);
       expect(imported).toBe(true);
       expect(countries.count).toBeGreaterThan(200);
       expect(cities.count).toBeGreaterThan(100_000);
+      expect(pages.every((page) => page.endsWith(' 200'))).toBe(true);
       expect(code).toBe(0);
     },
     INSTALL_TIMEOUT_MS,
