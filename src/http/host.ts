@@ -22,6 +22,7 @@ import type { AppContext } from '../context.js';
 import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import { unacceptableString } from '../text.js';
+import { SERVICE_VERSION } from '../version.js';
 import { CachedReads } from './cached-reads.js';
 import { registerJsonBodyParser } from './json-body.js';
 
@@ -371,7 +372,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done(problem ? invalid([problem]) : undefined);
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: SERVICE_VERSION }));
   // Readiness is the database's: a Redis that does not answer only moves the rate limits into
   // each process, which the body says.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
