@@ -25,7 +25,7 @@ export async function generatedClientFiles(): Promise<Record<string, string>> {
   const config = loadConfig({
     DATA_DIR: dataDir,
     ENV_FILE: '/dev/null',
-    ADMIN_TOKEN: 'x'.repeat(32),
+    ADMIN_TOKEN: 'generate-client-admin-token-0123456789abcdef',
     LOG_LEVEL: 'silent',
   });
   const context = await openContext(config);

@@ -62,8 +62,11 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of this service's Redis keys, so several deployments (or test runs) can share a Redis. */
   redisKeyPrefix: string;
-  /** Fastify's `trustProxy`: whether `X-Forwarded-For` is believed, from any proxy or from those listed. */
-  trustProxy: boolean | string[];
+  /**
+   * Fastify's `trustProxy`: whose `X-Forwarded-For` is believed. `1` (TRUST_PROXY=true): the proxy
+   * in front only, so the client is the address it appended; a list: those proxies.
+   */
+  trustProxy: false | 1 | string[];
   /** Bound of the cached listing pages and effective prompt sets (response bytes), in MiB; 0: none kept. */
   readCacheMb: number;
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
@@ -89,6 +92,33 @@ type Env = Record<string, string | undefined>;
 
 /** An admin token shorter than this is guessable; a generated one is 32 random bytes. */
 const ADMIN_TOKEN_MIN_CHARACTERS = 32;
+/**
+ * Fewer bits than this, estimated from how often each character occurs, is a token of repeats
+ * (`aaaa…`, `abab…`) however long: a random hex token of 32 characters scores above 90.
+ */
+const ADMIN_TOKEN_MIN_BITS = 80;
+
+/** The token's length times its per-character Shannon entropy: an upper bound of its real strength. */
+function estimatedBits(token: string): number {
+  const characters = [...token];
+  const counts = new Map<string, number>();
+  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
+  let bitsPerCharacter = 0;
+  for (const count of counts.values()) {
+    const share = count / characters.length;
+    bitsPerCharacter -= share * Math.log2(share);
+  }
+  return bitsPerCharacter * characters.length;
+}
+
+/** Why ADMIN_TOKEN is too weak to be the admin's only credential, or null. */
+function adminTokenWeakness(token: string): string | null {
+  if (token.length < ADMIN_TOKEN_MIN_CHARACTERS) return `must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters`;
+  // Whitespace or a control character in a token is a copy-and-paste accident more often than a choice.
+  if (/[\s\p{C}]/u.test(token)) return 'must not contain whitespace or control characters';
+  if (estimatedBits(token) < ADMIN_TOKEN_MIN_BITS) return 'is too predictable (repeated characters)';
+  return null;
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -138,7 +168,8 @@ function atLeastOne(env: Env, name: string, fallback: number): number {
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = (env.TRUST_PROXY ?? '').trim();
   if (raw === '' || /^(false|0|no)$/i.test(raw)) return false;
-  if (/^(true|yes)$/i.test(raw)) return true;
+  // Not every hop: addresses a client writes into the header itself would then count as its own.
+  if (/^(true|yes)$/i.test(raw)) return 1;
   const addresses = raw.split(',').map((address) => address.trim());
   if (addresses.some((address) => !/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(address))) {
     throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses, got "${raw}"`);
@@ -261,11 +292,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   }
 
   const adminToken = env.ADMIN_TOKEN ?? '';
-  if (adminToken && adminToken.length < ADMIN_TOKEN_MIN_CHARACTERS) {
-    throw new ConfigError(
-      `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_CHARACTERS} characters (for example: openssl rand -hex 32)`,
-    );
-  }
+  const weakness = adminToken ? adminTokenWeakness(adminToken) : null;
+  if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
     listeners: listeners(env),

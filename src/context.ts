@@ -1,10 +1,10 @@
 // What every host and worker is given: validated configuration, the database, the secret box,
 // the payment request queue, the metrics and, when configured, Redis.
-import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
 import type { PaymentQueue, SigningDependencies } from './payments/index.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 import type { SecretBox } from './tenants/index.js';
 
 interface PublicUrls {
@@ -26,8 +26,8 @@ export interface AppContext {
    * Host header, which the client chooses.
    */
   publicUrls: PublicUrls;
-  /** Shared rate-limit counters (REDIS_URL); null keeps them in this process. */
-  redis: Redis | null;
+  /** Shared rate-limit counters in Redis (REDIS_URL); null keeps them in this process. */
+  rateLimitStore: RateLimitStore | null;
 }
 
 /** What signing and sending to a tenant's payment endpoint needs (payment requests and pings). */

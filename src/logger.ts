@@ -57,14 +57,22 @@ function serializeError(error: unknown): unknown {
   return serialized;
 }
 
-/** A URL as logged: the values of query parameters that look like credentials are replaced. */
+/**
+ * A URL as logged: the values of query parameters that look like credentials are replaced, and so
+ * is anything shaped like one of our keys or secrets wherever it is (a key pasted into a path or
+ * under another parameter's name), percent-encoded or not.
+ */
 export function loggableUrl(url: string): string {
   const query = url.indexOf('?');
-  if (query === -1) return url;
-  return url.slice(0, query) + url.slice(query).replace(CREDENTIAL_PARAMETER, '$1[redacted]');
+  const path = url.replace(OUR_CREDENTIAL, '[redacted]');
+  if (query === -1) return path;
+  const pathEnd = path.indexOf('?');
+  return path.slice(0, pathEnd) + path.slice(pathEnd).replace(CREDENTIAL_PARAMETER, '$1[redacted]');
 }
 const CREDENTIAL_PARAMETER =
   /([?&][^=&]*(?:key|token|secret|password|passwd|auth|signature|sig|session|credential)[^=&]*=)[^&#]*/gi;
+/** Our keys' and signing secrets' prefixes (`pis_<kind>_`, `whsec_`) and what follows, to a separator. */
+const OUR_CREDENTIAL = /(?<![a-z0-9])(?:pis|whsec)(?:_|%5f)[^/?&#=;,\s]*/gi;
 
 /** A URL with its password masked, for messages: `postgres://app:***@db/app`. */
 export function maskPassword(text: string): string {

@@ -84,6 +84,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitStoreFailures = new Counter({
+    name: 'rate_limit_store_failures_total',
+    help: 'Redis commands of the rate limits that failed or timed out (reason: error or timeout)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreDegraded = new Gauge({
+    name: 'rate_limit_store_degraded',
+    help: '1 while Redis does not answer and the rate limits are counted in this process, else 0',
+    registers: [this.registry],
+  });
+
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];

@@ -33,8 +33,9 @@ import {
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
+import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './rate-limit-store.js';
 import { seedEmptyDatabase } from './seed.js';
-import { keyFilePath, secretBoxFor } from './tenants/index.js';
+import { countUnopenableSecrets, keyFilePath, secretBoxFor } from './tenants/index.js';
 
 /** Builds each host's app on a context; tests build only the hosts they need with these. */
 export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =
@@ -86,15 +87,23 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
       backend: config.backendPublicUrl ?? loopbackUrl(config.listeners.backend?.port ?? DEFAULT_PORTS.backend),
     },
     metrics,
-    redis: null,
+    rateLimitStore: null,
   };
 }
 
-/** Redis for the rate limits, when configured: commands fail fast rather than queue while it is down. */
-function connectRedis(url: string, logger: FastifyBaseLogger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits not enforced meanwhile'));
-  return redis;
+/**
+ * Redis for the rate limits, when configured: commands fail fast rather than queue while it is
+ * down, and time out rather than wait while it hangs.
+ */
+function connectRedis(url: string, metrics: Metrics, logger: FastifyBaseLogger): RateLimitStore {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  });
+  redis.on('error', (error) => logger.warn({ err: error }, 'Redis unavailable: rate limits counted in this process'));
+  return new RateLimitStore(redis, metrics, logger);
 }
 
 /**
@@ -192,6 +201,22 @@ function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
   }
 }
 
+/**
+ * Refuses to start when signing secrets are stored that no configured key opens (a key rotated
+ * without its predecessor, a key file lost or regenerated): every payment request of their
+ * tenants would fail to be signed.
+ */
+async function checkSealedSecrets(context: AppContext): Promise<void> {
+  const unopenable = await countUnopenableSecrets(context.db, context.secretBox);
+  if (unopenable === 0) return;
+  const keyFile = keyFilePath(context.config.dataDir);
+  throw new ConfigError(
+    `${unopenable} payment endpoint signing secret(s) in the database open with none of the configured keys: ` +
+      'set SECRET_ENCRYPTION_KEY to the key that sealed them (after a rotation: the new key in SECRET_ENCRYPTION_KEY, ' +
+      `the old one in SECRET_ENCRYPTION_KEY_PREVIOUS), or put back the original ${keyFile} (see README)`,
+  );
+}
+
 /** Starts listening; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
   await app.listen({ host: listener.host, port: listener.port });
@@ -207,7 +232,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const context = await openContext(config, logger);
-  if (config.redisUrl) context.redis = connectRedis(config.redisUrl, logger);
+  if (config.redisUrl) context.rateLimitStore = connectRedis(config.redisUrl, context.metrics, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   let worker: PaymentWorker | undefined;
@@ -220,7 +245,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await worker?.stop(REQUEST_TIMEOUT_MS + 5000);
     await context.paymentQueue.stop();
     await context.database.close();
-    context.redis?.disconnect();
+    context.rateLimitStore?.redis.disconnect();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);
@@ -228,6 +253,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
+    await checkSealedSecrets(context);
     for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
       apps[name] = await HOST_BUILDERS[name](context, logger);
       urls[name] = await listen(apps[name], listener);

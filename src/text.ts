@@ -1,4 +1,5 @@
 // Rules for text received from outside, shared by the domains and the hosts.
+import type { FieldError } from './errors.js';
 
 /** A UUID in any case, as text a schema pattern can embed. */
 export const UUID_PATTERN_SOURCE = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
@@ -19,12 +20,54 @@ export function hasUnstorableCharacters(text: string): boolean {
   return UNSTORABLE.test(text);
 }
 
+/**
+ * The longest string any request may carry, in a body or a query: fields with a limit of their own
+ * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
+ * index can hold.
+ */
+const MAX_STRING_CHARACTERS = 4096;
+
+/**
+ * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
+ * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
+ * string to the database.
+ */
+export function unacceptableString(
+  value: unknown,
+  location: FieldError['location'],
+  path: string[] = [],
+): FieldError | null {
+  if (typeof value === 'string') {
+    const field = path.join('.') || '(root)';
+    if (hasUnstorableCharacters(value)) {
+      return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
+    }
+    if (value.length > MAX_STRING_CHARACTERS) {
+      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
+    }
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
+    if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
+    const problem = unacceptableString(item, location, [...path, key]);
+    if (problem) return problem;
+  }
+  return null;
+}
+
 // Bidirectional controls (embeddings, overrides, isolates, marks) make text display other than it
 // reads: `abc\u202Egnp.exe` shows as "abcexe.png".
 const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
-// Something a reader sees: a letter, digit, punctuation or symbol (not only spaces, format
-// characters such as U+200B, or combining marks).
-const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+// Characters that show nothing: format characters (U+200B, U+2064, U+00AD, U+180E, the tags of
+// U+E0000...) and those Unicode says to ignore (Hangul fillers U+115F, U+1160, U+3164). Two stay:
+// the joiners Arabic and Indic scripts need (ZWNJ U+200C, ZWJ U+200D). Variation selectors stay too:
+// they pick a glyph for the character before them (emoji, CJK).
+const INVISIBLE = /(?!\u200C|\u200D|\p{Variation_Selector})[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+// Something a reader sees: a letter, digit, punctuation or symbol (not only spaces, combining marks
+// or the braille blank U+2800, a symbol with no dots).
+const VISIBLE = /(?!\u2800)[\p{L}\p{N}\p{P}\p{S}]/u;
 /** More combining marks on one character than any script needs ("Zalgo" text). */
 const COMBINING_RUN = /\p{M}{5,}/u;
 
@@ -32,6 +75,7 @@ const COMBINING_RUN = /\p{M}{5,}/u;
 export function displayTextProblem(text: string): string | null {
   if (hasUnstorableCharacters(text)) return 'must not contain NUL characters or unpaired surrogates';
   if (BIDI_CONTROL.test(text)) return 'must not contain bidirectional control characters';
+  if (INVISIBLE.test(text)) return 'must not contain invisible or format characters (other than ZWJ and ZWNJ)';
   if (!VISIBLE.test(text)) return 'must contain a visible character';
   if (COMBINING_RUN.test(text)) return 'must not stack more than 4 combining marks on a character';
   return null;

@@ -109,16 +109,16 @@ interface Service {
   stop(): Promise<void>;
 }
 
-/** Node flags of the service as `npm start` runs it, plus BENCH_NODE_FLAGS to try others. */
+/** Node flags of the built service as `npm start` (through `npm run serve`) runs it, plus BENCH_NODE_FLAGS to try others. */
 const SERVICE_NODE_FLAGS = [
-  ...startScriptNodeFlags(),
+  ...serveScriptNodeFlags(),
   ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
 ];
 
-function startScriptNodeFlags(): string[] {
-  const start: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.start;
+function serveScriptNodeFlags(): string[] {
+  const serve: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.serve;
   return (
-    start
+    serve
       .match(/\bnode ((?:--\S+ )*)dist\//)?.[1]
       .split(' ')
       .filter(Boolean) ?? []

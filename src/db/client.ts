@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
+import { moveFromPglite } from './pglite-move.js';
 import * as schema from './schema.js';
 import { postgresConnection } from './url.js';
 
@@ -25,6 +26,11 @@ export function rowsOf<T>(result: unknown): T[] {
 
 export interface DatabaseHandle {
   db: Database;
+  /**
+   * Set while DATA_DIR holds PGlite data of an earlier release not yet moved to the embedded
+   * server: migrateDatabase runs it once the migrations have made the schema.
+   */
+  movePgliteData?: () => Promise<void>;
   /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /**
@@ -175,12 +181,16 @@ const silentLogger: Logger = { fatal() {}, error() {}, warn() {}, info() {}, deb
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const poolSize = options.poolSize ?? 10;
   if (options.databaseUrl) return openPostgres(options.databaseUrl, poolSize, null);
-  const server = await startEmbeddedServer(options.dataDir, options.logger ?? silentLogger).catch((error) => {
+  const logger = options.logger ?? silentLogger;
+  const server = await startEmbeddedServer(options.dataDir, logger).catch((error) => {
     // Out of space, the server fails on whichever file it writes first: say why.
     throw diskFullIn(options.dataDir) ?? error;
   });
   try {
-    return await openPostgres(server.url, poolSize, { dataDir: options.dataDir, stop: server.stop });
+    const handle = await openPostgres(server.url, poolSize, { dataDir: options.dataDir, stop: server.stop });
+    const { pgliteDir } = server;
+    if (pgliteDir) handle.movePgliteData = () => moveFromPglite(pgliteDir, server.url, logger);
+    return handle;
   } catch (error) {
     await server.stop();
     throw error;

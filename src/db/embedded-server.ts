@@ -29,6 +29,7 @@ import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { DatabaseUnavailableError } from './errors.js';
+import { pgliteFilesMovedAside } from './pglite-move.js';
 import { postgresConnection } from './url.js';
 
 export const CLUSTER_DIR_NAME = 'postgresql';
@@ -47,6 +48,8 @@ const USER = 'postgres';
 export interface EmbeddedServer {
   /** postgres.js connection URL to the server's `postgres` database, over its socket. */
   url: string;
+  /** PGlite's files of an earlier release, when their rows are still to be moved here (pglite-move.ts). */
+  pgliteDir: string | null;
   /** Stops the server (fast shutdown) and lets go of DATA_DIR. */
   stop(): Promise<void>;
 }
@@ -73,23 +76,32 @@ async function binaries(): Promise<Binaries> {
     );
   }
   const native = path.join(root, 'native');
-  const links: { source: string; target: string }[] = JSON.parse(
-    readFileSync(path.join(native, 'pg-symlinks.json'), 'utf8'),
-  );
-  for (const { source, target } of links) {
-    const linkPath = path.join(root, target);
-    if (!existsSync(linkPath)) symlinkSync(path.basename(source), linkPath);
+  const bin = (name: string) => path.join(native, 'bin', name);
+  try {
+    const links: { source: string; target: string }[] = JSON.parse(
+      readFileSync(path.join(native, 'pg-symlinks.json'), 'utf8'),
+    );
+    for (const { source, target } of links) {
+      const linkPath = path.join(root, target);
+      if (!existsSync(linkPath)) symlinkSync(path.basename(source), linkPath);
+    }
+    for (const name of ['initdb', 'postgres']) {
+      if ((statSync(bin(name)).mode & 0o555) !== 0o555) chmodSync(bin(name), 0o755);
+    }
+  } catch (error) {
+    throw new DatabaseUnavailableError(
+      `cannot make the embedded PostgreSQL binaries in ${native} runnable (${(error as Error).message}): ` +
+        'run npm install as the user who owns node_modules',
+    );
   }
-  const bin = (name: string) => {
-    const file = path.join(native, 'bin', name);
-    if ((statSync(file).mode & 0o555) !== 0o555) chmodSync(file, 0o755);
-    return file;
-  };
   return { initdb: bin('initdb'), postgres: bin('postgres') };
 }
 
+/** The user the server runs as, when not this process's. */
+type Identity = { uid: number; gid: number } | null;
+
 /** PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user, created if need be. */
-function serverIdentity(): { uid: number; gid: number } | null {
+function serverIdentity(): Identity {
   if (process.getuid?.() !== 0) return null;
   const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8', stdio: 'pipe' }).trim());
   try {
@@ -178,8 +190,6 @@ async function initialise(clusterDir: string, password: string, bin: Binaries, i
   return true;
 }
 
-type Identity = { uid: number; gid: number } | null;
-
 /**
  * The shell the server runs under: it starts the server, and a reader of its stdin that shuts the
  * server down when the stdin closes; it exits with the server. The reader lets go of the lock
@@ -212,13 +222,21 @@ function serverArguments(clusterDir: string): string[] {
   ];
 }
 
-/** Forwards the server's log lines: failures at their level, the rest for debugging. */
-function logLine(logger: Logger, line: string): void {
-  if (/FATAL: +the database system is (starting up|shutting down)/.test(line))
-    logger.debug({ postgres: line }, 'embedded PostgreSQL server');
-  else if (/\b(FATAL|PANIC):/.test(line)) logger.error({ postgres: line }, 'embedded PostgreSQL server');
-  else if (/\bWARNING:/.test(line)) logger.warn({ postgres: line }, 'embedded PostgreSQL server');
-  else logger.debug({ postgres: line }, 'embedded PostgreSQL server');
+/** FATAL lines that are no failure: connections refused while it starts, ended while it stops. */
+const ROUTINE_FATAL =
+  /FATAL: +(the database system is (starting up|shutting down)|terminating connection due to administrator)/;
+
+/** Forwards the server's log lines: failures at their level, the rest (and all while stopping) for debugging. */
+function logLine(logger: Logger, line: string, stopping: boolean): void {
+  const level =
+    stopping || ROUTINE_FATAL.test(line)
+      ? 'debug'
+      : /\b(FATAL|PANIC):/.test(line)
+        ? 'error'
+        : /\bWARNING:/.test(line)
+          ? 'warn'
+          : 'debug';
+  logger[level]({ postgres: line }, 'embedded PostgreSQL server');
 }
 
 /** Whether the server answers on its socket: postgres.js, connecting once. */
@@ -260,6 +278,9 @@ export async function startEmbeddedServer(dataDir: string, logger: Logger): Prom
   try {
     const password = passwordIn(dataDir);
     const started = Date.now();
+    const pgliteDir = pgliteFilesMovedAside(dataDir, logger);
+    // A cluster beside PGlite files not yet moved is an interrupted move's: it starts again.
+    if (pgliteDir) rmSync(clusterDir, { recursive: true, force: true });
     if (await initialise(clusterDir, password, bin, identity)) {
       logger.info({ data_dir: dataDir, ms: Date.now() - started }, 'embedded PostgreSQL server initialised');
     }
@@ -272,7 +293,7 @@ export async function startEmbeddedServer(dataDir: string, logger: Logger): Prom
     const server = new SupervisedServer(bin.postgres, serverArguments(clusterDir), identity, lock, url, logger);
     await server.start();
     logger.info({ data_dir: dataDir, ms: Date.now() - started }, 'embedded PostgreSQL server started');
-    return { url, stop: () => server.stop() };
+    return { url, pgliteDir, stop: () => server.stop() };
   } catch (error) {
     lock.release();
     throw error;
@@ -310,7 +331,7 @@ class SupervisedServer {
       pending = lines.pop()!;
       for (const line of lines) {
         this.recentOutput = [...this.recentOutput.slice(-19), line];
-        logLine(this.logger, line);
+        logLine(this.logger, line, this.stopping);
       }
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

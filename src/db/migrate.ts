@@ -16,6 +16,7 @@ export async function migrateDatabase(
   await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, async () => {
     const config = { migrationsFolder: migrationsDir };
     await migratePostgres(handle.db as never, config);
+    await handle.movePgliteData?.();
     await afterMigrate();
   });
 }

@@ -3,7 +3,7 @@
 // request that asked for it: its raw URL and Accept-Language, for the audience of its credential
 // (anyone holding the scope on the backend host, the tenant on the integrations host). The same
 // request again is answered here, in the server's request listener: the credential from the
-// credential cache, both rate limits, the headers every answer carries, the log line and the
+// credential cache, its rate limit, the headers every answer carries, the log line and the
 // metric of the request, then the bytes. Everything else goes to Fastify, which answers as it
 // always has: another method, `If-None-Match`, a credential or a page not cached right now, a
 // scope the credential lacks, a limit reached, the listener closing.
@@ -13,12 +13,11 @@
 // nothing left to decide once the same request was answered for the same credential's audience.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Histogram } from 'prom-client';
 import { cacheGeneration } from '../cache.js';
-import type { Config, ListenerName } from '../config.js';
+import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { loggableUrl } from '../logger.js';
 import { LIMIT_HEADER_NAMES, type LimitValues, type RateLimitGuard } from './rate-limit.js';
@@ -68,27 +67,14 @@ interface ConnectionIdentity {
   until: number;
 }
 
-/** The client address as Fastify's `request.ip` gives it under the same `trustProxy`. */
-function clientAddressOf(trustProxy: Config['trustProxy']): (req: IncomingMessage) => string {
-  if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
-  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
-  return (req) => {
-    const addresses = proxyAddr.all(req, trust);
-    return addresses[addresses.length - 1];
-  };
-}
-
 export class CachedReads {
   private access: CachedReadAccess | null = null;
-  private readonly clientAddress: (req: IncomingMessage) => string;
   private readonly durations = new Map<string, { observe(seconds: number): void }>();
   private readonly connectionIdentities = new WeakMap<Socket, ConnectionIdentity>();
   /** Requests answered here so far. */
   answered = 0;
 
-  constructor(private readonly options: CachedReadsOptions) {
-    this.clientAddress = clientAddressOf(options.context.config.trustProxy);
-  }
+  constructor(private readonly options: CachedReadsOptions) {}
 
   /** Turns cached reads on for the host, with how its credentials are checked. */
   enable(access: CachedReadAccess): void {
@@ -149,7 +135,7 @@ export class CachedReads {
       this.keyOf(identity.audience, req.url ?? '', headers['accept-language']),
     );
     if (!read || (read.scope !== undefined && !identity.scopes.includes(read.scope))) return false;
-    const admitted = access.limits.admit(this.clientAddress(req), identity.credentialId);
+    const admitted = access.limits.admit(identity.credentialId);
     if (admitted === null) return false;
     if (!(admitted instanceof Promise)) {
       this.send(req, res, read, admitted, started);

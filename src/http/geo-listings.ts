@@ -8,7 +8,7 @@ import { cacheGeneration } from '../cache.js';
 import type { AppContext } from '../context.js';
 import { type CityFilter, listCities, listCountries, type Page, readGeoDataVersion } from '../geo/index.js';
 import type { Language } from '../languages.js';
-import { type PagedListBody, PagingQuery, pagedList, pageFrom } from './paging.js';
+import { type PagedListBody, PagingQuery, pagedList, pageFrom, requestPath } from './paging.js';
 import { answerWith, sendCachedResponse } from './response-cache.js';
 import { type City, type Country, cityView, countryView, type FlagUrl } from './shapes/geo.js';
 
@@ -86,7 +86,7 @@ async function serveListing<T, Wrapped>(
   const language = negotiateLanguage(request.headers['accept-language']);
   const readAt = cacheGeneration();
   const version = await readGeoDataVersion(context.db);
-  const path = request.url.split('?')[0];
+  const path = requestPath(request.url);
   const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
   const etag = () =>
     `"g${version}-${hash('sha256', `${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`, 'base64url').slice(0, 22)}"`;

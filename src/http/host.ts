@@ -1,7 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -17,11 +17,14 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import helmet from 'helmet';
+import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
-import { invalid } from '../errors.js';
+import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { unacceptableString } from '../text.js';
+import { SERVICE_VERSION } from '../version.js';
 import { CachedReads } from './cached-reads.js';
-import { registerJsonBodyParser, unacceptableString } from './json-body.js';
+import { registerJsonBodyParser } from './json-body.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -97,8 +100,14 @@ function compileOnFirstUse(app: HostApp): void {
           customOptions: { ...customOptions },
         })(route) as ReturnType<FastifySchemaCompiler<unknown>>,
     );
+    const integers = route.httpPart === 'body' ? [] : integerFields(route.schema);
     // Fastify reads a failed validation's `errors` from the function it was given.
     const validate: ReturnType<FastifySchemaCompiler<unknown>> = (data) => {
+      const notDecimal = integers.length ? notDecimalInteger(data, integers) : null;
+      if (notDecimal) {
+        validate.errors = [notDecimal];
+        return false;
+      }
       const result = validator()(data);
       validate.errors = validator().errors;
       return result;
@@ -109,6 +118,35 @@ function compileOnFirstUse(app: HostApp): void {
     const serializer = onFirstUse(() => buildSerializers(app.getSchemas(), {})(route as SerializerCompilerRoute));
     return (data) => serializer()(data);
   });
+}
+
+/** The integer-typed properties of a query or path schema. */
+function integerFields(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name].type === 'integer');
+}
+
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/**
+ * A query or path integer is written in decimal digits. Ajv's coercion reads text as JavaScript
+ * does (`0x10`, `1e3`, `1.0`, ` 10`): the error, in Ajv's shape, of the first field so written.
+ */
+function notDecimalInteger(data: unknown, fields: string[]) {
+  const values = data as Record<string, unknown> | null;
+  for (const field of fields) {
+    const value = values?.[field];
+    if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) {
+      return {
+        keyword: 'type',
+        instancePath: `/${field}`,
+        schemaPath: `#/properties/${field}/type`,
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+    }
+  }
+  return null;
 }
 
 /** Compiles every validator and serialiser of a ready host now: a schema that cannot compile throws here. */
@@ -175,6 +213,53 @@ interface HostOptions {
   /** Which listener this is, in every log line. */
   listener: 'integrations' | 'backend' | 'admin';
   logger: FastifyBaseLogger;
+  /**
+   * The host's documented error body for a request refused before it could be routed (a malformed
+   * URL or request line, headers too large, too slow): the request's target says which part of the
+   * host it was meant for.
+   */
+  refusalBody(error: AppError, target: string): unknown;
+}
+
+/** The target of a request's first line (`GET /path?query HTTP/1.1`), from the bytes a client error kept. */
+function requestTargetOf(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
+  const line = rawPacket
+    .subarray(0, rawPacket.indexOf(0x0a) === -1 ? 1024 : rawPacket.indexOf(0x0a))
+    .toString('latin1');
+  return line.split(' ')[1] ?? '';
+}
+
+/** The AppError for a connection Node refused before Fastify saw a request (`clientError`). */
+function clientFailure(code: string | undefined): AppError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new AppError(ErrorCode.HEADERS_TOO_LARGE);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError(ErrorCode.REQUEST_TIMEOUT);
+  return new AppError(ErrorCode.MALFORMED_REQUEST);
+}
+
+/**
+ * The most of a refused body (too large, not JSON...) read and discarded so that its client can
+ * finish sending and read the answer. Node's request timeout bounds the time it may take.
+ */
+const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Fastify answers a body it refuses with `Connection: close`, and Node then closes the socket as
+ * soon as the answer is written: a client still sending (Node's fetch with a large body) gets
+ * EPIPE and never sees the answer. Like nginx's lingering close, the rest of the body is read and
+ * discarded instead, up to a bound, and the connection stays usable; past the bound it is closed.
+ */
+function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete || reply.getHeader('connection') !== 'close') return;
+  if (Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) return;
+  reply.removeHeader('connection');
+  let drained = 0;
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > REFUSED_BODY_DRAIN_BYTES) raw.socket.destroy();
+  });
+  raw.resume();
 }
 
 /**
@@ -182,6 +267,11 @@ interface HostOptions {
  * connection would otherwise outlive its timeout by up to that much.
  */
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
+/** Fastify's `trustProxy` for ours: a hop count as proxy-addr's function (Fastify's types take no number). */
+function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
+  return trustProxy === 1 ? (_address: string, hop: number) => hop < 1 : trustProxy;
+}
 
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
@@ -207,11 +297,35 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     },
     loggerInstance: logger,
     logController: new RequestLog(),
+    // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
+    frameworkErrors: (_error, request, reply) => {
+      const error = new AppError(ErrorCode.MALFORMED_REQUEST);
+      (reply as FastifyReply)
+        .headers(PROTECTIVE_HEADERS)
+        .header('x-request-id', request.id)
+        .code(error.statusCode)
+        .send(options.refusalBody(error, request.raw.url ?? ''));
+    },
+    // Headers too large, a request line Node cannot parse, a request too slow: answered in the
+    // host's body, then the connection is closed, as Node does.
+    clientErrorHandler: (failure: NodeJS.ErrnoException & { rawPacket?: unknown }, socket) => {
+      if (failure.code === 'ECONNRESET' || socket.destroyed) return;
+      logger.trace({ err: failure }, 'client error');
+      const error = clientFailure(failure.code);
+      const body = JSON.stringify(options.refusalBody(error, requestTargetOf(failure.rawPacket)));
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
     genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
-    trustProxy: context.config.trustProxy,
+    trustProxy: fastifyTrustProxy(context.config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('cachedReads', cachedReads);
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
@@ -220,8 +334,17 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
 
   compileOnFirstUse(app);
   // Hooks run on every request take a callback: an async one costs a promise each time.
+  let forwardedIgnored = context.config.trustProxy !== false;
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(PROTECTIVE_HEADERS).header('x-request-id', request.id);
+    if (!forwardedIgnored && request.headers['x-forwarded-for'] !== undefined) {
+      // Behind a proxy every client then has the proxy's address, and shares its failure budget.
+      forwardedIgnored = true;
+      request.log.warn(
+        "requests carry X-Forwarded-For but TRUST_PROXY is off: every client counts as the proxy's address; " +
+          'set TRUST_PROXY if a proxy you run sets the header (said once)',
+      );
+    }
     done();
   });
   const { requestDuration } = context.metrics;
@@ -239,17 +362,27 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done();
   });
   registerJsonBodyParser(app);
-  // Query strings are held to the same rules as bodies (json-body.ts), before any route sees them.
+  app.addHook('onError', (request, reply, _error, done) => {
+    lingerForRefusedBody(request, reply);
+    done();
+  });
+  // Query strings are held to the same rules as bodies (text.ts), before any route sees them.
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unacceptableString(request.query, 'query');
     done(problem ? invalid([problem]) : undefined);
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: SERVICE_VERSION }));
+  // Readiness is the database's: a Redis that does not answer only moves the rate limits into
+  // each process, which the body says.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const unavailable = await context.database.unavailable();
-    if (!unavailable) return { status: 'ok' };
-    return reply.code(503).send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message });
+    const rateLimits = context.rateLimitStore?.degradation();
+    const degraded = rateLimits ? { rate_limits: rateLimits } : {};
+    if (!unavailable) return { status: 'ok', ...degraded };
+    return reply
+      .code(503)
+      .send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message, ...degraded });
   });
   return app;
 }

@@ -1,8 +1,8 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { LosslessNumber, parse } from 'lossless-json';
 import { scan } from 'secure-json-parse';
-import { type FieldError, invalid } from '../errors.js';
-import { hasUnstorableCharacters } from '../text.js';
+import { invalid } from '../errors.js';
+import { unacceptableString } from '../text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,44 +22,46 @@ declare module 'fastify' {
 export const INVALID_JSON_BODY_CODE = 'FST_ERR_CTP_INVALID_JSON_BODY';
 
 /**
- * The longest string any request may carry, in a body or a query: fields with a limit of their own
- * say less. Nothing the service stores is longer, and an unbounded string could exceed what an
- * index can hold.
+ * The deepest nesting of objects and arrays a JSON body may have. No field of ours nests beyond a
+ * few levels; a partner's extra callback data gets room to spare. Deeper text is refused before it
+ * is parsed: parsing and printing it again recurse once per level, and thousands of levels
+ * overflow the stack.
  */
-const MAX_STRING_CHARACTERS = 4096;
+export const MAX_JSON_DEPTH = 64;
+
+const [BACKSLASH, QUOTE, OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET] = [...'\\"{[}]'].map((character) =>
+  character.charCodeAt(0),
+);
+
+/** Whether JSON `text` nests objects and arrays deeper than `limit`, read without parsing it. */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === BACKSLASH) index++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
 
 /**
- * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
- * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
- * string to the database.
+ * A stored JSON document as shown to operators: parsed losslessly (numbers keep their digits), or
+ * its text as stored when it nests deeper than a body may now (stored before the limit), which
+ * could not be parsed and printed again without overflowing the stack.
  */
-export function unacceptableString(
-  value: unknown,
-  location: FieldError['location'],
-  path: string[] = [],
-): FieldError | null {
-  if (typeof value === 'string') {
-    const field = path.join('.') || '(root)';
-    if (hasUnstorableCharacters(value)) {
-      return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
-    }
-    if (value.length > MAX_STRING_CHARACTERS) {
-      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
-    }
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, item] of Object.entries(value)) {
-    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
-    if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
-    const problem = unacceptableString(item, location, [...path, key]);
-    if (problem) return problem;
-  }
-  return null;
+export function storedJson(text: string): unknown {
+  return nestedDeeperThan(text, MAX_JSON_DEPTH) ? text : parse(text);
 }
 
 const STRUCTURED_JSON_MEDIA_TYPE = /^application\/[^;]+\+json(?:;|$)/;
-const BYTE_ORDER_MARK = '\uFEFF';
+/** Refuses what is not UTF-8 rather than replace it with U+FFFD (two byte strings read as one); drops a leading BOM. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Replaces the instance's `application/json` parser and adds `application/*+json`.
@@ -72,32 +74,47 @@ const BYTE_ORDER_MARK = '\uFEFF';
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   for (const mediaType of ['application/json', STRUCTURED_JSON_MEDIA_TYPE]) {
-    app.addContentTypeParser(mediaType, { parseAs: 'string' }, parseJsonBody);
+    app.addContentTypeParser(mediaType, { parseAs: 'buffer' }, parseJsonBody);
   }
+}
+
+/** A body's text: null when it is not UTF-8 or nests deeper than MAX_JSON_DEPTH. */
+function jsonText(raw: Buffer): string | null {
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    return null;
+  }
+  return nestedDeeperThan(text, MAX_JSON_DEPTH) ? null : text;
 }
 
 function parseJsonBody(
   request: FastifyRequest,
-  body: string,
+  raw: Buffer,
   done: (error: Error | null, body?: unknown) => void,
 ): void {
   const lossless = request.routeOptions.config.losslessJsonNumbers === true;
   const parseNumber = lossless ? toLosslessNumber : Number;
+  const body = jsonText(raw);
+  if (body === null) {
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
+    return;
+  }
   let value: unknown;
   try {
-    // lossless-json throws on an empty body, like JSON.parse; the BOM is accepted, like Fastify's parser.
-    value = parse(body.startsWith(BYTE_ORDER_MARK) ? body.slice(1) : body, null, parseNumber);
+    // lossless-json throws on an empty body, like JSON.parse.
+    value = parse(body, null, parseNumber);
     // Rejects own `__proto__` keys and `constructor.prototype`, as Fastify's default parser does.
     // One scan of the parsed value costs less than parsing the text a second time with secure-json-parse.
     if (typeof value === 'object' && value !== null) {
       scan(value, { protoAction: 'error', constructorAction: 'error' });
     }
   } catch {
-    // Also catches the stack overflow of absurdly deep nesting: a 400, not a 500.
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }
-  // The payment callback checks its own fields, in its documented order and words.
+  // The payment callback checks its own fields, in its documented order and words (src/payments/notification.ts).
   const problem = lossless ? null : unacceptableString(value, 'body');
   if (problem) {
     done(invalid([problem]));

@@ -39,6 +39,14 @@ export interface PagedListBody<T> {
 }
 
 /**
+ * The path of a request's target, whatever its form: a request line may carry an absolute URL
+ * (`GET http://evil.example/api/v1/countries/`), whose scheme and host must not reach a link.
+ */
+export function requestPath(url: string): string {
+  return new URL(url, 'http://localhost').pathname;
+}
+
+/**
  * The paged list with absolute links on the host's public URL (`origin`): the request's `path`, the
  * applied `filters` (already in canonical form), then `limit` and `offset`.
  */

@@ -1,53 +1,47 @@
 // Rate limits, checked by each host's authentication, not by route:
 // - per credential: RATE_LIMIT_PER_MINUTE requests a minute for each accepted credential on the
 //   integrations and backend hosts (the payment callback's partner API key included);
-// - failed authentications: AUTH_FAILURE_LIMIT_PER_MINUTE a minute per client address and host.
-//   The failure that goes over the budget, and every request needing a credential from that
-//   address until the window ends, is answered 429 before any credential is looked at: guessing
-//   keys slows to the budget, and a guess that happens to be right is not told apart.
+// - failed authentications: AUTH_FAILURE_LIMIT_PER_MINUTE a minute per client address and host
+//   (an IPv6 address counts by its /64, every loopback address as one). Past the budget, further
+//   failures from that address are answered 429. A valid credential is never refused for other
+//   clients' failures: behind a shared address (a NAT, a proxy) that would let anyone lock every
+//   partner out, while our 256-bit keys leave a right guess hopeless anyway.
 // A window of RATE_LIMIT_WINDOW_SECONDS starts at a key's first request. Counters live in this
-// process, or in Redis with REDIS_URL so that every instance shares them. A limit of 0 is off. A
-// Redis outage lets requests through rather than refuse all.
+// process, or in Redis with REDIS_URL so that every instance shares them. A limit of 0 is off.
+// Redis gets a short time to answer (REDIS_COMMAND_TIMEOUT_MS): a Redis that fails or hangs leaves
+// the limits counted in this process meanwhile (said in /readyz and /metrics), never a request
+// waiting on it.
 //
-// Our own counters, not @fastify/rate-limit's (the same windows, headers and Redis script): its
-// promise chain cost a cached read ~7 µs of its ~60 (two checks a request), where a counter in
-// this process is a map look-up answered in the same tick (src/http/cached-reads.ts).
+// Our own counters, not @fastify/rate-limit's or rate-limiter-flexible's: theirs answer through a
+// promise where a counter in this process is a map look-up answered in the same tick
+// (src/http/cached-reads.ts), and their memory stores are not bounded in bytes.
+import { isIPv4 } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { AppError, ErrorCode } from '../errors.js';
+import type { Count, RateLimitStore } from '../rate-limit-store.js';
 
 /** The values of RateLimit-Limit, -Remaining and -Reset (seconds); none when no limit counts the request. */
 export type LimitValues = readonly number[];
 
 export interface RateLimitGuard {
-  /** Before a credential is checked: an address over its failure budget is refused. */
-  beforeAuthentication(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** A credential was refused: counted against the address; the one over the budget is refused. */
+  /** A credential was refused: counted against the client's address; past the budget, refused. */
   authenticationFailed(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** A credential was accepted: counted against its own budget, whose state every answer carries. */
   authenticated(request: FastifyRequest, reply: FastifyReply, credentialId: string): Promise<void>;
   /**
-   * `beforeAuthentication` then `authenticated`, for a request answered before routing
-   * (src/http/cached-reads.ts): the RateLimit header values its answer carries, or null when a limit
-   * refuses it. Fastify then answers the refusal, counting the request once more: it is over the
-   * limit either way. Answered at once when the counters are in this process.
+   * `authenticated`, for a request answered before routing (src/http/cached-reads.ts): the
+   * RateLimit header values its answer carries, or null when over the limit. Fastify then answers
+   * the refusal, counting the request once more: it is over the limit either way. Answered at once
+   * when the counters are in this process.
    */
-  admit(ip: string, credentialId: string): LimitValues | null | Promise<LimitValues | null>;
-}
-
-/** A key's requests in its current window, and the milliseconds until the window ends. */
-interface Count {
-  current: number;
-  ttlMs: number;
+  admit(credentialId: string): LimitValues | null | Promise<LimitValues | null>;
 }
 
 interface Counters {
   /** Counts one more request for `key`. */
   add(key: string): Count | Promise<Count>;
-  /** The count of `key`, without counting. */
-  read(key: string): Count | Promise<Count>;
 }
 
 /** What a key's counter costs in this process, with its map slot. */
@@ -75,6 +69,7 @@ export class LocalCounters implements Counters {
     return { current: window.count, ttlMs: window.endsAt - now };
   }
 
+  /** The count of `key`, without counting. */
   read(key: string): Count {
     const now = Date.now();
     const window = this.windows.get(key);
@@ -95,51 +90,43 @@ export class LocalCounters implements Counters {
 
 const NO_REQUESTS: Count = { current: 0, ttlMs: 0 };
 
-/** One round trip per check: the count and the time left of the key's window. */
-const REDIS_ADD = `
-local current = redis.call('INCR', KEYS[1])
-if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) return {current, tonumber(ARGV[1])} end
-return {current, redis.call('PTTL', KEYS[1])}`;
-const REDIS_READ = `
-local current = redis.call('GET', KEYS[1])
-if not current then return {0, 0} end
-return {tonumber(current), math.max(redis.call('PTTL', KEYS[1]), 0)}`;
-
-type RedisWithLimits = Redis & {
-  partnerRateLimitAdd(key: string, windowMs: number): Promise<[number, number]>;
-  partnerRateLimitRead(key: string): Promise<[number, number]>;
-};
-
-class RedisCounters implements Counters {
-  private readonly redis: RedisWithLimits;
+/** Counters in Redis, and in this process while Redis does not answer. */
+class SharedCounters implements Counters {
+  private readonly insurance: LocalCounters;
 
   constructor(
-    redis: Redis,
+    private readonly store: RateLimitStore,
     private readonly prefix: string,
     private readonly windowMs: number,
   ) {
-    if (!('partnerRateLimitAdd' in redis)) {
-      redis.defineCommand('partnerRateLimitAdd', { numberOfKeys: 1, lua: REDIS_ADD });
-      redis.defineCommand('partnerRateLimitRead', { numberOfKeys: 1, lua: REDIS_READ });
-    }
-    this.redis = redis as RedisWithLimits;
+    this.insurance = new LocalCounters(windowMs);
   }
 
-  add(key: string): Promise<Count> {
-    return this.counted(this.redis.partnerRateLimitAdd(this.prefix + key, this.windowMs));
+  async add(key: string): Promise<Count> {
+    return (await this.store.add(this.prefix + key, this.windowMs)) ?? this.insurance.add(key);
   }
+}
 
-  read(key: string): Promise<Count> {
-    return this.counted(this.redis.partnerRateLimitRead(this.prefix + key));
+/**
+ * The key a client address is counted under: an IPv6 address by its /64 (one subscriber's whole
+ * network, which it can walk through freely), every loopback address as one client, an IPv4 address
+ * (mapped into IPv6 or not) as itself.
+ */
+export function addressKey(ip: string): string {
+  const address = ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  if (isIPv4(address)) return address.startsWith('127.') ? 'loopback' : address;
+  if (address === '::1') return 'loopback';
+  const [head, tail = null] = address.replace(/%.*$/, '').toLowerCase().split('::');
+  const groups = head ? head.split(':') : [];
+  if (tail !== null && groups.length < 4) {
+    // `::` stands for as many zero groups as make eight (an IPv4 tail counts as two).
+    const tailGroups = tail ? tail.split(':').reduce((count, part) => count + (part.includes('.') ? 2 : 1), 0) : 0;
+    groups.push(...Array(8 - groups.length - tailGroups).fill('0'), ...(tail ? tail.split(':') : []));
   }
-
-  private counted(reply: Promise<[number, number]>): Promise<Count> {
-    // Redis unavailable: nothing is counted, nothing refused (the outage is logged by its client).
-    return reply.then(
-      ([current, ttlMs]) => ({ current, ttlMs }),
-      () => NO_REQUESTS,
-    );
-  }
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** The draft standard's header values for a limit of `max` after `count`: limit, remaining, reset. */
@@ -164,12 +151,17 @@ function settle<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise
   return value instanceof Promise ? value.then(next) : next(value);
 }
 
-export function registerRateLimits({ config, redis, metrics }: AppContext, listener: ListenerName): RateLimitGuard {
+export function registerRateLimits(
+  { config, rateLimitStore, metrics }: AppContext,
+  listener: ListenerName,
+): RateLimitGuard {
   const windowMs = config.rateLimitWindowSeconds * 1000;
   /** Counters for a limit of `max` (null when 0: off). */
   const counters = (name: string, max: number): Counters | null => {
     if (max <= 0) return null;
-    if (redis) return new RedisCounters(redis, `${config.redisKeyPrefix}:rate-limit:${name}:`, windowMs);
+    if (rateLimitStore) {
+      return new SharedCounters(rateLimitStore, `${config.redisKeyPrefix}:rate-limit:${name}:`, windowMs);
+    }
     return new LocalCounters(windowMs);
   };
   const maxPerCredential = config.rateLimitPerMinute;
@@ -177,27 +169,11 @@ export function registerRateLimits({ config, redis, metrics }: AppContext, liste
   const perCredential = counters('credential', maxPerCredential);
   const authFailures = counters('auth', maxFailures);
   const limited = (limit: 'credential' | 'auth_failures') => metrics.rateLimited.inc({ listener, limit });
-  const addressKey = (ip: string) => `${listener}:${ip}`;
-
-  /** An address over its failure budget is refused, whatever credential it presents: its limit's values then. */
-  const addressRefusal = (ip: string): LimitValues | null | Promise<LimitValues | null> =>
-    authFailures
-      ? settle(authFailures.read(addressKey(ip)), (count) =>
-          count.current > maxFailures ? limitValues(maxFailures, count) : null,
-        )
-      : null;
 
   return {
-    async beforeAuthentication(request, reply) {
-      const refusal = await addressRefusal(request.ip);
-      if (refusal) {
-        limited('auth_failures');
-        refuse(reply, refusal);
-      }
-    },
     async authenticationFailed(request, reply) {
       if (!authFailures) return;
-      const count = await authFailures.add(addressKey(request.ip));
+      const count = await authFailures.add(`${listener}:${addressKey(request.ip)}`);
       if (count.current > maxFailures) {
         limited('auth_failures');
         refuse(reply, limitValues(maxFailures, count));
@@ -213,16 +189,11 @@ export function registerRateLimits({ config, redis, metrics }: AppContext, liste
       }
       reply.headers(headersOf(values));
     },
-    admit(ip, credentialId) {
-      const counted = () =>
-        perCredential
-          ? settle(perCredential.add(credentialId), (count) =>
-              count.current > maxPerCredential ? null : limitValues(maxPerCredential, count),
-            )
-          : NO_LIMIT;
-      const refusal = addressRefusal(ip);
-      if (refusal instanceof Promise) return refusal.then((over) => (over ? null : counted()));
-      return refusal ? null : counted();
+    admit(credentialId) {
+      if (!perCredential) return NO_LIMIT;
+      return settle(perCredential.add(credentialId), (count) =>
+        count.current > maxPerCredential ? null : limitValues(maxPerCredential, count),
+      );
     },
   };
 }

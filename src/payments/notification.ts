@@ -3,7 +3,7 @@
  * amount comparison (step 7) and the forward-only status transition.
  */
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
-import { hasUnstorableCharacters } from '../text.js';
+import { hasUnstorableCharacters, unacceptableString } from '../text.js';
 import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
 
 /**
@@ -48,7 +48,10 @@ type ParsedNotification = { ok: true; notification: PaymentNotification } | { ok
  * "Missing" means absent, null or exactly "" (whitespace is present; it then fails as an unknown
  * invoice, status, currency or gateway, or as an amount mismatch). Every field is a string, except
  * `amount`, which may also be a JSON number. A string longer than FIELD_MAX_CHARACTERS, or with NUL
- * or an unpaired surrogate, is invalid. Extra fields are ignored here and stored by the route.
+ * or an unpaired surrogate, is invalid. Extra fields are stored with the event and otherwise
+ * ignored; a string among them (key or value, at any depth) that no request may carry (NUL, an
+ * unpaired surrogate, over 4,096 characters: src/text.ts) makes the body invalid JSON, once the
+ * fields have passed.
  */
 export function parseNotification(body: unknown): ParsedNotification {
   if (!isJsonObject(body)) return reject({ reason: 'invalid_json' });
@@ -63,6 +66,8 @@ export function parseNotification(body: unknown): ParsedNotification {
       return reject({ reason: 'invalid_field', field });
     }
   }
+  const extra = Object.entries(body).filter(([key]) => !(REQUIRED_FIELDS as readonly string[]).includes(key));
+  if (unacceptableString(Object.fromEntries(extra), 'body')) return reject({ reason: 'invalid_json' });
   const fields = body as Record<Exclude<NotificationField, 'amount'>, string> & { amount: string | LosslessNumber };
   return {
     ok: true,

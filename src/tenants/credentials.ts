@@ -264,6 +264,18 @@ export async function paymentEndpointSecrets(
   return rows.flatMap((row) => (row.sealed ? [openSecret(row.sealed)] : [])).reverse();
 }
 
+/**
+ * How many active signing secrets open with none of the box's keys: the service could sign no
+ * payment request of their tenants.
+ */
+export async function countUnopenableSecrets(db: Executor, box: SecretBox): Promise<number> {
+  const rows = await db
+    .select({ sealed: credentials.sealedSecret })
+    .from(credentials)
+    .where(and(isNotNull(credentials.sealedSecret), isNull(credentials.revokedAt)));
+  return rows.filter((row) => !box.opens(row.sealed!)).length;
+}
+
 interface RekeySummary {
   /** Sealed secrets found (payment endpoint signing secrets, revoked ones included). */
   secrets: number;

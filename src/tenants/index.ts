@@ -6,6 +6,7 @@ export {
   type CredentialWithUse,
   cachedBackendPartnerKey,
   cachedSsoSecret,
+  countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
   listCredentials,

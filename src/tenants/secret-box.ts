@@ -25,6 +25,16 @@ export class SecretBox {
     return this.opened(sealed).plain;
   }
 
+  /** Whether one of the keys opens `sealed`. */
+  opens(sealed: string): boolean {
+    try {
+      this.opened(sealed);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** `sealed` sealed under the current key, or null when it already is. */
   reseal(sealed: string): string | null {
     const { plain, keyIndex } = this.opened(sealed);

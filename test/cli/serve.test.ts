@@ -39,7 +39,7 @@ function dataDirCopy() {
 }
 
 async function serve(env: Record<string, string>, prefix: string[] = []) {
-  const service = await startServiceProcess(env, 3, prefix);
+  const service = await startServiceProcess(env, 3, { prefix });
   processes.push(service);
   return service;
 }

@@ -3,12 +3,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CLUSTER_DIR_NAME, startEmbeddedServer } from '../../src/db/embedded-server.js';
-import { postgresConnection } from '../../src/db/url.js';
 import { createLogger } from '../../src/logger.js';
-import { copyTemplateDataDir, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
+import { connectTo, copyTemplateDataDir, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { type ServiceProcess, startServiceProcess } from '../support/process.js';
 
@@ -18,8 +16,7 @@ afterAll(async () => {
 });
 
 async function query<T>(url: string, text: string): Promise<T[]> {
-  const connection = postgresConnection(url);
-  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
+  const sql = connectTo(url);
   try {
     return (await sql.unsafe(text)) as unknown as T[];
   } finally {

@@ -42,7 +42,7 @@ describe.concurrent('a worker killed during a delivery', () => {
     services.push(first);
     const { tenant } = await admin(first.urls.admin, 'POST', '/tenants', {
       name: `worker ${kind}`,
-      slug: `worker-${kind.toLowerCase()}`,
+      slug: `worker-${kind.toLowerCase().replaceAll(' ', '-')}`,
       gateway: 'tap',
     });
     await admin(first.urls.admin, 'PATCH', `/tenants/${tenant.id}`, { payment_endpoint_url: endpoint.url });

@@ -157,20 +157,6 @@ describe('a repeated cached read', () => {
     expect(await effective(other)).toEqual(['Theirs']);
     expect(answeredBefore('integrations')).toBe(answered + 2);
   });
-
-  // Last: the address stays over its budget for the rest of the minute.
-  it('is refused from an address over its failed-authentication budget, as Fastify refuses it', async () => {
-    const { key } = (await service.admin('POST', '/partner-keys', { name: 'guessed', scopes: ['cities:read'] })).json();
-    const url = `${service.urls.backend}/v1/cities/?limit=2&offset=17`;
-    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
-    const answered = answeredBefore('backend');
-    expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
-    expect(answeredBefore('backend')).toBe(answered + 1);
-    for (let guess = 0; guess < 3; guess++) await get(url, { authorization: 'Api-Key bpk_live_wrong' });
-    const refused = await get(url, { authorization: `Api-Key ${key}` });
-    expect(refused.status).toBe(429);
-    expect(refused.headers['retry-after']).toBeDefined();
-  });
 });
 
 describe('a repeated cached read with the counters in Redis', () => {
@@ -199,26 +185,25 @@ describe('a repeated cached read with the counters in Redis', () => {
   });
 });
 
-describe('a repeated cached read behind a trusted proxy', () => {
-  let proxied: TestApps;
+describe('a repeated cached read from an address over its failure budget', () => {
+  let limited: TestApps;
   beforeAll(async () => {
-    proxied = await startTestApps(['backend', 'admin'], {
+    limited = await startTestApps(['backend', 'admin'], {
       listen: true,
-      env: { TRUST_PROXY: 'true', AUTH_FAILURE_LIMIT_PER_MINUTE: '1' },
+      env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '1' },
     });
   });
-  afterAll(() => proxied.stop());
+  afterAll(() => limited.stop());
 
-  it("counts failures against the forwarded address, as Fastify's request.ip does", async () => {
-    const { key } = (await proxied.admin('POST', '/partner-keys', { name: 'proxy', scopes: ['cities:read'] })).json();
-    const url = `${proxied.urls.backend}/v1/cities/?limit=2&offset=29`;
-    const from = (address: string, secret = key) =>
-      get(url, { authorization: `Api-Key ${secret}`, 'x-forwarded-for': address });
-    expect((await from('198.51.100.1')).status).toBe(200);
-    for (let guess = 0; guess < 2; guess++) await from('203.0.113.9', 'pis_bk_wrong');
-    const answered = proxied.apps.backend!.cachedReads.answered;
-    expect((await from('203.0.113.9')).status).toBe(429);
-    expect((await from('198.51.100.1')).status).toBe(200);
-    expect(proxied.apps.backend!.cachedReads.answered).toBe(answered + 1);
+  it('is still answered to a valid key: only failures are refused', async () => {
+    const { key } = (await limited.admin('POST', '/partner-keys', { name: 'shared', scopes: ['cities:read'] })).json();
+    const url = `${limited.urls.backend}/v1/cities/?limit=2&offset=29`;
+    const read = (secret: string) => get(url, { authorization: `Api-Key ${secret}` });
+    expect((await read(key)).status).toBe(200);
+    const failures = [];
+    for (let guess = 0; guess < 2; guess++) failures.push((await read('pis_bk_wrong')).status);
+    expect(failures).toEqual([401, 429]);
+    // Answered before routing or by Fastify (another file's change may have ended the cached bytes): 200 either way.
+    expect((await read(key)).status).toBe(200);
   });
 });

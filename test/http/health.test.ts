@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApps, type TestApps } from '../support/apps.js';
+import { packageVersion } from '../support/release.js';
 
 describe('health probes', () => {
   let service: TestApps;
@@ -14,7 +15,9 @@ describe('health probes', () => {
       for (const path of ['/healthz', '/readyz']) {
         const response = await fetch(`${service.urls[name]}${path}`);
         expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({ status: 'ok' });
+        expect(await response.json()).toEqual(
+          path === '/healthz' ? { status: 'ok', version: packageVersion } : { status: 'ok' },
+        );
       }
     },
   );

@@ -34,4 +34,23 @@ describe('request logs', () => {
       level: 'info',
     });
   });
+
+  it('redact a key or secret wherever the URL carries it: path, any query name, percent-encoded', async () => {
+    const { sso_hmac_secret, partner_api_key, payment_endpoint_secret } = tenant.credentials;
+    const encoded = encodeURIComponent(partner_api_key).replace('_', '%5F');
+    for (const url of [
+      `/api/v1/countries/${partner_api_key}/?x=${sso_hmac_secret}`,
+      `/api/v1/countries/?limit=1&note=${payment_endpoint_secret}`,
+      `/api/v1/countries/?q=${encoded}`,
+    ]) {
+      await fetch(`${service.urls.integrations}${url}`, { headers: { 'x-request-id': 'trace-keys' } });
+    }
+    const logged = lines.map((line) => JSON.parse(line)).filter((record) => record.request_id === 'trace-keys');
+    expect(logged.length).toBe(3);
+    const text = JSON.stringify(logged);
+    for (const secret of [sso_hmac_secret, partner_api_key, payment_endpoint_secret, encoded]) {
+      expect(text).not.toContain(secret.slice(8));
+    }
+    expect(logged[0].url).toBe('/api/v1/countries/[redacted]/?x=[redacted]');
+  });
 });

@@ -5,14 +5,14 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/server.js';
 import { CallbackLoad, createPartner } from '../faults/support/callback-load.js';
 import { adminRequests } from '../support/apps.js';
-import { createEmptyDatabase, type TestDatabase } from '../support/database.js';
+import { connectTo, createEmptyDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -86,8 +86,8 @@ describe('partnerctl backup and restore', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('empty database');
 
-    const source = postgres(service.database.target.databaseUrl!, { max: 1 });
-    const copy = postgres(restored.target.databaseUrl!, { max: 1 });
+    const source = connectTo(service.database.target.databaseUrl!);
+    const copy = connectTo(restored.target.databaseUrl!);
     try {
       const tables = (await source`select tablename from pg_tables where schemaname = 'public' order by tablename`).map(
         (row) => row.tablename as string,

@@ -11,6 +11,7 @@ import { createInvoice, keyOf, notificationFor } from '../payments/support.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { loggerInto } from '../support/logs.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const LIMITS = { AUTH_FAILURE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_PER_MINUTE: '1200' };
@@ -102,7 +103,7 @@ describe('failed authentications per client address', () => {
   ];
 
   it.each(probes.map((probe, index) => [probe.name, probe, index] as const))(
-    '%s: the 31st failure from one address is a 429; a valid key from another address still works',
+    '%s: the 31st failure from one address is a 429; a valid key from that address and others still works',
     async (_name, probe, index) => {
       // Each probe from its own address: the budget is per address and per host.
       const attacker = `${ATTACKER.slice(0, -1)}${index}`;
@@ -117,12 +118,62 @@ describe('failed authentications per client address', () => {
       expectLimitHeaders(limited, 30);
       expect(limited.headers['ratelimit-remaining']).toBe('0');
 
-      // The address stays refused before its credential is even looked at, a right one included.
-      expect((await send(service, probe.host, probe.request(probe.valid()), attacker)).statusCode).toBe(429);
+      // Other clients' failures never refuse a valid credential, from the same address included.
+      expect((await send(service, probe.host, probe.request(probe.valid()), attacker)).statusCode).toBeLessThan(300);
       const partner = await send(service, probe.host, probe.request(probe.valid()), PARTNER);
       expect(partner.statusCode).toBeLessThan(300);
+      expect((await send(service, probe.host, probe.request('pis_wrong_32'), attacker)).statusCode).toBe(429);
     },
   );
+});
+
+describe('the address a failure counts against', () => {
+  let service: TestApps;
+  const failFrom = (remoteAddress: string, headers: Record<string, string> = {}) =>
+    service.apps.backend!.inject({
+      method: 'GET',
+      url: '/v1/countries/',
+      headers: { authorization: 'Api-Key pis_bk_wrong', ...headers },
+      remoteAddress,
+    });
+
+  afterAll(() => service?.stop());
+
+  it('is one /64 for IPv6 and one client for every loopback address', async () => {
+    service = await startTestApps(['backend'], { env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '3' } });
+    const network = ['2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd'];
+    for (const address of network) expect((await failFrom(address)).statusCode).toBe(401);
+    expect((await failFrom('2001:db8:1:2::7')).statusCode).toBe(429);
+    expect((await failFrom('2001:db8:1:3::1')).statusCode).toBe(401);
+    for (const address of ['127.0.0.1', '::1', '127.0.0.2']) expect((await failFrom(address)).statusCode).toBe(401);
+    expect((await failFrom('::ffff:127.0.0.1')).statusCode).toBe(429);
+  });
+
+  it('with TRUST_PROXY=true, is the address the proxy appended, whatever the client wrote before it', async () => {
+    await service.stop();
+    service = await startTestApps(['backend'], { env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true' } });
+    const proxy = '10.0.0.5';
+    const rotating = (index: number) => ({ 'x-forwarded-for': `198.51.100.${index}, ${ATTACKER}` });
+    for (let index = 0; index < 3; index++) expect((await failFrom(proxy, rotating(index))).statusCode).toBe(401);
+    expect((await failFrom(proxy, rotating(3))).statusCode).toBe(429);
+    expect((await failFrom(proxy, { 'x-forwarded-for': PARTNER })).statusCode).toBe(401);
+  });
+});
+
+describe('X-Forwarded-For while TRUST_PROXY is off', () => {
+  it('is said once in the log', async () => {
+    const lines: string[] = [];
+    const service = await startTestApps(['backend'], { logger: loggerInto(lines, 'warn') });
+    try {
+      for (let request = 0; request < 3; request++) {
+        await service.apps.backend!.inject({ url: '/healthz', headers: { 'x-forwarded-for': ATTACKER } });
+      }
+      const warnings = lines.filter((line) => line.includes('X-Forwarded-For but TRUST_PROXY is off'));
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await service.stop();
+    }
+  });
 });
 
 describe('requests per credential', () => {

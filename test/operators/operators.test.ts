@@ -1,11 +1,7 @@
-// Named operators: tokens of their own, roles enforced on every route of the admin host (the
-// console's included, enumerated from the app so that a route added later is covered), deletion
-// effective at once, and the audit trail naming who made each change.
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_INVALIDATION_CHANNEL } from '../../src/cache.js';
 import { startTestApps, type TestApps } from '../support/apps.js';
-import { TEST_DATABASE_URL } from '../support/database.js';
+import { connectTo } from '../support/database.js';
 
 let apps: TestApps;
 beforeAll(async () => {
@@ -124,7 +120,7 @@ describe('operators', () => {
     const { operator, token } = await createOperator('Dora', 'admin');
     const session = await consoleSession(token);
     expect((await as(token, 'GET', '/admin/v1/tenants')).statusCode).toBe(200);
-    const listener = postgres(apps.database.target.databaseUrl ?? TEST_DATABASE_URL!, { max: 1 });
+    const listener = connectTo(apps.database.target.databaseUrl!);
     const notified = new Promise<string>((resolve) => {
       void listener.listen(CACHE_INVALIDATION_CHANNEL, resolve);
     });

@@ -89,8 +89,21 @@ describe('suggested prompt text', () => {
 describe('the admin token', () => {
   it('refuses a token under 32 characters', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'x' }, false)).toThrow(ConfigError);
-    expect(() => loadConfig({ ADMIN_TOKEN: 'a'.repeat(31) }, false)).toThrow('at least 32 characters');
-    expect(loadConfig({ ADMIN_TOKEN: 'a'.repeat(32) }, false).adminToken).toBe('a'.repeat(32));
+    expect(() => loadConfig({ ADMIN_TOKEN: '0123456789abcdef'.repeat(2).slice(1) }, false)).toThrow(
+      'at least 32 characters',
+    );
+    expect(loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN }, false).adminToken).toBe(TEST_ADMIN_TOKEN);
+  });
+
+  it.each([
+    ['one character repeated', 'a'.repeat(32), 'too predictable'],
+    ['two characters alternating', 'ab'.repeat(32), 'too predictable'],
+    ['only spaces', ' '.repeat(32), 'whitespace'],
+    ['a space inside', `${TEST_ADMIN_TOKEN.slice(0, 20)} ${TEST_ADMIN_TOKEN.slice(20)}`, 'whitespace'],
+  ])('refuses a weak token (%s) in one line naming the fix', (_name, token, reason) => {
+    expect(() => loadConfig({ ADMIN_TOKEN: token }, false)).toThrow(
+      new RegExp(`^ADMIN_TOKEN .*${reason}.*openssl rand -hex 32\\)$`),
+    );
   });
 
   it.each([

@@ -1,7 +1,11 @@
 // Every string field of every body and query parameter of the three hosts, read from their OpenAPI
 // documents (so a new route is swept too), receives NUL, a lone surrogate and a 100 KB string in
 // an otherwise valid request: each answer is a 4xx, never a 5xx, and no row is added anywhere.
+// Then every route receives the hostile requests of issue 25 (deep JSON, bytes that are not UTF-8,
+// a bad percent-escape, headers too large, integers not in decimal): each a 4xx in its host's own
+// error body, and again nothing stored.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +34,7 @@ let partnerKey: string;
 let ids: Record<string, string>;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin']);
+  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
   tenant = await service.createTenant();
   partnerKey = (await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read'] })).json().key;
   const invoice = await createInvoice(service, tenant);
@@ -213,6 +217,114 @@ describe('every string input of every host', () => {
     }
     console.log(`sweep: ${sent} requests, every answer a 4xx`);
     expect(sent).toBeGreaterThan(150);
+    expect(await rowCount()).toBe(before);
+  });
+});
+
+/** Whether `body` is the documented error body of the host part `path` belongs to. */
+function isHostErrorBody(listener: ListenerName, path: string, body: Schema): boolean {
+  if (listener === 'admin') return typeof body?.error?.code === 'string' && typeof body.error.message === 'string';
+  if (listener === 'backend') return body?.detail !== undefined && Object.keys(body).length === 1;
+  if (path.includes('/payments/notify')) return typeof body?.error === 'string' && Object.keys(body).length === 1;
+  return body?.success === false && body.data === null && typeof body.error?.code === 'string';
+}
+
+/** One raw HTTP/1.1 exchange with a listening host: status and parsed body. */
+function rawExchange(base: string, request: string): Promise<{ status: number; body: unknown }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('end', () => {
+      const answer = Buffer.concat(chunks).toString('utf8');
+      resolve({ status: Number(answer.slice(9, 12)), body: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) });
+    });
+    socket.on('error', reject);
+  });
+}
+
+const DEEP_JSON = `{"sweep": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
+const NOT_UTF8 = Buffer.concat([Buffer.from('{"sweep": "a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+const NOT_DECIMAL = ['0x10', '1e3', '1.0', ' 10'];
+
+interface HostileCase {
+  label: string;
+  path: string;
+  answer(): Promise<{ status: number; body: unknown }>;
+}
+
+/** The hostile requests of one operation: bodies (when it takes one), URL, headers, integers. */
+function hostileCases(listener: ListenerName, document: Schema, path: string, method: string, operation: Schema) {
+  const app = service.apps[listener]!;
+  const url = path.replace(/\{(\w+)\}/g, (_match, name) => (name === 'language' ? 'en' : randomUUID()));
+  const headers = headersFor(listener, path);
+  const label = `${listener} ${method.toUpperCase()} ${path}`;
+  const injected =
+    (request: InjectOptions): HostileCase['answer'] =>
+    async () => {
+      const response = await app.inject({ method: method.toUpperCase() as InjectOptions['method'], ...request });
+      return { status: response.statusCode, body: response.body ? response.json() : null };
+    };
+  const cases: HostileCase[] = [
+    { label: `${label} %ZZ`, path, answer: injected({ url: `${url.replace(/\/?$/, '')}%ZZ/`, headers }) },
+    {
+      label: `${label} headers too large`,
+      path,
+      answer: () =>
+        rawExchange(
+          service.urls[listener]!,
+          `${method.toUpperCase()} ${url} HTTP/1.1\r\nHost: localhost\r\nX-Sweep: ${'a'.repeat(20_000)}\r\n` +
+            'Connection: close\r\n\r\n',
+        ),
+    },
+  ];
+  if (operation.requestBody?.content?.['application/json']) {
+    for (const [name, payload] of [
+      ['deep JSON', DEEP_JSON],
+      ['not UTF-8', NOT_UTF8],
+    ] as const) {
+      const request = { url, headers: { ...headers, 'content-type': 'application/json' }, payload };
+      cases.push({ label: `${label} ${name}`, path, answer: injected(request) });
+    }
+  }
+  const integers = (operation.parameters ?? []).filter(
+    (parameter: Schema) =>
+      ['query', 'path'].includes(parameter.in) && resolve(document, parameter.schema)?.type === 'integer',
+  );
+  for (const parameter of integers) {
+    for (const text of NOT_DECIMAL) {
+      const target =
+        parameter.in === 'query'
+          ? `${url}?${parameter.name}=${encodeURIComponent(text)}`
+          : path.replace(`{${parameter.name}}`, encodeURIComponent(text));
+      cases.push({ label: `${label} ${parameter.name}=${text}`, path, answer: injected({ url: target, headers }) });
+    }
+  }
+  return cases;
+}
+
+describe('every route of every host, hostile requests', () => {
+  it('answers each with a 4xx in the host error body, and stores nothing', async () => {
+    const before = await rowCount();
+    let sent = 0;
+    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [ListenerName, string][]) {
+      const document = (await service.apps[listener]!.inject({ method: 'GET', url: documentPath })).json();
+      for (const [path, operations] of Object.entries<Record<string, Schema>>(document.paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const { label, answer } of hostileCases(listener, document, path, method, operation)) {
+            const { status, body } = await answer();
+            sent++;
+            const shown = `${label}: ${status} ${JSON.stringify(body).slice(0, 200)}`;
+            expect(status, shown).toBeGreaterThanOrEqual(400);
+            expect(status, shown).toBeLessThan(500);
+            expect(isHostErrorBody(listener, path, body as Schema), shown).toBe(true);
+          }
+        }
+      }
+    }
+    console.log(`hostile sweep: ${sent} requests, every answer a 4xx in its host's body`);
+    expect(sent).toBeGreaterThan(100);
     expect(await rowCount()).toBe(before);
   });
 });

@@ -39,9 +39,14 @@ export function databaseUrlFor(name: string): string {
   return url.toString();
 }
 
+/** A postgres.js client of one connection to `databaseUrl`, a Unix socket URL of the embedded server's included. */
+export function connectTo(databaseUrl: string): postgres.Sql {
+  const connection = postgresConnection(databaseUrl);
+  return postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
+}
+
 async function withMaintenanceConnection<T>(task: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const connection = postgresConnection(serverUrl());
-  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
+  const sql = connectTo(serverUrl());
   try {
     return await task(sql);
   } finally {

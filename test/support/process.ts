@@ -40,11 +40,25 @@ export function canUnsharePid(): boolean {
   }
 }
 
-/** `prefix` runs it under another command, e.g. `unshare` for a PID namespace of its own. */
-export function runPartnerctl(args: string[], env: Record<string, string>, prefix: string[] = []) {
-  const [command, ...commandArgs] = [...prefix, process.execPath, ...partnerctlEntry(), ...args];
+export interface RunOptions {
+  /** Runs it under another command, e.g. `unshare` for a PID namespace of its own. */
+  prefix?: string[];
+  /**
+   * The built checkout of another release (test/faults/support/releases.ts), run as an operator
+   * runs it, `node dist/src/cli/partnerctl.js`; this code by default.
+   */
+  releaseDir?: string;
+}
+
+export function runPartnerctl(
+  args: string[],
+  env: Record<string, string>,
+  { prefix = [], releaseDir }: RunOptions = {},
+) {
+  const entry = releaseDir ? [path.join(releaseDir, 'dist/src/cli/partnerctl.js')] : partnerctlEntry();
+  const [command, ...commandArgs] = [...prefix, process.execPath, ...entry, ...args];
   return spawn(command, commandArgs, {
-    cwd: projectRoot,
+    cwd: releaseDir ?? projectRoot,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,7 +66,7 @@ export function runPartnerctl(args: string[], env: Record<string, string>, prefi
 
 /** Runs a partnerctl command to its end: exit code and what it printed. */
 export async function partnerctl(args: string[], env: Record<string, string>, prefix: string[] = []) {
-  const child = runPartnerctl(args, env, prefix);
+  const child = runPartnerctl(args, env, { prefix });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -61,13 +75,17 @@ export async function partnerctl(args: string[], env: Record<string, string>, pr
   return { code: code as number | null, stdout, stderr };
 }
 
-/** Starts `partnerctl serve`; resolves once every listener has logged its address. */
+/** Starts `partnerctl serve` (see RunOptions); resolves once every listener has logged its address. */
 export async function startServiceProcess(
   env: Record<string, string>,
   listeners = 3,
-  prefix: string[] = [],
+  options: RunOptions = {},
 ): Promise<ServiceProcess> {
-  const child = runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, prefix);
+  return watchService(runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, options), listeners);
+}
+
+/** A started service process (however it was started); resolves once every listener has logged its address. */
+export async function watchService(child: ChildProcess, listeners = 3): Promise<ServiceProcess> {
   let output = '';
   const urls: Record<string, string> = {};
   const exited = once(child, 'exit');
@@ -97,4 +115,12 @@ export async function startServiceProcess(
       return code as number | null;
     },
   };
+}
+
+/** Requests to `url` the service has logged so far (one JSON line per request). */
+export function loggedRequests(service: ServiceProcess, url: string): number {
+  return service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`"url":"${url}"`)).length;
 }

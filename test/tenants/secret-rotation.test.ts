@@ -128,18 +128,43 @@ describe('key rotation with partnerctl secrets rekey', () => {
     ]);
   });
 
-  it('names the secrets no configured key opens, and leaves them as they are', async () => {
-    const service = await start({ SECRET_ENCRYPTION_KEY: hex(newKey()) });
-    const before = await sealedSecrets(service);
+  it('refuses to start while an active secret opens with none of its keys, naming the fix in one line', async () => {
+    const stranger = hex(newKey());
+    await running?.close();
+    running = null;
+    await expect(
+      startService(loadConfig(testEnv(database.target, { SECRET_ENCRYPTION_KEY: stranger })), createLogger('silent')),
+    ).rejects.toThrow(
+      /^\d+ payment endpoint signing secret\(s\) in the database open with none of the configured keys: set SECRET_ENCRYPTION_KEY to the key that sealed them .*SECRET_ENCRYPTION_KEY_PREVIOUS/,
+    );
+    // The key that sealed them, as the message says, and the service starts.
+    await start({ SECRET_ENCRYPTION_KEY: stranger, SECRET_ENCRYPTION_KEY_PREVIOUS: hex(currentKey) });
+  });
+
+  it('names the revoked secrets no configured key opens on rekey, and leaves them as they are', async () => {
+    const otherKey = newKey();
+    await start({ SECRET_ENCRYPTION_KEY: hex(otherKey), SECRET_ENCRYPTION_KEY_PREVIOUS: hex(currentKey) });
+    const orphan = await admin('POST', '/tenants', { name: 'Orphan', slug: 'orphan', gateway: 'tap' });
+    const listed = await admin('GET', `/tenants/${orphan.tenant.id}/credentials`);
+    const sealedOne = listed.credentials.find(
+      (credential: { kind: string }) => credential.kind === 'payment_endpoint_secret',
+    );
+    await running!.apps.admin!.inject({
+      method: 'DELETE',
+      url: `/admin/v1/credentials/${sealedOne.id}`,
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    // Only revoked secrets are out of reach of the keys: the service starts, and rekey names them.
+    const service = await start({ SECRET_ENCRYPTION_KEY: hex(currentKey) });
     const result = await rekey(service);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('SECRET_ENCRYPTION_KEY_PREVIOUS');
-    expect(result.stderr).toContain(before[0].id);
+    expect(result.stderr).toContain(sealedOne.id);
     const [row] = await service.context.db
       .select({ sealed: credentials.sealedSecret })
       .from(credentials)
-      .where(eq(credentials.id, before[0].id));
-    expect(row.sealed).toBe(before[0].sealed);
+      .where(eq(credentials.id, sealedOne.id));
+    expect(new SecretBox(otherKey).open(row.sealed!)).toMatch(/^whsec_/);
   });
 });
 

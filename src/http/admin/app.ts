@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../operators/index.js';
+import { SERVICE_VERSION } from '../../version.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
@@ -45,7 +46,7 @@ export async function buildAdminApp(
   logger: FastifyBaseLogger,
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'admin', logger });
+  const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
   const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
@@ -53,7 +54,7 @@ export async function buildAdminApp(
       openapi: '3.1.0',
       info: {
         title: 'Partner Integrations: admin API',
-        version: '1',
+        version: SERVICE_VERSION,
         description:
           "Operators API. Every route needs `Authorization: Bearer <token>`: ADMIN_TOKEN (the bootstrap admin) or a named operator's token. " +
           'A read-only operator may only read; an operator may change everything but operators; an admin may do everything.',
@@ -96,7 +97,6 @@ export async function buildAdminApp(
         };
       });
       admin.addHook('onRequest', async (request, reply) => {
-        await limits.beforeAuthentication(request, reply);
         // Exactly `Bearer <token>`: anything after the token makes the header invalid.
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
         const operator = timingSafeEqual(sha256(token), expectedToken)

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { listAuditEvents, recordAuditEvent } from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
-import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
+import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
 import { AuditEvent, auditEventView } from './shapes.js';
 
 /** The actor of a change no authentication named (a sign-in, say). */
@@ -100,7 +100,7 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
           (entry): entry is [string, string] => entry[1] !== undefined,
         ),
       );
-      return pagedList(listenerUrl(app), request.url.split('?')[0], filters, page, count, rows.map(auditEventView));
+      return pagedList(listenerUrl(app), requestPath(request.url), filters, page, count, rows.map(auditEventView));
     },
   );
 };

@@ -1,7 +1,7 @@
 // Admin routes for invoices, their payment events and delivery attempts (DECISIONS §8).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { parse, stringify } from 'lossless-json';
+import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
 import {
   createInvoice,
@@ -15,6 +15,7 @@ import {
   outcomeAlreadyReported,
   resendPaymentRequest,
 } from '../../payments/index.js';
+import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
@@ -109,7 +110,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     async (request, reply) => {
       const invoice = invoiceView(await getInvoice(db, request.params.id));
       const events = (await listPaymentEvents(db, invoice.id)).map(({ event, payloadJson }) =>
-        paymentEventView(event, parse(payloadJson)),
+        paymentEventView(event, storedJson(payloadJson)),
       );
       const refused = (await listRefusedNotifications(db, invoice.id)).map(refusedNotificationView);
       const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);

@@ -119,7 +119,11 @@ export const PaymentEvent = Type.Object({
   transaction_id: Type.String(),
   status: Type.String({ description: 'As notified' }),
   gateway: Type.String(),
-  payload: Type.Unknown({ description: 'The notification as received; numbers keep their digits' }),
+  payload: Type.Unknown({
+    description:
+      'The notification as received; numbers keep their digits. One nested deeper than a body may be ' +
+      '(stored before that limit) is given as its JSON text',
+  }),
   applied: Type.Boolean({
     description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
   }),

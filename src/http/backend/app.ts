@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
+import { SERVICE_VERSION } from '../../version.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
@@ -47,14 +48,18 @@ function validationDetail(error: unknown, appError: AppError) {
 }
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'backend', logger });
+  const app = createHostApp(context, {
+    listener: 'backend',
+    logger,
+    refusalBody: (error) => ({ detail: error.message }),
+  });
 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Partner Integrations: backend host',
-        version: '1',
+        version: SERVICE_VERSION,
         description:
           'Countries and cities for partners, as paged lists `{count, next, previous, results}` ' +
           '(`limit` default 20, at most 100; `offset` default 0). Names are Arabic with ' +

@@ -71,7 +71,6 @@ const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Mat
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
 function requirePartnerKey(context: AppContext, limits: RateLimitGuard) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    await limits.beforeAuthentication(request, reply);
     const secret = apiKeyFromAuthorization(request.headers.authorization);
     const partner = await resolveBackendPartnerKey(context.db, secret);
     if (!partner) {

@@ -12,7 +12,7 @@ import { registerRateLimits } from '../rate-limit.js';
 import { renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
-import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, cachedReadAccess, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
@@ -21,7 +21,12 @@ import { tripRoutes } from './trips.js';
 const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'integrations', logger });
+  const app = createHostApp(context, {
+    listener: 'integrations',
+    logger,
+    refusalBody: (error, target) =>
+      target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
+  });
   const allowedMethods = trackAllowedMethods(app);
   const authentication = { db: context.db, limits: registerRateLimits(context, 'integrations') };
   await registerOpenApi(app, context, API_PREFIX);

@@ -2,6 +2,7 @@
 // `/api/v1/openapi.json` without auth. Register before the routes, so @fastify/swagger sees them.
 import swagger from '@fastify/swagger';
 import type { AppContext } from '../../context.js';
+import { SERVICE_VERSION } from '../../version.js';
 import type { HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
@@ -21,7 +22,7 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
       openapi: '3.1.0',
       info: {
         title: 'Partner Integrations: integrations host',
-        version: '1',
+        version: SERVICE_VERSION,
         description:
           'Server-to-server API for partners. Every `/api/v1/` response is an envelope ' +
           '`{success, message, data, error}`; on error `data` is null and `error.code` is stable. ' +

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
+import type { AppError } from '../../errors.js';
 import {
   authenticatePartner,
   type CallbackRejection,
@@ -83,6 +84,17 @@ const EVERY_REFUSAL: CallbackRejection[] = [
 const TOO_LARGE = 'Payload too large';
 const TOO_MANY = 'Too many requests';
 const UNAVAILABLE = 'Service unavailable';
+
+/** The callback's body for a request refused before it was routed (src/http/host.ts). */
+const REFUSED_BEFORE_ROUTING: Partial<Record<AppError['code'], string>> = {
+  MALFORMED_REQUEST: 'Malformed request',
+  HEADERS_TOO_LARGE: 'Request header fields too large',
+  REQUEST_TIMEOUT: 'Request timeout',
+};
+
+export function callbackErrorBody(error: AppError): { error: string } {
+  return { error: REFUSED_BEFORE_ROUTING[error.code] ?? error.message };
+}
 
 /** A documented error status of the callback, with every body it may carry as an example. */
 function errorResponse(httpStatus: CallbackError, description: string) {
@@ -242,7 +254,6 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
-    await limits.beforeAuthentication(request, reply);
     const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);

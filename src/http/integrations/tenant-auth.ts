@@ -27,7 +27,6 @@ interface TenantAuthentication {
 }
 
 async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRequest, reply: FastifyReply) {
-  await limits.beforeAuthentication(request, reply);
   const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
   if (!credential) {
     await limits.authenticationFailed(request, reply);

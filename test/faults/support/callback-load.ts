@@ -12,6 +12,8 @@ interface Invoice {
 export interface Partner {
   tenantId: string;
   apiKey: string;
+  /** For the tenant's `/api/v1/` resources. */
+  ssoSecret: string;
   invoices: Invoice[];
 }
 
@@ -41,7 +43,12 @@ export async function createPartner(adminUrl: string, count: number): Promise<Pa
     });
     invoices.push({ id: invoice.id, tripId: trip.id, amount: invoice.amount });
   }
-  return { tenantId, apiKey: created.credentials.partner_api_key, invoices };
+  return {
+    tenantId,
+    apiKey: created.credentials.partner_api_key,
+    ssoSecret: created.credentials.sso_hmac_secret,
+    invoices,
+  };
 }
 
 /** What one request came to: an HTTP status, `error` (no answer: connection refused or reset) or `timeout`. */
@@ -60,6 +67,8 @@ interface LoadOptions {
   concurrency?: number;
   /** A request not answered within this is counted as `timeout` (and retried). */
   timeoutMs?: number;
+  /** How requests are sent (through a TLS proxy, say): the global fetch by default. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 const NO_ANSWER_PAUSE_MS = 250;
@@ -163,7 +172,7 @@ export class CallbackLoad {
 
   private async post(notification: Notification): Promise<Outcome> {
     try {
-      const response = await fetch(this.url, {
+      const response = await (this.options.fetch ?? fetch)(this.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': this.partner.apiKey },
         body: notification.body,

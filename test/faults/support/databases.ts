@@ -19,7 +19,8 @@ export const DATABASE_KINDS: DatabaseKind[] = inject('postgresTemplateUrl')
   ? ['PostgreSQL', 'embedded server']
   : ['embedded server'];
 
-export async function scenarioDatabase(kind: DatabaseKind): Promise<ScenarioDatabase> {
+/** A copy of the template, migrated and seeded by this code; `empty`: a new PostgreSQL database (as a first start finds it). */
+export async function scenarioDatabase(kind: DatabaseKind, { empty = false } = {}): Promise<ScenarioDatabase> {
   if (kind === 'embedded server') {
     const dataDir = copyDataDir(inject('dataDirTemplate'));
     return { kind, target: { dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
@@ -27,7 +28,7 @@ export async function scenarioDatabase(kind: DatabaseKind): Promise<ScenarioData
   const template = new URL(inject('postgresTemplateUrl'));
   const name = `faults_${randomBytes(5).toString('hex')}`;
   const maintenance = postgres({ ...pgOptions(template), database: 'postgres' });
-  await maintenance.unsafe(`create database ${name} template ${template.pathname.slice(1)}`);
+  await maintenance.unsafe(`create database ${name}${empty ? '' : ` template ${template.pathname.slice(1)}`}`);
   await maintenance.end();
   const url = new URL(template);
   url.pathname = `/${name}`;

@@ -2,10 +2,9 @@
 // answered 200 `success` is stored exactly once and has moved its invoice; nothing is stored twice;
 // no invoice moved backwards; no event says `applied` while its invoice did not move; trip status
 // always matches its invoice.
-import postgres from 'postgres';
 import { startEmbeddedServer } from '../../../src/db/embedded-server.js';
-import { postgresConnection } from '../../../src/db/url.js';
 import { createLogger } from '../../../src/logger.js';
+import { connectTo } from '../../support/database.js';
 import type { CallbackLoad, Partner } from './callback-load.js';
 
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
@@ -19,8 +18,7 @@ export async function withDatabase<T>(
   task: (query: Query) => Promise<T>,
 ): Promise<T> {
   const server = target.databaseUrl ? null : await startEmbeddedServer(target.dataDir!, createLogger('silent'));
-  const connection = postgresConnection(target.databaseUrl ?? server!.url);
-  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
+  const sql = connectTo(target.databaseUrl ?? server!.url);
   try {
     return await task(async (text, values = []) => [...(await sql.unsafe(text, values as never[]))]);
   } finally {

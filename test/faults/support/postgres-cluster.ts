@@ -18,7 +18,8 @@ export const ownClusterUnavailable: string | null = !binDir
     ? 'running as root without runuser to drop to the postgres user'
     : null;
 
-async function freePort(): Promise<number> {
+/** A loopback TCP port nobody listens on at the time of asking. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

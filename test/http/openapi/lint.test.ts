@@ -4,6 +4,7 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationsOf } from '../../../src/http/openapi.js';
+import { packageVersion } from '../../support/release.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 let service: TestService;
@@ -30,6 +31,10 @@ function mediaOf(operation: any): [string, any][] {
 }
 
 describe.each(['integrations', 'backend', 'admin'])('the %s document', (name) => {
+  it('is versioned as the release', () => {
+    expect(documents[name].info.version).toBe(packageVersion);
+  });
+
   it('has no error under Redocly recommended rules', async () => {
     const config = await createConfig({
       extends: ['recommended'],

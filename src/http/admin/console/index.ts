@@ -10,9 +10,9 @@ import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../../errors.js';
 import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../../operators/index.js';
 import { projectRoot } from '../../../paths.js';
+import { unacceptableString } from '../../../text.js';
 import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
-import { unacceptableString } from '../../json-body.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
@@ -194,7 +194,6 @@ export async function consolePlugin(
   app.get('/sign-in', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, signInPage(null)));
   // Open to anyone: whoever signs in gets their own role's session.
   app.post('/sign-in', { schema: { hide: true }, config: { operatorRole: 'read-only' } }, async (request, reply) => {
-    await limits.beforeAuthentication(request, reply);
     const field = (request.body as FormFields | undefined)?.token;
     const token = typeof field === 'string' ? field : '';
     const presented = createHmac('sha256', key).update(token).digest();

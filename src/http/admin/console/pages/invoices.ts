@@ -4,7 +4,7 @@
 // again" action. Test invoices carry a "test" badge everywhere.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { parse, stringify } from 'lossless-json';
+import { stringify } from 'lossless-json';
 import {
   type InvoiceListing,
   invoiceHistory,
@@ -17,6 +17,7 @@ import {
   searchInvoices,
 } from '../../../../payments/index.js';
 import { listTenants } from '../../../../tenants/index.js';
+import { storedJson } from '../../../json-body.js';
 import { IdParams } from '../../../schemas.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, pager, postForm, table, type View } from '../layout.js';
@@ -41,10 +42,14 @@ const InvoiceQuery = Type.Object({
 
 const DAY_MS = 86_400_000;
 
-/** A payload as received, indented, every number's digits as sent (as it is when not JSON, e.g. cut short). */
+/**
+ * A payload as received, indented, every number's digits as sent; as stored when too deep to
+ * indent, or when not JSON (a refused notification's body, cut short).
+ */
 export function prettyPayload(payloadJson: string): string {
   try {
-    return stringify(parse(payloadJson), null, 2) ?? payloadJson;
+    const payload = storedJson(payloadJson);
+    return typeof payload === 'string' ? payloadJson : (stringify(payload, null, 2) ?? payloadJson);
   } catch {
     return payloadJson;
   }

@@ -1,0 +1,153 @@
+// The move of a DATA_DIR written by PGlite (the embedded engine of earlier releases) to the
+// embedded PostgreSQL server, once, at the first start of this release.
+//
+// PGlite's cluster lay in DATA_DIR itself. Its files are first moved aside, into PGLITE_DIR_NAME
+// (pgliteFilesMovedAside), and the new server is initialised beside them. Once the migrations have
+// made the schema on the new server, the rows are copied through both engines, table by table,
+// with the columns both sides have, in one transaction; then every table's row count is compared,
+// and only then is the move marked done. Until that mark, each start begins the move again on a
+// new cluster; the PGlite files are kept after it, for the operator to delete.
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import PgBoss from 'pg-boss';
+import postgres from 'postgres';
+import type { Logger } from '../logger.js';
+import { postgresConnection } from './url.js';
+
+export const PGLITE_DIR_NAME = 'pglite-data';
+const MOVED_MARK = 'MOVED-TO-POSTGRESQL';
+/** Schemas whose rows move: ours and pg-boss's (payment requests waiting to be sent). */
+const SCHEMAS = ['public', 'pgboss'];
+const ROWS_PER_BATCH = 5000;
+
+/** What a PostgreSQL data directory holds at its top, as PGlite left it in DATA_DIR. */
+const CLUSTER_ENTRY = /^(PG_VERSION|base|global|pg_\w+(\.conf)?|postgresql(\.auto)?\.conf|postmaster\.\w+)$/;
+
+/**
+ * Moves PGlite's cluster out of the way when DATA_DIR holds one, and tells whether a move is
+ * pending: the directory of PGlite's files until their rows are on the new server, else null.
+ * PG_VERSION goes last, so an interrupted rename is finished by the next start.
+ */
+export function pgliteFilesMovedAside(dataDir: string, logger: Logger): string | null {
+  const pgliteDir = path.join(dataDir, PGLITE_DIR_NAME);
+  if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    mkdirSync(pgliteDir, { recursive: true, mode: 0o700 });
+    const entries = readdirSync(dataDir).filter((name) => CLUSTER_ENTRY.test(name) && name !== 'PG_VERSION');
+    for (const name of [...entries, 'PG_VERSION']) renameSync(path.join(dataDir, name), path.join(pgliteDir, name));
+    logger.warn(
+      { data_dir: dataDir, pglite_dir: pgliteDir },
+      'DATA_DIR holds a PGlite database (earlier releases): moving it to the embedded PostgreSQL server',
+    );
+  }
+  return existsSync(path.join(pgliteDir, 'PG_VERSION')) && !existsSync(path.join(pgliteDir, MOVED_MARK))
+    ? pgliteDir
+    : null;
+}
+
+interface TableCounts {
+  [table: string]: { pglite: number; postgresql: number };
+}
+
+type Query = (text: string, values?: unknown[]) => Promise<Record<string, any>[]>;
+
+/** Base tables and partitioned parents (a partition's rows are read through its parent). */
+const TABLES_SQL = `
+  select n.nspname as schema, c.relname as name
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = any($1)
+   order by 1, 2`;
+
+const COLUMNS_SQL = `
+  select attname as name from pg_attribute
+   where attrelid = $1::regclass and attnum > 0 and not attisdropped and attgenerated = ''
+   order by attnum`;
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * Copies every row of `pgliteDir` into the server at `url`, whose schema the migrations have
+ * just made; marks the move done once each table has as many rows on both sides.
+ */
+export async function moveFromPglite(pgliteDir: string, url: string, logger: Logger): Promise<void> {
+  if (existsSync(path.join(pgliteDir, MOVED_MARK))) return;
+  const started = Date.now();
+  // Loaded only for the move: nothing else uses PGlite any more.
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(pgliteDir);
+  const connection = postgresConnection(url);
+  const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
+  try {
+    const fromPglite: Query = async (text, values) => (await pglite.query<Record<string, any>>(text, values)).rows;
+    const tables = await fromPglite(TABLES_SQL, [SCHEMAS]);
+    const counts: TableCounts = {};
+    await sql.begin(async (tx) => {
+      const toServer: Query = async (text, values = []) => [...(await tx.unsafe(text, values as never[]))];
+      if (tables.some((table) => table.schema === 'pgboss')) await createPgBossSchema(fromPglite, toServer);
+      // Rows in any order: foreign keys and triggers are not checked while they arrive.
+      await toServer('set local session_replication_role = replica');
+      for (const { schema, name } of tables) {
+        const table = `${quoted(schema)}.${quoted(name)}`;
+        const present = await toServer(`select to_regclass($1) as oid`, [table]);
+        if (!present[0].oid) {
+          logger.warn({ table }, 'PGlite table unknown to this release: not moved');
+          continue;
+        }
+        const theirs = new Set((await toServer(COLUMNS_SQL, [table])).map((column) => column.name));
+        const columns = (await fromPglite(COLUMNS_SQL, [table])).map((c) => c.name).filter((c) => theirs.has(c));
+        const list = columns.map(quoted).join(', ');
+        // Batches in physical order, each from where the last ended (a range scan, not an offset).
+        for (let after = '(0,0)'; ; ) {
+          // As JSON text, through both engines: numbers keep their digits, bytea its hex.
+          const rows = await fromPglite(
+            `select ctid::text as at, row_to_json(t)::text as row from ${table} t
+              where ctid > $1::tid order by ctid limit ${ROWS_PER_BATCH}`,
+            [after],
+          );
+          if (rows.length === 0) break;
+          after = rows.at(-1)!.at;
+          await toServer(
+            `insert into ${table} (${list}) select ${list} from json_populate_recordset(null::${table}, $1::text::json)
+             on conflict do nothing`,
+            [`[${rows.map((row) => row.row).join(',')}]`],
+          );
+        }
+        const [before] = await fromPglite(`select count(*)::int as n from ${table}`);
+        const [after] = await toServer(`select count(*)::int as n from ${table}`);
+        counts[`${schema}.${name}`] = { pglite: before.n, postgresql: after.n };
+      }
+      const unequal = Object.entries(counts).filter(([, count]) => count.pglite !== count.postgresql);
+      if (unequal.length > 0) {
+        throw new Error(`moving the PGlite data: row counts differ, nothing kept: ${JSON.stringify(unequal)}`);
+      }
+    });
+    writeFileSync(path.join(pgliteDir, MOVED_MARK), `${JSON.stringify({ at: new Date().toISOString(), counts })}\n`, {
+      mode: 0o600,
+    });
+    const rows = Object.values(counts).reduce((sum, count) => sum + count.postgresql, 0);
+    logger.warn(
+      { pglite_dir: pgliteDir, tables: Object.keys(counts).length, rows, ms: Date.now() - started, counts },
+      `PGlite data moved to the embedded PostgreSQL server, row counts equal in every table; ` +
+        `the PGlite files stay in ${pgliteDir}: delete them once you no longer need them`,
+    );
+  } finally {
+    await sql.end({ timeout: 5 });
+    await pglite.close();
+  }
+}
+
+/** pg-boss's schema and the PGlite side's queues, as the same pg-boss release makes them. */
+async function createPgBossSchema(fromPglite: Query, toServer: Query): Promise<void> {
+  const [exists] = await toServer(`select to_regclass('pgboss.version') as oid`);
+  if (!exists.oid) {
+    // The plans wrap themselves in a transaction: inside ours, their BEGIN/COMMIT only warn.
+    await toServer(PgBoss.getConstructionPlans('pgboss').replace(/^\s*BEGIN;|COMMIT;\s*$/g, ''));
+  }
+  const queues = await fromPglite(
+    `select name, json_build_object('policy', policy, 'retryLimit', retry_limit, 'retryDelay', retry_delay,
+            'retryBackoff', retry_backoff, 'expireInSeconds', expire_seconds,
+            'retentionMinutes', retention_minutes, 'deadLetter', dead_letter)::text as options
+       from pgboss.queue order by dead_letter nulls first`,
+  );
+  for (const queue of queues)
+    await toServer('select pgboss.create_queue($1, $2::text::json)', [queue.name, queue.options]);
+}

@@ -1,0 +1,67 @@
+// A DATA_DIR written by PGlite, as the releases before the embedded server made it (PGlite, the
+// project's migrations, pg-boss's schema, rows), moves to the embedded server on first open,
+// once, with as many rows in every table; PGlite's files stay beside it.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import PgBoss from 'pg-boss';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase, rowsOf } from '../../src/db/client.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { PGLITE_DIR_NAME } from '../../src/db/pglite-move.js';
+import { migrationsDir } from '../../src/paths.js';
+import { TEST_DATABASE_URL } from '../support/database.js';
+import { loggerInto } from '../support/logs.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'pi-pglite-move-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** A DATA_DIR as the PGlite releases left it. */
+async function writeWithPglite(): Promise<void> {
+  const pglite = await PGlite.create(dataDir);
+  await migrate(drizzle(pglite), { migrationsFolder: migrationsDir });
+  await pglite.exec(PgBoss.getConstructionPlans('pgboss'));
+  await pglite.query(`select pgboss.create_queue('payment-request', '{"policy": "standard", "retryLimit": 3}')`);
+  await pglite.exec(`
+    insert into tenants (slug, name, gateway) values ('one', 'One', 'tap'), ('two', 'Two', 'tap');
+    insert into pgboss.job (name, data) values ('payment-request', '{"invoice_id": "x", "attempt": 1}');`);
+  await pglite.close();
+}
+
+describe.skipIf(TEST_DATABASE_URL)('a PGlite DATA_DIR', () => {
+  it('moves to the embedded server once, every table with as many rows, its files kept', async () => {
+    await writeWithPglite();
+    const lines: string[] = [];
+    const logger = loggerInto(lines, 'info');
+    let database = await openDatabase({ databaseUrl: null, dataDir, logger });
+    try {
+      expect(database.movePgliteData).toBeDefined();
+      await migrateDatabase(database);
+      const count = async (table: string) =>
+        rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${table}`)))[0].n;
+      expect(await count('tenants')).toBe(2);
+      expect(await count('pgboss.job')).toBe(1);
+    } finally {
+      await database.close();
+    }
+    const moved = lines.map((line) => JSON.parse(line)).find((line) => line.counts);
+    expect(moved.msg).toMatch(/^PGlite data moved to the embedded PostgreSQL server, row counts equal in every table/);
+    expect(moved.counts['public.tenants']).toEqual({ pglite: 2, postgresql: 2 });
+    expect(moved.counts['pgboss.job']).toEqual({ pglite: 1, postgresql: 1 });
+    const pgliteDir = path.join(dataDir, PGLITE_DIR_NAME);
+    expect(existsSync(path.join(pgliteDir, 'PG_VERSION'))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(pgliteDir, 'MOVED-TO-POSTGRESQL'), 'utf8')).counts).toEqual(moved.counts);
+
+    database = await openDatabase({ databaseUrl: null, dataDir, logger });
+    try {
+      expect(database.movePgliteData).toBeUndefined();
+    } finally {
+      await database.close();
+    }
+  }, 120_000);
+});
