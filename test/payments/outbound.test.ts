@@ -232,6 +232,11 @@ describe('outbound payment request', () => {
     expect(shown.deliveries[0].error).toMatch(/^payment endpoint secret unreadable: .* \(final: not retried\)$/);
     expect(await failedAttempts(service)).toBe(before + 1);
     expect(partner.received.get('/unsigned')).toEqual([]);
+    // Revoked: a service refuses to start while an active secret opens with none of its keys.
+    await service.context.database.executeSql(
+      `update credentials set revoked_at = now() where tenant_id = $1 and kind = 'payment_endpoint_secret'`,
+      [tenant.tenant.id],
+    );
   });
 
   it('records an attempt once the database is back, after logging that it could not yet', async () => {
