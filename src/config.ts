@@ -34,6 +34,16 @@ export interface Config {
   paymentRetryBaseSeconds: number;
   /** A payment request attempt whose worker died is made again after this long (pg-boss expiry). */
   paymentJobTimeoutSeconds: number;
+  /** Payment requests in flight at once in this process. */
+  paymentWorkerConcurrency: number;
+  /** Payment requests in flight at once per tenant's endpoint, all instances together. */
+  paymentEndpointConcurrency: number;
+  /** Consecutive failed attempts that open an endpoint's circuit breaker. */
+  paymentBreakerFailures: number;
+  /** The wait before an open breaker's first probe; it doubles while probes fail. */
+  paymentBreakerCoolDownSeconds: number;
+  /** Limit on connecting to a payment endpoint, apart from the 15 s limit on the whole answer. */
+  paymentConnectTimeoutSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
   /** Keys being rotated out: they still open secrets sealed before, until `partnerctl secrets rekey`. */
@@ -146,6 +156,12 @@ function count(env: Env, name: string, fallback: number): number {
     throw new ConfigError(`${name} must be a whole number (0 disables), got "${raw}"`);
   }
   return Number(raw);
+}
+
+function atLeastOne(env: Env, name: string, fallback: number): number {
+  const value = count(env, name, fallback);
+  if (value < 1) throw new ConfigError(`${name} must be at least 1, got "${env[name]}"`);
+  return value;
 }
 
 /** `false` (default), `true`, or a comma list of the proxies' addresses or CIDRs. */
@@ -294,6 +310,11 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
     // Above the 15 s an attempt may take, or a live attempt would be made twice.
     paymentJobTimeoutSeconds: seconds(env, 'PAYMENT_JOB_TIMEOUT_SECONDS', 120, 20, 3600),
+    paymentWorkerConcurrency: atLeastOne(env, 'PAYMENT_WORKER_CONCURRENCY', 64),
+    paymentEndpointConcurrency: atLeastOne(env, 'PAYMENT_ENDPOINT_CONCURRENCY', 8),
+    paymentBreakerFailures: atLeastOne(env, 'PAYMENT_BREAKER_FAILURES', 5),
+    paymentBreakerCoolDownSeconds: seconds(env, 'PAYMENT_BREAKER_COOL_DOWN_SECONDS', 10, 0.1, 3600),
+    paymentConnectTimeoutSeconds: seconds(env, 'PAYMENT_CONNECT_TIMEOUT_SECONDS', 3, 0.1, 15),
     secretEncryptionKey: encryptionKey(env),
     previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),

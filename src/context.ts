@@ -36,5 +36,6 @@ export function signingDependencies(context: AppContext): SigningDependencies {
     db: context.db,
     openSecret: (sealed) => context.secretBox.open(sealed),
     allowPrivateEndpoints: context.config.allowPrivatePaymentEndpoints,
+    connectTimeoutMs: context.config.paymentConnectTimeoutSeconds * 1000,
   };
 }

@@ -7,6 +7,8 @@ import { cacheStatistics } from './cache.js';
 interface MetricSources {
   /** Payment requests waiting for an attempt, and the age of the oldest. */
   paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
+  /** Tenants whose payment endpoint breaker is open or half-open. */
+  openBreakers(): Promise<number>;
   /** Database connections busy with a query, and queries waiting for one. */
   databasePool(): { size: number; inUse: number; waiting: number };
   /** Whether /readyz would answer 200 now (the database reachable and writable). */
@@ -54,6 +56,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly paymentRequestWait = new Histogram({
+    name: 'payment_request_first_attempt_delay_seconds',
+    help: "Time from the invoice's transaction to the first attempt of its payment request",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly paymentRequestDuration = new Histogram({
+    name: 'payment_request_attempt_duration_seconds',
+    help: 'Duration of payment request attempts by kind: success, http_error, timeout, network_error, not_sent',
+    labelNames: ['kind'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+    registers: [this.registry],
+  });
+
+  readonly paymentRequestsInFlight = new Gauge({
+    name: 'payment_requests_in_flight',
+    help: 'Payment requests being sent by this process now',
+    registers: [this.registry],
+  });
+
   readonly rateLimited = new Counter({
     name: 'rate_limited_requests_total',
     help: 'Requests answered 429, by listener and limit (credential or auth_failures)',
@@ -91,6 +114,14 @@ export class Metrics {
       name: 'payment_requests_oldest_waiting_seconds',
       help: 'Age of the oldest payment request still waiting (0 when none)',
       registers,
+    });
+    new Gauge({
+      name: 'payment_endpoint_breakers_open',
+      help: 'Payment endpoints whose circuit breaker is open or half-open: their requests wait for a probe',
+      registers,
+      async collect() {
+        this.set(await sources.openBreakers());
+      },
     });
     new Gauge({
       name: 'db_pool_connections',

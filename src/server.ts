@@ -24,10 +24,12 @@ import type { Logger } from './logger.js';
 import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
-  type AttemptResult,
+  type AttemptReport,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
+  failingEndpoints,
   PaymentQueue,
+  PaymentWorker,
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
 } from './payments/index.js';
@@ -61,10 +63,17 @@ const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 
 export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
   const database = await openDatabase({ ...config, logger });
+  const metrics = new Metrics({
+    paymentBacklog: () => paymentQueue.backlog(),
+    openBreakers: async () => (await failingEndpoints(database.db)).length,
+    databasePool: () => database.poolStatistics(),
+    ready: async () => (await database.unavailable()) === null,
+  });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
     supervise: config.paymentWorker,
     jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
+    onUnsent: (mode) => metrics.paymentRequestAttempts.inc({ outcome: 'failed', mode }),
   });
   return {
     config,
@@ -77,11 +86,7 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
         config.integrationsPublicUrl ?? loopbackUrl(config.listeners.integrations?.port ?? DEFAULT_PORTS.integrations),
       backend: config.backendPublicUrl ?? loopbackUrl(config.listeners.backend?.port ?? DEFAULT_PORTS.backend),
     },
-    metrics: new Metrics({
-      paymentBacklog: () => paymentQueue.backlog(),
-      databasePool: () => database.poolStatistics(),
-      ready: async () => (await database.unavailable()) === null,
-    }),
+    metrics,
     rateLimitStore: null,
   };
 }
@@ -101,30 +106,61 @@ function connectRedis(url: string, metrics: Metrics, logger: FastifyBaseLogger):
   return new RateLimitStore(redis, metrics, logger);
 }
 
-/** Payment requests being delivered at once by one process. */
-const PAYMENT_WORKER_CONCURRENCY = 10;
-
 /**
  * Runs the payment request worker. `notify_url` is the integrations host's public URL
  * (INTEGRATIONS_PUBLIC_URL, else its loopback address: local use only).
  */
-async function startPaymentWorker(context: AppContext, logger: FastifyBaseLogger, retryPolicy: RetryPolicy) {
+async function startPaymentWorker(
+  context: AppContext,
+  logger: FastifyBaseLogger,
+  retryPolicy: RetryPolicy,
+): Promise<PaymentWorker> {
   const { config } = context;
   const base = context.publicUrls.integrations;
   if (!config.integrationsPublicUrl) {
     logger.warn({ notify_base: base }, 'INTEGRATIONS_PUBLIC_URL not set: payment requests carry a local notify_url');
   }
+  const { metrics } = context;
+  const log = logger.child({ worker: 'payment-request' });
   const deps = {
     ...signingDependencies(context),
     queue: context.paymentQueue,
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
-    log: logger.child({ worker: 'payment-request' }),
-    onAttempt: (outcome: AttemptResult, mode: string) => context.metrics.paymentRequestAttempts.inc({ outcome, mode }),
+    breakerPolicy: {
+      failures: config.paymentBreakerFailures,
+      coolDownSeconds: config.paymentBreakerCoolDownSeconds,
+      maxCoolDownSeconds: BREAKER_MAX_COOL_DOWN_SECONDS,
+    },
+    log,
+    onAttempt: (report: AttemptReport) => {
+      metrics.paymentRequestAttempts.inc({ outcome: report.result, mode: report.mode });
+      metrics.paymentRequestDuration.observe({ kind: report.kind }, report.durationSeconds);
+      if (report.waitedSeconds !== null) metrics.paymentRequestWait.observe(report.waitedSeconds);
+    },
   };
-  await context.paymentQueue.work(PAYMENT_WORKER_CONCURRENCY, (job) => deliverPaymentRequest(deps, job));
-  logger.info('payment request worker started');
+  const worker = new PaymentWorker(
+    context.database,
+    context.paymentQueue,
+    {
+      concurrency: config.paymentWorkerConcurrency,
+      perEndpoint: config.paymentEndpointConcurrency,
+      giveUpAfterSeconds: retryPolicy.giveUpAfterSeconds,
+      log,
+      onInFlight: (count) => metrics.paymentRequestsInFlight.set(count),
+    },
+    (job) => deliverPaymentRequest(deps, job),
+  );
+  await worker.start();
+  logger.info(
+    { concurrency: config.paymentWorkerConcurrency, per_endpoint: config.paymentEndpointConcurrency },
+    'payment request worker started',
+  );
+  return worker;
 }
+
+/** The longest wait between two probes of a failing endpoint. */
+const BREAKER_MAX_COOL_DOWN_SECONDS = 300;
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
@@ -199,13 +235,15 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   if (config.redisUrl) context.rateLimitStore = connectRedis(config.redisUrl, context.metrics, logger);
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
+  let worker: PaymentWorker | undefined;
   let pruning: { stop(): Promise<void> } | undefined;
   const close = async () => {
     await pruning?.stop();
     // Stop accepting and finish in-flight requests first, then let running payment requests
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
-    await context.paymentQueue.stop(REQUEST_TIMEOUT_MS + 5000);
+    await worker?.stop(REQUEST_TIMEOUT_MS + 5000);
+    await context.paymentQueue.stop();
     await context.database.close();
     context.rateLimitStore?.redis.disconnect();
   };
@@ -225,7 +263,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
     if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
     if (config.paymentWorker) {
-      await startPaymentWorker(context, logger, retryPolicy);
+      worker = await startPaymentWorker(context, logger, retryPolicy);
       // Worker processes also keep the database's growth bounded.
       pruning = schedulePrune(context.database, retentionRules(config.retention), (outcome) =>
         'error' in outcome

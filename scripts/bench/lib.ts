@@ -330,10 +330,15 @@ export function machine() {
 
 /** A database created for this run and dropped with (force) at the end, whatever happened. */
 export class ThrowawayDatabase {
-  readonly name = `bench_${Date.now().toString(36)}_${process.pid}`;
+  readonly name: string;
   readonly url: string;
 
-  constructor(private readonly maintenanceUrl: string) {
+  /** `purpose` tells apart the databases of one run. */
+  constructor(
+    private readonly maintenanceUrl: string,
+    purpose = '',
+  ) {
+    this.name = `bench_${Date.now().toString(36)}_${process.pid}${purpose && `_${purpose}`}`;
     const url = new URL(maintenanceUrl);
     url.pathname = `/${this.name}`;
     this.url = url.toString();

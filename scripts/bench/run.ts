@@ -4,13 +4,16 @@
 // markdown table and writes it to BENCHMARKS.md. Not a test: never part of `npm test`.
 //
 //   npm run bench -- [--duration 10] [--connections 10] [--warmup 2] [--profile] [--no-write] [--only TEXT]
+//                    [--payment-database postgres|embedded]
 //
 // --only runs the scenarios whose label contains TEXT (the callback's half-rate line needs its
 // unique scenario) and leaves BENCHMARKS.md alone: for trying a change, not for the record.
 // --profile runs the measured service under `node --cpu-prof` and keeps the .cpuprofile (its
 // figures are skewed by the profiler, so BENCHMARKS.md is then left alone).
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is used only to create
-// and drop this run's database.
+// and drop this run's databases. The payment request scenarios (payments.ts) run on a service of
+// their own, with its worker, on a database of their own: PostgreSQL, or with --payment-database
+// embedded the embedded database in a fresh DATA_DIR.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +42,7 @@ import {
   ThrowawayDatabase,
   waitFor200,
 } from './lib.js';
+import { measurePayments, PAYMENT_SCENARIOS, paymentLines } from './payments.js';
 import {
   CALLBACK_UNIQUE,
   callbackScenarios,
@@ -59,8 +63,11 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
+    'payment-database': { type: 'string', default: 'postgres' },
   },
 });
+const PAYMENT_DATABASE = options['payment-database'] as 'postgres' | 'embedded';
+if (!['postgres', 'embedded'].includes(PAYMENT_DATABASE)) throw new Error('--payment-database: postgres or embedded');
 const DURATION_S = Number(options.duration);
 const CONNECTIONS = Number(options.connections);
 const WARMUP_S = Number(options.warmup);
@@ -72,7 +79,8 @@ const TARGETS = { coldStartMs: 1500, npmStartMs: 3000, peakRssMb: 200, halfRateP
 const log = (line: string) => console.error(line);
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'partner-bench-'));
 const profileDir = options.profile ? mkdtempSync(path.join(os.tmpdir(), 'partner-bench-profile-')) : null;
-const database = new ThrowawayDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const MAINTENANCE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const database = new ThrowawayDatabase(MAINTENANCE_URL);
 const cleanups: (() => Promise<void>)[] = [];
 
 async function cleanUp(): Promise<void> {
@@ -401,6 +409,7 @@ interface Report {
   coldStart: { readyMs: number; peakRssMb: number };
   halfRate: { rate: number; result: LoadResult };
   postgresVersion: string;
+  payments: string[];
 }
 
 async function describeRun(): Promise<string> {
@@ -480,6 +489,7 @@ async function render(report: Report): Promise<string> {
     `- Peak RSS of the service from its cold start through every scenario: ${peakRssMb.toFixed(0)} MB. Target < ${TARGETS.peakRssMb} MB:`,
     `  ${verdict(peakRssMb < TARGETS.peakRssMb)}.`,
     '',
+    ...report.payments,
     '## How to read it',
     '',
     '- Read the ratios, not the absolute figures: the machine is shared and noisy, so a figure means something only next to',
@@ -504,6 +514,56 @@ async function render(report: Report): Promise<string> {
     '',
   ];
   return lines.join('\n');
+}
+
+/** Payment request worker settings of the delivery scenarios: the defaults, named for the record. */
+const PAYMENT_WORKER_ENV = { PAYMENT_WORKER_CONCURRENCY: '64', PAYMENT_ENDPOINT_CONCURRENCY: '8' };
+
+/** The payment request scenarios selected (--only), on a service and database of their own; their lines. */
+async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const selected = (label: string) => options.only === undefined || label.includes(options.only);
+  if (!Object.values(PAYMENT_SCENARIOS).some(selected)) return [];
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const urls: Urls = {
+    integrations: `http://127.0.0.1:${ports[0]}`,
+    backend: `http://127.0.0.1:${ports[1]}`,
+    admin: `http://127.0.0.1:${ports[2]}`,
+  };
+  const { DATABASE_URL: _shared, ...rest } = env;
+  const paymentEnv: NodeJS.ProcessEnv = {
+    ...rest,
+    ...PAYMENT_WORKER_ENV,
+    INTEGRATIONS_PORT: String(ports[0]),
+    BACKEND_PORT: String(ports[1]),
+    ADMIN_PORT: String(ports[2]),
+    PAYMENT_WORKER: 'true',
+    DATA_DIR: mkdtempSync(path.join(workDir, 'payments-')),
+  };
+  if (PAYMENT_DATABASE === 'postgres') {
+    const own = new ThrowawayDatabase(MAINTENANCE_URL, 'payments');
+    await own.create();
+    cleanups.push(() => own.drop());
+    paymentEnv.DATABASE_URL = own.url;
+  }
+  log(`payment request scenarios (${PAYMENT_DATABASE}): service with its worker`);
+  let service = await startService(paymentEnv, urls, { nodeFlags: [] });
+  const restart = async (worker: boolean) => {
+    await service.stop();
+    service = await startService({ ...paymentEnv, PAYMENT_WORKER: String(worker) }, urls, { nodeFlags: [] });
+  };
+  try {
+    const admin = new AdminClient(urls.admin, String(env.ADMIN_TOKEN));
+    const perEndpoint = Number(PAYMENT_WORKER_ENV.PAYMENT_ENDPOINT_CONCURRENCY);
+    const figures = await measurePayments(admin, workDir, selected, perEndpoint, restart);
+    const settings = Object.entries(PAYMENT_WORKER_ENV)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(', ');
+    const lines = paymentLines(figures, PAYMENT_DATABASE, settings);
+    log(lines.join('\n'));
+    return lines;
+  } finally {
+    await service.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -573,6 +633,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const scenario of scenarios) rows.push(await measure(scenario, service, helpers));
 
+  const payments = await measurePaymentDelivery(env);
+
   const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE);
   const rate = unique && Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
   if (rate) log(`- ${CALLBACK_UNIQUE} at ${rate} req/s`);
@@ -594,6 +656,7 @@ async function main(): Promise<void> {
     coldStart: { readyMs: service.readyMs, peakRssMb: coldPeak },
     halfRate,
     postgresVersion: version,
+    payments,
   });
   console.log(markdown);
   if (!options['no-write'] && !profileDir) {

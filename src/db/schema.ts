@@ -399,3 +399,47 @@ export const refusedNotifications = pgTable(
     index('refused_notifications_received_idx').on(table.receivedAt),
   ],
 );
+
+/**
+ * The circuit breaker of each tenant's payment endpoint (src/payments/breaker.ts): `closed`
+ * (requests flow), `open` (requests wait; one probe at `probe_at`) or `half_open` (the probe is
+ * out). A tenant without a row has never failed.
+ */
+export const paymentEndpointBreakers = pgTable('payment_endpoint_breakers', {
+  tenantId: uuid('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  state: text('state').notNull().default('closed'),
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  /** The wait before the next probe; doubles with each failed probe. */
+  coolDownSeconds: doublePrecision('cool_down_seconds').notNull().default(0),
+  probeAt: timestamp('probe_at', { withTimezone: true }),
+  lastError: text('last_error'),
+  changedAt: timestamp('changed_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Every opening, failed probe and closing of a payment endpoint's breaker. */
+export const paymentEndpointBreakerEvents = pgTable(
+  'payment_endpoint_breaker_events',
+  {
+    id: id(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** `opened`, `probe_failed` or `closed`. */
+    event: text('event').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    consecutiveFailures: integer('consecutive_failures').notNull(),
+    error: text('error'),
+  },
+  (table) => [index('payment_endpoint_breaker_events_tenant_idx').on(table.tenantId, table.at)],
+);
+
+/**
+ * Payment request workers and when each last said it was alive (every second): the active jobs of
+ * one silent for longer are given back to be made again (src/payments/worker.ts).
+ */
+export const paymentWorkers = pgTable('payment_workers', {
+  id: text('id').primaryKey(),
+  seenAt: timestamp('seen_at', { withTimezone: true }).notNull().defaultNow(),
+});

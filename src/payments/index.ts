@@ -1,5 +1,6 @@
 // Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
+export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
   authenticatePartner,
   type CallbackRejection,
@@ -28,6 +29,7 @@ export {
 export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
 export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
 export {
+  type AttemptReport,
   type AttemptResult,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
@@ -62,3 +64,4 @@ export {
   RefusalRecorder,
   type RefusedNotificationRow,
 } from './refusals.js';
+export { PaymentWorker } from './worker.js';

@@ -83,8 +83,8 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
 
 /**
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
- * either enqueues the payment request or, for a tenant without a payment endpoint, records that
- * as a failed delivery attempt (there is nothing to retry). With an `idempotencyKey`, a repeat of
+ * either enqueues the payment request (handed to this process's worker at commit) or, for a tenant
+ * without a payment endpoint, records that as a failed attempt (counted with the worker's). With an `idempotencyKey`, a repeat of
  * the same body within 24 h returns the first invoice instead, and another body is a 409.
  */
 export async function createInvoice(
@@ -100,7 +100,7 @@ export async function createInvoice(
     if (earlier) return { invoice: earlier, replayed: true };
   }
   try {
-    const invoice = await db.transaction(async (tx) => {
+    const { invoice, enqueued } = await db.transaction(async (tx) => {
       const created = await insertInvoice(tx, queue, input, amount);
       if (idempotencyKey) {
         await tx
@@ -110,10 +110,13 @@ export async function createInvoice(
           );
         await tx
           .insert(invoiceIdempotencyKeys)
-          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.id });
+          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.invoice.id });
       }
       return created;
     });
+    // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
+    if (enqueued) queue.announce();
+    else queue.countUnsent(invoice.mode);
     return { invoice, replayed: false };
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
@@ -149,14 +152,14 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
   if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
     await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
-  } else {
-    await tx.insert(paymentDeliveries).values({
-      invoiceId: invoice.id,
-      attempt: 1,
-      error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
-    });
+    return { invoice, enqueued: true };
   }
-  return invoice;
+  await tx.insert(paymentDeliveries).values({
+    invoiceId: invoice.id,
+    attempt: 1,
+    error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
+  });
+  return { invoice, enqueued: false };
 }
 
 export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> {

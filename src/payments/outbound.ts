@@ -6,12 +6,14 @@ import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { and, eq, gte, sql } from 'drizzle-orm';
-import type { Database } from '../db/client.js';
-import { invoices, paymentDeliveries, tenants } from '../db/schema.js';
+import { eq, sql } from 'drizzle-orm';
+import { type Database, rowsOf } from '../db/client.js';
+import { unavailability } from '../db/errors.js';
+import { invoices, paymentDeliveries, paymentEndpointBreakers, tenants } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { paymentEndpointIn, paymentEndpointSecrets } from '../tenants/index.js';
 import { storableStart } from '../text.js';
+import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
 import type { PaymentQueue, PaymentRequestJob } from './queue.js';
 
@@ -47,6 +49,8 @@ export function retryAfterSeconds(header: string | undefined, now = Date.now()):
 
 /** Per-attempt limit on the whole exchange: connect, send, answer. */
 export const REQUEST_TIMEOUT_MS = 15_000;
+/** Default limit on connecting (PAYMENT_CONNECT_TIMEOUT_SECONDS): a host that is down frees its slot fast. */
+export const CONNECT_TIMEOUT_MS = 3000;
 /** More of the endpoint's reply than this is not read (we only want `payment_url`). */
 const MAX_REPLY_BYTES = 64 * 1024;
 /** How much of the reply each recorded attempt keeps, for operators to read. */
@@ -61,10 +65,18 @@ interface EndpointReply {
   body: string;
 }
 
-class TimeoutError extends Error {}
+class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string) {
+function postJson(
+  url: URL,
+  addresses: LookupAddress[],
+  headers: Record<string, string>,
+  body: string,
+  connectTimeoutMs: number,
+) {
   return new Promise<EndpointReply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -76,8 +88,17 @@ function postJson(url: URL, addresses: LookupAddress[], headers: Record<string, 
       () => request.destroy(new TimeoutError(`no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
       REQUEST_TIMEOUT_MS,
     );
+    const connectTimer = setTimeout(
+      () => request.destroy(new TimeoutError(`no connection within ${connectTimeoutMs / 1000} s`)),
+      connectTimeoutMs,
+    );
+    request.on('socket', (socket) => {
+      // TLS included: a host that accepts and never finishes the handshake is as good as down.
+      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+    });
     const fail = (error: Error) => {
       clearTimeout(timer);
+      clearTimeout(connectTimer);
       reject(error);
     };
     request.on('error', fail);
@@ -129,8 +150,17 @@ function paymentUrlOf(replyBody: string): string | null {
   }
 }
 
+/**
+ * How an attempt went, for the duration histogram: answered 2xx, answered otherwise, no answer in
+ * time, no connection, or never sent (nothing to send to or sign with).
+ */
+export type AttemptKind = 'success' | 'http_error' | 'timeout' | 'network_error' | 'not_sent';
+
 /** What one attempt came to. `retryAfter` set means "try again" (subject to the give-up limit). */
 interface AttemptOutcome {
+  kind: AttemptKind;
+  /** What it says of the endpoint, for its breaker; none when nothing was sent. */
+  verdict: EndpointVerdict | null;
   httpStatus: number | null;
   latencyMs: number | null;
   error: string | null;
@@ -139,22 +169,41 @@ interface AttemptOutcome {
   retry?: { retryAfterSeconds: number | null };
 }
 
-interface OutboundDependencies extends SigningDependencies {
+export interface OutboundDependencies extends SigningDependencies {
   queue: PaymentQueue;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
   retryPolicy: RetryPolicy;
+  breakerPolicy: BreakerPolicy;
   log: Logger;
   /** Told how each attempt ended, for the operators' metrics. */
-  onAttempt?: (outcome: AttemptResult, mode: 'live' | 'test') => void;
+  onAttempt?: (report: AttemptReport) => void;
+}
+
+/** An attempt as the metrics see it. */
+export interface AttemptReport {
+  result: AttemptResult;
+  /** The invoice's: test invoices are counted apart. */
+  mode: 'live' | 'test';
+  kind: AttemptKind;
+  /** From start to end of the exchange (0 when nothing was sent). */
+  durationSeconds: number;
+  /** For a first attempt: from the enqueueing (the invoice's transaction) to the attempt's start. */
+  waitedSeconds: number | null;
 }
 
 /** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
 export type AttemptResult = 'delivered' | 'retrying' | 'failed';
 
-async function loadInvoiceWithTenant(db: Database, invoiceId: string) {
+/** The invoice, its tenant, and whether attempt `attempt` (or a later one) is already recorded. */
+async function loadInvoiceWithTenant(db: Database, invoiceId: string, attempt: number) {
   const [found] = await db
-    .select({ invoice: invoices, tenant: tenants })
+    .select({
+      invoice: invoices,
+      tenant: tenants,
+      recorded: sql<boolean>`exists (select 1 from ${paymentDeliveries}
+        where ${paymentDeliveries.invoiceId} = ${invoices.id} and ${paymentDeliveries.attempt} >= ${attempt})`,
+    })
     .from(invoices)
     .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
     .where(eq(invoices.id, invoiceId));
@@ -179,6 +228,8 @@ export interface SigningDependencies {
   db: Database;
   openSecret: (sealed: string) => string;
   allowPrivateEndpoints: boolean;
+  /** PAYMENT_CONNECT_TIMEOUT_SECONDS in ms; CONNECT_TIMEOUT_MS when not given. */
+  connectTimeoutMs?: number;
 }
 
 /** How one signed POST ended: the endpoint's reply, or why there was none. */
@@ -202,7 +253,19 @@ export async function sendSignedMessage(
 ): Promise<SignedExchange> {
   const endpoint = tenant.paymentEndpointUrl;
   if (!endpoint) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
-  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, deps.openSecret);
+  let unreadable: Error | null = null;
+  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, (sealed) => {
+    try {
+      return deps.openSecret(sealed);
+    } catch (error) {
+      // No configured key opens it (SECRET_ENCRYPTION_KEY changed without a rekey): nothing to sign with.
+      unreadable = error as Error;
+      return '';
+    }
+  });
+  if (unreadable) {
+    return { outcome: 'not_sent', error: `payment endpoint secret unreadable: ${(unreadable as Error).message}` };
+  }
   if (secrets.length === 0) return { outcome: 'not_sent', error: 'tenant has no active payment endpoint secret' };
 
   const url = new URL(endpoint);
@@ -221,6 +284,7 @@ export async function sendSignedMessage(
         'webhook-signature': signatureHeader(secrets, messageId, timestamp, body),
       },
       body,
+      deps.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     );
     return { outcome: 'answered', reply, latencyMs: latency() };
   } catch (error) {
@@ -239,18 +303,27 @@ async function attempt(
   invoice: typeof invoices.$inferSelect,
   tenant: typeof tenants.$inferSelect,
 ): Promise<AttemptOutcome> {
+  const endpoint = paymentEndpointIn(tenant, invoice.mode);
+  if (!endpoint) {
+    const error = `tenant has no ${invoice.mode === 'test' ? 'test ' : ''}payment endpoint configured`;
+    return { kind: 'not_sent', verdict: null, httpStatus: null, latencyMs: null, error };
+  }
   const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
   // The same message id on every attempt, so the partner can deduplicate retries.
   const exchange = await sendSignedMessage(
     deps,
-    { id: tenant.id, paymentEndpointUrl: paymentEndpointIn(tenant, invoice.mode) },
+    { id: tenant.id, paymentEndpointUrl: endpoint },
     `msg_${invoice.id}`,
     body,
     'partner-integrations (payment request)',
   );
-  if (exchange.outcome === 'not_sent') return { httpStatus: null, latencyMs: null, error: exchange.error };
+  if (exchange.outcome === 'not_sent') {
+    return { kind: 'not_sent', verdict: null, httpStatus: null, latencyMs: null, error: exchange.error };
+  }
   if (exchange.outcome === 'network_error') {
     return {
+      kind: exchange.error.startsWith('TimeoutError') ? 'timeout' : 'network_error',
+      verdict: 'failing',
       httpStatus: null,
       latencyMs: exchange.latencyMs,
       error: exchange.error,
@@ -259,29 +332,67 @@ async function attempt(
   }
   const { reply, latencyMs } = exchange;
   const outcome = { httpStatus: reply.status, latencyMs, responseBody: replyExcerpt(reply.body) };
-  if (isSuccessStatus(reply.status)) return { ...outcome, error: null, paymentUrl: paymentUrlOf(reply.body) };
+  if (isSuccessStatus(reply.status)) {
+    return { ...outcome, kind: 'success', verdict: 'alive', error: null, paymentUrl: paymentUrlOf(reply.body) };
+  }
   const error = `endpoint answered HTTP ${reply.status}`;
-  if (!isRetryableStatus(reply.status)) return { ...outcome, error };
-  return { ...outcome, error, retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) } };
+  // A refusal (4xx) is an endpoint alive and answering; only what a retry may cure counts as failing.
+  if (!isRetryableStatus(reply.status)) return { ...outcome, kind: 'http_error', verdict: 'alive', error };
+  return {
+    ...outcome,
+    kind: 'http_error',
+    verdict: 'failing',
+    error,
+    retry: { retryAfterSeconds: retryAfterSeconds(reply.retryAfter) },
+  };
+}
+
+/** Seconds until the next attempt, or null when there is none (success, a final answer, or past the give-up). */
+function retryDelay(policy: RetryPolicy, outcome: AttemptOutcome, attemptNumber: number, createdAt: Date) {
+  if (!outcome.retry) return null;
+  const wait = Math.max(backoffSeconds(policy, attemptNumber), outcome.retry.retryAfterSeconds ?? 0);
+  return Date.now() + wait * 1000 <= createdAt.getTime() + policy.giveUpAfterSeconds * 1000 ? wait : null;
+}
+
+/** How long an attempt's recording is tried again while the database is unreachable. */
+const RECORDING_RETRY_MS = 30_000;
+
+/** Runs `record` until it succeeds, trying again while the database is unreachable, up to RECORDING_RETRY_MS. */
+async function recordPatiently<T>(deps: OutboundDependencies, trace: object, record: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RECORDING_RETRY_MS;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      return await record();
+    } catch (error) {
+      if (!unavailability(error) || Date.now() + wait > deadline) {
+        deps.log.error({ ...trace, err: error }, 'payment request attempt not recorded: it will be made again');
+        throw error;
+      }
+      deps.log.warn(
+        { ...trace, err: error },
+        'payment request attempt not recorded yet: database unreachable, trying again',
+      );
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+/** A queued attempt: the job's id and data, and when it was enqueued, when known. */
+export interface PaymentRequestTask {
+  id: string;
+  data: PaymentRequestJob;
+  enqueuedAt?: Date;
 }
 
 /**
  * Handles one queued attempt: calls the endpoint, then, in one transaction, records the attempt,
- * stores `payment_url`, schedules the next attempt if there is one, and completes the job.
+ * stores `payment_url`, updates the endpoint's breaker, schedules the next attempt if there is
+ * one, and completes the job.
  */
-export async function deliverPaymentRequest(
-  deps: OutboundDependencies,
-  job: { id: string; data: PaymentRequestJob },
-): Promise<void> {
+export async function deliverPaymentRequest(deps: OutboundDependencies, job: PaymentRequestTask): Promise<void> {
   const { invoice_id: invoiceId, attempt: attemptNumber } = job.data;
-  const found = await loadInvoiceWithTenant(deps.db, invoiceId);
-  const [alreadyRecorded] = found
-    ? await deps.db
-        .select({ id: paymentDeliveries.id })
-        .from(paymentDeliveries)
-        .where(and(eq(paymentDeliveries.invoiceId, invoiceId), gte(paymentDeliveries.attempt, attemptNumber)))
-        .limit(1)
-    : [];
+  const found = await loadInvoiceWithTenant(deps.db, invoiceId, attemptNumber);
+  const alreadyRecorded = found?.recorded;
   // Nothing to do when the invoice is gone, when this job ran before and only its completion was
   // lost, or when the partner has already reported an outcome (retrying would ask it to collect
   // a payment it has settled).
@@ -295,48 +406,110 @@ export async function deliverPaymentRequest(
     }
     return;
   }
-  const outcome = await attempt(deps, found.invoice, found.tenant);
-  let nextDelay: number | null = null;
-  let error = outcome.error;
-  if (outcome.retry) {
-    const wait = Math.max(backoffSeconds(deps.retryPolicy, attemptNumber), outcome.retry.retryAfterSeconds ?? 0);
-    const giveUpAt = found.invoice.createdAt.getTime() + deps.retryPolicy.giveUpAfterSeconds * 1000;
-    if (Date.now() + wait * 1000 <= giveUpAt) nextDelay = wait;
-  }
-  if (error !== null && nextDelay === null) error = `${error} (final: not retried)`;
+  const startedAt = Date.now();
+  const waitedSeconds =
+    attemptNumber === 1 && job.enqueuedAt ? Math.max(0, startedAt - job.enqueuedAt.getTime()) / 1000 : null;
+  const measured = await attempt(deps, found.invoice, found.tenant);
+  // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
+  const outcome = found.invoice.mode === 'live' ? measured : { ...measured, verdict: null };
+  const nextDelay = retryDelay(deps.retryPolicy, outcome, attemptNumber, found.invoice.createdAt);
+  const error = outcome.error !== null && nextDelay === null ? `${outcome.error} (final: not retried)` : outcome.error;
   const result: AttemptResult = error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying';
 
   const trace = { invoice_id: invoiceId, attempt: attemptNumber };
   // Logged before it is recorded: an attempt the database cannot record (it went away meanwhile)
   // still leaves this line, though the partner will see the request again (same webhook-id).
-  deps.onAttempt?.(result, found.invoice.mode);
+  deps.onAttempt?.({
+    result,
+    mode: found.invoice.mode,
+    kind: outcome.kind,
+    durationSeconds: outcome.kind === 'not_sent' ? 0 : (Date.now() - startedAt) / 1000,
+    waitedSeconds,
+  });
   deps.log.info(
     { ...trace, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
-  try {
-    await deps.db.transaction(async (tx) => {
-      await tx.insert(paymentDeliveries).values({
-        invoiceId,
-        attempt: attemptNumber,
-        httpStatus: outcome.httpStatus,
-        latencyMs: outcome.latencyMs,
-        error,
-        responseBody: outcome.responseBody ?? null,
-        nextRetryAt: nextDelay === null ? null : new Date(Date.now() + nextDelay * 1000),
-      });
-      if (outcome.paymentUrl) {
-        await tx
-          .update(invoices)
-          .set({ paymentUrl: outcome.paymentUrl, updatedAt: sql`now()` })
-          .where(eq(invoices.id, invoiceId));
-      }
-      if (nextDelay !== null)
-        await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
-      await deps.queue.complete(tx, job.id, result);
-    });
-  } catch (recordError) {
-    deps.log.error({ ...trace, err: recordError }, 'payment request attempt not recorded: it will be made again');
-    throw recordError;
+  const tenantId = found.tenant.id;
+  const delivery = {
+    invoiceId,
+    attempt: attemptNumber,
+    httpStatus: outcome.httpStatus,
+    latencyMs: outcome.latencyMs,
+    error,
+    responseBody: outcome.responseBody ?? null,
+  };
+  const change =
+    nextDelay === null
+      ? await recordPatiently(deps, trace, () => recordFinalAttempt(deps, job.id, tenantId, delivery, outcome, result))
+      : await recordPatiently(deps, trace, () =>
+          deps.db.transaction(async (tx) => {
+            await tx
+              .insert(paymentDeliveries)
+              .values({ ...delivery, nextRetryAt: new Date(Date.now() + nextDelay * 1000) });
+            await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+            await deps.queue.complete(tx, job.id, result);
+            return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
+          }),
+        );
+  if (change) logBreakerChange(deps, tenantId, change, outcome.error);
+}
+
+/**
+ * Records an attempt after which none is due, in one statement (the common case, a delivery, costs
+ * one round trip): the attempt, its `payment_url`, the job completed, and a healthy endpoint's
+ * count of failures cleared. The rarer breaker changes (a failure, or a success on an endpoint
+ * whose breaker opened meanwhile) follow in a transaction of their own.
+ */
+async function recordFinalAttempt(
+  deps: OutboundDependencies,
+  jobId: string,
+  tenantId: string,
+  delivery: Omit<typeof paymentDeliveries.$inferInsert, 'nextRetryAt'>,
+  outcome: AttemptOutcome,
+  result: AttemptResult,
+) {
+  const [{ failing }] = rowsOf<{ failing: boolean }>(
+    await deps.db.execute(sql`
+      with attempt as (
+        insert into ${paymentDeliveries} (invoice_id, attempt, http_status, latency_ms, error, response_body)
+        values (${delivery.invoiceId}::uuid, ${delivery.attempt}::int, ${delivery.httpStatus}::int,
+                ${delivery.latencyMs}::int, ${delivery.error}::text, ${delivery.responseBody}::text)
+      ),
+      url as (
+        update ${invoices} set payment_url = ${outcome.paymentUrl ?? null}::text, updated_at = now()
+         where id = ${delivery.invoiceId}::uuid and ${outcome.paymentUrl ?? null}::text is not null
+      ),
+      done as (${deps.queue.completion(jobId, result)}),
+      healthy as (
+        delete from ${paymentEndpointBreakers}
+         where tenant_id = ${tenantId}::uuid and state = 'closed' and ${outcome.verdict === 'alive'}::boolean
+      )
+      select exists (select 1 from ${paymentEndpointBreakers}
+                      where tenant_id = ${tenantId}::uuid and state <> 'closed') as failing`),
+  );
+  const verdict = outcome.verdict;
+  if (verdict === 'failing' || (verdict === 'alive' && failing)) {
+    return deps.db.transaction((tx) => recordVerdict(tx, tenantId, verdict, outcome.error, deps.breakerPolicy));
+  }
+  return null;
+}
+
+function logBreakerChange(
+  deps: OutboundDependencies,
+  tenantId: string,
+  change: NonNullable<Awaited<ReturnType<typeof recordVerdict>>>,
+  error: string | null,
+): void {
+  const trace = { tenant_id: tenantId, consecutive_failures: change.breaker.consecutiveFailures };
+  if (change.event === 'closed') {
+    deps.log.info(trace, 'payment endpoint breaker closed: requests flow again');
+  } else {
+    deps.log.warn(
+      { ...trace, next_probe_in_s: change.breaker.coolDownSeconds, error },
+      change.event === 'opened'
+        ? 'payment endpoint breaker opened: its requests wait for a probe'
+        : 'payment endpoint probe failed: the breaker stays open',
+    );
   }
 }

@@ -33,6 +33,12 @@ async function attemptPending(service: TestService, invoiceId: string): Promise<
   return rows[0].open > 0;
 }
 
+/** Failed live attempts counted in payment_request_attempts_total so far. */
+const failedAttempts = async (service: TestService) =>
+  (await service.context.metrics.paymentRequestAttempts.get()).values.find(
+    ({ labels }) => labels.outcome === 'failed' && labels.mode === 'live',
+  )?.value ?? 0;
+
 const attemptsOver = (service: TestService, invoiceId: string) =>
   waitFor('no attempt due', async () => !(await attemptPending(service, invoiceId)));
 
@@ -191,9 +197,11 @@ describe('outbound payment request', () => {
     }
   });
 
-  it('records a tenant without a payment endpoint as one failed attempt, never retried', async () => {
+  it('records a tenant without a payment endpoint as one failed attempt, never retried, and counts it', async () => {
+    const before = await failedAttempts(service);
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
+    expect(await failedAttempts(service)).toBe(before + 1);
     await attemptsOver(service, invoice.id);
     const shown = await showInvoice(service, invoice.id);
     expect(shown.invoice.status).toBe('pending');
@@ -207,17 +215,43 @@ describe('outbound payment request', () => {
     ]);
   });
 
-  it('logs an attempt the database could not record, before leaving the job to be made again', async () => {
-    // Without an endpoint, the invoice's first attempt is recorded with it, and no job is left.
+  it('records a request it cannot sign (a sealed secret no key opens) as a failed attempt, and counts it', async () => {
+    const tenant = await tenantWithEndpoint('/unsigned', [{ status: 200 }]);
+    await service.context.database.executeSql(
+      `update credentials set sealed_secret = 'v1.not-a-sealed-secret'
+        where tenant_id = $1 and kind = 'payment_endpoint_secret'`,
+      [tenant.tenant.id],
+    );
+    const before = await failedAttempts(service);
+    const invoice = await createInvoice(service, tenant);
+    const shown = await waitFor('the failed attempt', async () => {
+      const current = await showInvoice(service, invoice.id);
+      return current.deliveries.length === 1 && current;
+    });
+    expect(shown.deliveries[0]).toMatchObject({ attempt: 1, http_status: null });
+    expect(shown.deliveries[0].error).toMatch(/^payment endpoint secret unreadable: .* \(final: not retried\)$/);
+    expect(await failedAttempts(service)).toBe(before + 1);
+    expect(partner.received.get('/unsigned')).toEqual([]);
+    // Revoked: a service refuses to start while an active secret opens with none of its keys.
+    await service.context.database.executeSql(
+      `update credentials set revoked_at = now() where tenant_id = $1 and kind = 'payment_endpoint_secret'`,
+      [tenant.tenant.id],
+    );
+  });
+
+  it('records an attempt once the database is back, after logging that it could not yet', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
+    // Without an endpoint, the first attempt is recorded as failed, and no job is left.
+    await attemptsOver(service, invoice.id);
     const url = partner.route('/unrecorded', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
-    // The database goes away while the partner answers: recording the attempt fails.
+    // The database goes away while the partner answers: the first try at recording the attempt fails.
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    let refusals = 1;
     const db = new Proxy(service.context.db, {
       get: (target, property, receiver) =>
-        property === 'transaction'
+        (property === 'transaction' || property === 'execute') && refusals-- > 0
           ? () => Promise.reject(new DrizzleQueryError('insert into payment_deliveries', [], refused))
           : Reflect.get(target, property, receiver),
     });
@@ -230,10 +264,11 @@ describe('outbound payment request', () => {
       notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
       allowPrivateEndpoints: true,
       retryPolicy: DEFAULT_RETRY_POLICY,
+      breakerPolicy: { failures: 5, coolDownSeconds: 1, maxCoolDownSeconds: 1 },
       log,
     };
     const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 } };
-    await expect(deliverPaymentRequest(deps, job)).rejects.toThrow(DrizzleQueryError);
+    await deliverPaymentRequest(deps, job);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({
@@ -243,10 +278,15 @@ describe('outbound payment request', () => {
         http_status: 200,
       }),
       expect.objectContaining({
-        msg: 'payment request attempt not recorded: it will be made again',
+        msg: 'payment request attempt not recorded yet: database unreachable, trying again',
         invoice_id: invoice.id,
         attempt: 2,
       }),
+    ]);
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.deliveries.map(({ attempt, http_status }) => ({ attempt, http_status }))).toEqual([
+      { attempt: 1, http_status: null },
+      { attempt: 2, http_status: 200 },
     ]);
   });
 

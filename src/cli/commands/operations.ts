@@ -140,7 +140,7 @@ export const operationCommands: Command[] = [
           await queue.start((error) => {
             failure ??= error;
           });
-          await queue.stop(0);
+          await queue.stop();
           if (failure) throw failure;
         });
         const rows = Object.values(summary.rows).reduce((sum, count) => sum + count, 0);

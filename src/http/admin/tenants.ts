@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type AppContext, signingDependencies } from '../../context.js';
-import { lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/index.js';
+import { endpointBreaker, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/index.js';
 import {
   BACKEND_SCOPES,
   createTenant,
@@ -20,7 +20,16 @@ import {
 } from '../../tenants/index.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
-import { Credential, credentialView, Ping, pingView, Tenant, tenantView } from './shapes.js';
+import {
+  breakerView,
+  Credential,
+  credentialView,
+  EndpointBreaker,
+  Ping,
+  pingView,
+  Tenant,
+  tenantView,
+} from './shapes.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({
@@ -121,7 +130,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     {
       schema: {
         operationId: 'getTenant',
-        summary: 'A tenant, with the outcome of its latest payment endpoint ping',
+        summary: "A tenant, with its latest payment endpoint ping and its endpoint's circuit breaker",
 
         tags: ['tenants'],
         params: IdParams,
@@ -129,6 +138,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
           200: Type.Object({
             tenant: Tenant,
             last_ping: Type.Union([Ping, Type.Null()], { description: 'The latest ping; null: never pinged' }),
+            payment_endpoint_breaker: EndpointBreaker,
           }),
         },
       },
@@ -136,6 +146,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     async (request) => ({
       tenant: tenantView(await getTenant(db, request.params.id)),
       last_ping: await lastPing(db, request.params.id).then((row) => row && pingView(row)),
+      payment_endpoint_breaker: breakerView(await endpointBreaker(db, request.params.id)),
     }),
   );
 

@@ -33,7 +33,7 @@ async function migrateAndSeed(target: { databaseUrl?: string; dataDir?: string }
       await seedEmptyDatabase(context, createLogger('silent'));
       await context.paymentQueue.start(() => {});
     });
-    await context.paymentQueue.stop(1000);
+    await context.paymentQueue.stop();
   } finally {
     await context.database.close();
   }

@@ -80,6 +80,11 @@ export class PostgresCluster {
     run('pg_ctl', ['-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
   }
 
+  /** An immediate shutdown: every backend killed at once, as in a crash; recovery runs at the next start. */
+  kill(): void {
+    run('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', 'stop']);
+  }
+
   destroy(): void {
     try {
       run('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', 'stop']);

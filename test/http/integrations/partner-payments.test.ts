@@ -72,7 +72,7 @@ beforeAll(async () => {
   [tenant, other] = await Promise.all([modalTenant(), modalTenant()]);
 });
 afterAll(async () => {
-  await service.context.paymentQueue.stop(1000);
+  await service.context.paymentQueue.stop();
   await service.stop();
 });
 

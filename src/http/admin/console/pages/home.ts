@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import {
   ATTEMPT_OUTCOMES,
+  failingEndpoints,
   hourlyPaymentActivity,
   listInvoices,
   NOTIFICATION_OUTCOMES,
@@ -11,6 +12,7 @@ import { hourlyChart } from '../chart.js';
 import { html } from '../html.js';
 import { consoleUrl, page } from '../layout.js';
 import { type ConsoleDependencies, sendPage } from '../respond.js';
+import { failingEndpointsCard } from './breakers.js';
 import { invoiceTable } from './invoices.js';
 
 const LATEST_INVOICES = 8;
@@ -20,17 +22,20 @@ const seriesOf = <Outcome extends string>(outcomes: readonly Outcome[], counts: 
 
 export const homeRoutes: FastifyPluginAsync<ConsoleDependencies> = async (app, { context }) => {
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
-    const [activity, activeTenants, backlog, latest] = [
+    const [activity, activeTenants, backlog, latest, failing] = [
       await hourlyPaymentActivity(context.db),
       await countActiveTenants(context.db),
       await context.paymentQueue.backlog(),
       await listInvoices(context.db, { mode: 'live', limit: LATEST_INVOICES, offset: 0 }),
+      await failingEndpoints(context.db),
     ];
     const content = html`<div class="stats">
 <a class="stat card" href="${consoleUrl('/tenants?active=active')}"><span class="value">${activeTenants}</span><span>tenants active</span></a>
 <a class="stat card" href="${consoleUrl('/invoices?status=pending')}"><span class="value">${backlog.waiting}</span><span>payment requests waiting or pending retry</span></a>
 <div class="stat card"><span class="value">${Math.round(backlog.oldestAgeSeconds / 60)} min</span><span>oldest waiting</span></div>
+<div class="stat card"><span class="value">${failing.length}</span><span>payment endpoints failing (breaker open)</span></div>
 </div>
+${failingEndpointsCard(failing)}
 <div class="charts">
 ${hourlyChart('Payment notifications per hour, last 24 h (UTC)', activity.notifications.hours, seriesOf(NOTIFICATION_OUTCOMES, activity.notifications.counts))}
 ${hourlyChart('Payment request attempts per hour, last 24 h (UTC)', activity.attempts.hours, seriesOf(ATTEMPT_OUTCOMES, activity.attempts.counts))}

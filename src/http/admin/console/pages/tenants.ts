@@ -2,6 +2,7 @@
 // by kind with their last use, issue another secret, revoke one, deactivate or activate.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { type BreakerEventRow, type BreakerRow, endpointBreaker } from '../../../../payments/index.js';
 import {
   type CredentialWithUse,
   createTenant,
@@ -20,6 +21,7 @@ import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenan
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
 import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
+import { breakerCard } from './breakers.js';
 
 export const KIND_LABELS: Record<TenantCredentialKind, string> = {
   sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
@@ -78,7 +80,13 @@ function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
   );
 }
 
-function tenantPage(view: View, tenant: TenantRow, credentials: CredentialWithUse[], gateways: string[]): Html {
+function tenantPage(
+  view: View,
+  tenant: TenantRow,
+  credentials: CredentialWithUse[],
+  gateways: string[],
+  breaker: { breaker: BreakerRow | null; history: BreakerEventRow[] },
+): Html {
   const kinds = TENANT_CREDENTIAL_KINDS.map(
     (kind) => html`<section class="card"><h3>${KIND_LABELS[kind]}</h3>
 ${table(
@@ -129,6 +137,7 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
     { className: 'stack' },
   )}</section>
 </div>
+${breakerCard(breaker.breaker, breaker.history)}
 <h2>Credentials</h2>
 ${kinds}`;
 }
@@ -205,7 +214,12 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
     const view = request.consoleView;
     return sendPage(
       reply,
-      page(view, 'tenants', tenant.name, tenantPage(view, tenant, tenantCredentials, config.supportedGateways)),
+      page(
+        view,
+        'tenants',
+        tenant.name,
+        tenantPage(view, tenant, tenantCredentials, config.supportedGateways, await endpointBreaker(db, tenant.id)),
+      ),
     );
   });
 

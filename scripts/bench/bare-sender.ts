@@ -1,0 +1,48 @@
+// The ceiling of payment request delivery: a bare Node script POSTing the same signed bodies to the
+// same partner endpoint the service's worker sends to, a new connection each (as the worker does),
+// `concurrency` at once. No database, no queue. Prints when each request was sent (epoch ms).
+//   bare-sender.ts <requests.json> <concurrency>   requests.json: [{ url, headers, body }]
+
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+
+const requests = JSON.parse(readFileSync(process.argv[2], 'utf8')) as {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}[];
+const concurrency = Number(process.argv[3]);
+const now = () => performance.timeOrigin + performance.now();
+
+function post(request: (typeof requests)[number]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(request.url, {
+      method: 'POST',
+      headers: {
+        ...request.headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(request.body),
+      },
+      agent: false,
+    });
+    outgoing.on('error', reject);
+    outgoing.on('response', (response) => {
+      response.resume();
+      response.on('end', resolve);
+    });
+    outgoing.end(request.body);
+  });
+}
+
+const sentAt: Record<string, number> = {};
+let next = 0;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (next < requests.length) {
+      const request = requests[next++];
+      sentAt[request.headers['webhook-id']] = now();
+      await post(request);
+    }
+  }),
+);
+process.stdout.write(JSON.stringify(sentAt));
