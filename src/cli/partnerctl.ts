@@ -29,18 +29,24 @@ const serviceCommands: Command[] = [
       );
       // Loaded here, not at the top: client commands start without the service's dependencies.
       const { startService } = await import('../server.js');
-      const service = await startService(config, logger);
+      const starting = startService(config, logger);
       let stopping = false;
+      // Handled from the first moment: the listeners answer before the start has finished (the
+      // payment worker, the prune), and a signal in between must still stop the service cleanly.
       const stop = async (signal: string) => {
         if (stopping) return;
         stopping = true;
         logger.info({ signal }, 'shutting down: finishing in-flight requests');
+        const service = await starting.catch(() => null);
+        // A start that failed ends the process with its own error.
+        if (!service) return;
         await service.close();
         logger.info('stopped');
         process.exit(0);
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
+      await starting;
     },
   },
   {
