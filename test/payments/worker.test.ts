@@ -145,6 +145,12 @@ describe('payment request worker', () => {
       return breaker.state !== 'closed' && breaker;
     });
     expect(opened.history[0]).toMatchObject({ event: 'opened', consecutive_failures: 3 });
+    // The partner sees the same breaker beside its payment request.
+    const partnerView = await fetch(`${service.urls.integrations}/api/v1/payment-requests/${invoices[0].id}/`, {
+      headers: { authorization: `Api-Key ${flaky.credentials.sso_hmac_secret}` },
+    });
+    const { data } = (await partnerView.json()) as { data: { endpoint_breaker: { state: string } | null } };
+    expect(data.endpoint_breaker?.state).not.toBe('closed');
     const metrics = await service.apps.admin!.inject({
       method: 'GET',
       url: '/metrics',

@@ -161,7 +161,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One payment request with every attempt */
+        /** One payment request with every attempt, and the circuit breaker of the endpoint it goes to */
         get: operations["getPaymentRequest"];
         put?: never;
         post?: never;
@@ -2123,6 +2123,21 @@ export interface operations {
                      *               "next_retry_at": "2026-01-15T09:30:45.000Z"
                      *             }
                      *           ]
+                     *         },
+                     *         "endpoint_breaker": {
+                     *           "state": "closed",
+                     *           "consecutive_failures": 1,
+                     *           "next_probe_at": "2026-01-15T09:30:00.000Z",
+                     *           "last_error": "string",
+                     *           "changed_at": "2026-01-15T09:30:00.000Z",
+                     *           "history": [
+                     *             {
+                     *               "event": "opened",
+                     *               "at": "2026-01-15T09:30:00.000Z",
+                     *               "consecutive_failures": 1,
+                     *               "error": "endpoint answered HTTP 503"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "error": null
@@ -2134,6 +2149,34 @@ export interface operations {
                         message: string;
                         data: {
                             payment_request: components["schemas"]["PaymentRequest"];
+                            /** @description The circuit breaker of the tenant's live payment endpoint (test endpoints have none) */
+                            endpoint_breaker: {
+                                /** @description closed: requests flow; open: they wait for a probe; half_open: the probe is under way */
+                                state: "closed" | "open" | "half_open";
+                                consecutive_failures: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 with UTC offset
+                                 */
+                                next_probe_at: string | null;
+                                last_error: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 with UTC offset
+                                 */
+                                changed_at: string | null;
+                                /** @description Latest first */
+                                history: {
+                                    event: "opened" | "probe_failed" | "closed";
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 with UTC offset
+                                     */
+                                    at: string;
+                                    consecutive_failures: number;
+                                    error: string | null;
+                                }[];
+                            } | null;
                         };
                         error: null;
                     };

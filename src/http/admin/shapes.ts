@@ -3,8 +3,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { AuditEventRow } from '../../audit/index.js';
 import {
-  type BreakerEventRow,
-  type BreakerRow,
   type InvoiceRow,
   notAppliedReason,
   type PaymentDeliveryRow,
@@ -213,7 +211,7 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
   };
 }
 
-export { Ping, pingView } from '../shapes/payment-request.js';
+export { breakerView, EndpointBreaker, Ping, pingView } from '../shapes/payment-request.js';
 
 export const AuditEvent = Type.Object({
   id: Uuid,
@@ -250,49 +248,5 @@ export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
     address: row.address,
     request_id: row.requestId,
     operator: row.operatorName === null ? null : { id: row.operatorId, name: row.operatorName },
-  };
-}
-
-export const EndpointBreaker = Type.Object(
-  {
-    state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')], {
-      description: 'closed: requests flow; open: they wait for a probe; half_open: the probe is under way',
-    }),
-    consecutive_failures: Type.Integer(),
-    next_probe_at: Nullable(Timestamp),
-    last_error: Nullable(Type.String()),
-    changed_at: Nullable(Timestamp),
-    history: Type.Array(
-      Type.Object({
-        event: Type.Union([Type.Literal('opened'), Type.Literal('probe_failed'), Type.Literal('closed')]),
-        at: Timestamp,
-        consecutive_failures: Type.Integer(),
-        error: Nullable(Type.String()),
-      }),
-      { description: 'Latest first' },
-    ),
-  },
-  { description: "The circuit breaker of the tenant's payment endpoint" },
-);
-
-export function breakerView({
-  breaker,
-  history,
-}: {
-  breaker: BreakerRow | null;
-  history: BreakerEventRow[];
-}): Static<typeof EndpointBreaker> {
-  return {
-    state: (breaker?.state ?? 'closed') as Static<typeof EndpointBreaker>['state'],
-    consecutive_failures: breaker?.consecutiveFailures ?? 0,
-    next_probe_at: breaker && breaker.state !== 'closed' ? (breaker.probeAt?.toISOString() ?? null) : null,
-    last_error: breaker?.lastError ?? null,
-    changed_at: breaker?.changedAt.toISOString() ?? null,
-    history: history.map((row) => ({
-      event: row.event as Static<typeof EndpointBreaker>['history'][number]['event'],
-      at: row.at.toISOString(),
-      consecutive_failures: row.consecutiveFailures,
-      error: row.error,
-    })),
   };
 }

@@ -10,6 +10,7 @@ import { type AppContext, signingDependencies } from '../../context.js';
 import { AppError, conflict, ErrorCode, notFound } from '../../errors.js';
 import {
   createInvoice,
+  endpointBreaker,
   getPaymentRequest,
   listNotificationLog,
   listPaymentRequests,
@@ -23,7 +24,9 @@ import {
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
 import { Nullable, Uuid } from '../schemas.js';
 import {
+  breakerView,
   CurrencyCode,
+  EndpointBreaker,
   InvoiceAmount,
   PaymentNotification,
   PaymentRequest,
@@ -100,15 +103,28 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
       schema: {
         operationId: 'getPaymentRequest',
         tags,
-        summary: 'One payment request with every attempt',
+        summary: 'One payment request with every attempt, and the circuit breaker of the endpoint it goes to',
         params: InvoiceIdParams,
-        response: { 200: Envelope(Type.Object({ payment_request: PaymentRequestRef })), ...ERROR_RESPONSES },
+        response: {
+          200: Envelope(
+            Type.Object({
+              payment_request: PaymentRequestRef,
+              // null for a test invoice: test endpoints have no breaker.
+              endpoint_breaker: Nullable(EndpointBreaker),
+            }),
+          ),
+          ...ERROR_RESPONSES,
+        },
       },
     },
     async (request) => {
       const invoiceId = resourceId(request.params.invoice_id, 'Payment request');
-      const found = await getPaymentRequest(db, scopeOf(request), invoiceId);
-      return ok('Payment request.', { payment_request: paymentRequestView(found) });
+      const scope = scopeOf(request);
+      const found = await getPaymentRequest(db, scope, invoiceId);
+      return ok('Payment request.', {
+        payment_request: paymentRequestView(found),
+        endpoint_breaker: found.invoice.mode === 'live' ? breakerView(await endpointBreaker(db, scope.tenantId)) : null,
+      });
     },
   );
 

@@ -3,6 +3,8 @@
 // mapping from the domain's rows.
 import { type Static, Type } from '@sinclair/typebox';
 import {
+  type BreakerEventRow,
+  type BreakerRow,
   type EndpointPingRow,
   isSuccessStatus,
   NOTIFICATION_LOG_OUTCOMES,
@@ -222,5 +224,49 @@ export function pingView(row: EndpointPingRow): Static<typeof Ping> {
     http_status: row.httpStatus,
     latency_ms: row.latencyMs,
     error: row.error,
+  };
+}
+
+export const EndpointBreaker = Type.Object(
+  {
+    state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')], {
+      description: 'closed: requests flow; open: they wait for a probe; half_open: the probe is under way',
+    }),
+    consecutive_failures: Type.Integer(),
+    next_probe_at: Nullable(Timestamp),
+    last_error: Nullable(Type.String()),
+    changed_at: Nullable(Timestamp),
+    history: Type.Array(
+      Type.Object({
+        event: Type.Union([Type.Literal('opened'), Type.Literal('probe_failed'), Type.Literal('closed')]),
+        at: Timestamp,
+        consecutive_failures: Type.Integer(),
+        error: Nullable(Type.String()),
+      }),
+      { description: 'Latest first' },
+    ),
+  },
+  { description: "The circuit breaker of the tenant's live payment endpoint (test endpoints have none)" },
+);
+
+export function breakerView({
+  breaker,
+  history,
+}: {
+  breaker: BreakerRow | null;
+  history: BreakerEventRow[];
+}): Static<typeof EndpointBreaker> {
+  return {
+    state: (breaker?.state ?? 'closed') as Static<typeof EndpointBreaker>['state'],
+    consecutive_failures: breaker?.consecutiveFailures ?? 0,
+    next_probe_at: breaker && breaker.state !== 'closed' ? (breaker.probeAt?.toISOString() ?? null) : null,
+    last_error: breaker?.lastError ?? null,
+    changed_at: breaker?.changedAt.toISOString() ?? null,
+    history: history.map((row) => ({
+      event: row.event as Static<typeof EndpointBreaker>['history'][number]['event'],
+      at: row.at.toISOString(),
+      consecutive_failures: row.consecutiveFailures,
+      error: row.error,
+    })),
   };
 }
