@@ -537,8 +537,11 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]>
     BACKEND_PORT: String(ports[1]),
     ADMIN_PORT: String(ports[2]),
     PAYMENT_WORKER: 'true',
-    DATA_DIR: mkdtempSync(path.join(workDir, 'payments-')),
+    // Directly in the temporary directory: as root the embedded server runs as `postgres`, who
+    // must reach DATA_DIR, and the bench's own directory is private.
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'partner-bench-payments-')),
   };
+  cleanups.push(async () => rmSync(paymentEnv.DATA_DIR!, { recursive: true, force: true }));
   if (PAYMENT_DATABASE === 'postgres') {
     const own = new ThrowawayDatabase(MAINTENANCE_URL, 'payments');
     await own.create();
