@@ -15,8 +15,11 @@ import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -24,6 +27,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
@@ -95,6 +99,48 @@ async function binaries(): Promise<Binaries> {
     );
   }
   return { initdb: bin('initdb'), postgres: bin('postgres') };
+}
+
+/** Every directory from `dir` up to the root lets others through (the server's user is another). */
+function traversableByOthers(dir: string): boolean {
+  for (let current = dir; ; current = path.dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false;
+    if (current === path.dirname(current)) return true;
+  }
+}
+
+/**
+ * Binaries the server's user can run. As root the server runs as `postgres`, who cannot reach a
+ * node_modules below a private directory (a checkout in /root, a mktemp directory): the binaries
+ * are then copied once into a directory of root's own in the temporary directory, kept per
+ * package version and reused; one that is not root's own and private to writes is never used.
+ */
+function reachableBinaries(bin: Binaries): Binaries {
+  const native = path.dirname(path.dirname(bin.postgres));
+  if (traversableByOthers(path.dirname(bin.postgres))) return bin;
+  const { version } = JSON.parse(readFileSync(path.join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const cache = path.join(tmpdir(), `partner-integrations-postgresql-${version}`);
+  const copyIn = (dir: string) => ({
+    initdb: path.join(dir, 'bin', 'initdb'),
+    postgres: path.join(dir, 'bin', 'postgres'),
+  });
+  const trusted = (dir: string) => {
+    const stat = lstatSync(dir, { throwIfNoEntry: false });
+    return (
+      stat?.isDirectory() && stat.uid === 0 && (stat.mode & 0o022) === 0 && existsSync(path.join(dir, '.complete'))
+    );
+  };
+  if (trusted(cache)) return copyIn(cache);
+  const fresh = mkdtempSync(path.join(tmpdir(), 'partner-integrations-postgresql-'));
+  cpSync(native, fresh, { recursive: true, verbatimSymlinks: true });
+  writeFileSync(path.join(fresh, '.complete'), version);
+  chmodSync(fresh, 0o755);
+  try {
+    if (!existsSync(cache)) renameSync(fresh, cache);
+  } catch {
+    // Another start put one in place first: this one serves as it is.
+  }
+  return trusted(cache) ? copyIn(cache) : copyIn(fresh);
 }
 
 /** The user the server runs as, when not this process's. */
@@ -272,8 +318,8 @@ export async function startEmbeddedServer(dataDir: string, logger: Logger): Prom
       `DATA_DIR ${dataDir} is too long a path for the embedded server's socket (${socket}): use a shorter DATA_DIR`,
     );
   }
-  const bin = await binaries();
   const identity = serverIdentity();
+  const bin = identity ? reachableBinaries(await binaries()) : await binaries();
   const lock = await acquireDataDirLock(dataDir);
   try {
     const password = passwordIn(dataDir);
