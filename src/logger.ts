@@ -71,8 +71,11 @@ export function loggableUrl(url: string): string {
 }
 const CREDENTIAL_PARAMETER =
   /([?&][^=&]*(?:key|token|secret|password|passwd|auth|signature|sig|session|credential)[^=&]*=)[^&#]*/gi;
-/** Our keys' and signing secrets' prefixes (`pis_<kind>_`, `whsec_`) and what follows, to a separator. */
-const OUR_CREDENTIAL = /(?<![a-z0-9])(?:pis|whsec)(?:_|%5f)[^/?&#=;,\s]*/gi;
+/**
+ * Our keys (`pis_<kind>_` and what follows, to a separator) and signing secrets (`whsec_` and its
+ * base64, whose alphabet holds `/`, `+` and `=`, percent-encoded or not).
+ */
+const OUR_CREDENTIAL = /(?<![a-z0-9])(?:pis(?:_|%5f)[^/?&#=;,\s]*|whsec(?:_|%5f)[a-z0-9+/=%]*)/gi;
 
 /** A URL with its password masked, for messages: `postgres://app:***@db/app`. */
 export function maskPassword(text: string): string {

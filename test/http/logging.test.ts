@@ -53,4 +53,19 @@ describe('request logs', () => {
     }
     expect(logged[0].url).toBe('/api/v1/countries/[redacted]/?x=[redacted]');
   });
+
+  it('redact a signing secret whole, its base64 slashes, pluses and padding included', async () => {
+    const secret = 'whsec_Ab/9+cD/ef+GhIj0KlMn/oPqRsTuVwXyZ012345678=';
+    for (const url of [
+      `/api/v1/countries/?note=${secret}&limit=1`,
+      `/api/v1/countries/?q=${encodeURIComponent(secret)}`,
+    ]) {
+      await fetch(`${service.urls.integrations}${url}`, { headers: { 'x-request-id': 'trace-whsec' } });
+    }
+    const logged = lines.map((line) => JSON.parse(line)).filter((record) => record.request_id === 'trace-whsec');
+    expect(logged.map((record) => record.url)).toEqual([
+      '/api/v1/countries/?note=[redacted]&limit=1',
+      '/api/v1/countries/?q=[redacted]',
+    ]);
+  });
 });
