@@ -7,7 +7,7 @@ import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'f
 import { inject } from 'vitest';
 import { type ListenerName, loadConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { tenantView } from '../../src/http/admin/shapes.js';
+import { tenantView } from '../../src/http/admin/tenants.js';
 import type { HostApp } from '../../src/http/host.js';
 import { createLogger } from '../../src/logger.js';
 import { freePort, HOST_BUILDERS, openContext } from '../../src/server.js';
