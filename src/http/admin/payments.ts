@@ -26,7 +26,7 @@ import {
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
-import { CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
+import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
 
 export const Invoice = Type.Object({
@@ -153,17 +153,9 @@ export const Delivery = Type.Object({
   ),
 });
 
+/** The attempt as partners see it (`attemptView`), with its id. */
 export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
-  return {
-    id: row.id,
-    attempt: row.attempt,
-    attempted_at: row.attemptedAt.toISOString(),
-    http_status: row.httpStatus,
-    latency_ms: row.latencyMs,
-    error: row.error,
-    response_body: row.responseBody,
-    next_retry_at: isoOrNull(row.nextRetryAt),
-  };
+  return { id: row.id, ...attemptView(row) };
 }
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
