@@ -1,5 +1,6 @@
 // What every host and worker is given: validated configuration, the database, the secret box,
-// the payment request queue, the metrics and, when configured, Redis.
+// the payment request queue, the metrics and, when configured, Redis. Opened once (openContext),
+// complete, and never changed after.
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
@@ -8,26 +9,26 @@ import type { RateLimitStore } from './rate-limit-store.js';
 import type { SecretBox } from './tenants/index.js';
 
 interface PublicUrls {
-  integrations: string;
-  backend: string;
+  readonly integrations: string;
+  readonly backend: string;
 }
 
 export interface AppContext {
-  config: Config;
-  database: DatabaseHandle;
-  db: Database;
-  secretBox: SecretBox;
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  readonly db: Database;
+  readonly secretBox: SecretBox;
   /** Created with the context, started by startService: invoice creation enqueues on it. */
-  paymentQueue: PaymentQueue;
-  metrics: Metrics;
+  readonly paymentQueue: PaymentQueue;
+  readonly metrics: Metrics;
   /**
    * Where partners reach each public host: INTEGRATIONS_PUBLIC_URL and BACKEND_PUBLIC_URL, else the
    * listener's own loopback address. Links and flag URLs are built from these, never from a request's
    * Host header, which the client chooses.
    */
-  publicUrls: PublicUrls;
+  readonly publicUrls: PublicUrls;
   /** Shared rate-limit counters in Redis (REDIS_URL); null keeps them in this process. */
-  rateLimitStore: RateLimitStore | null;
+  readonly rateLimitStore: RateLimitStore | null;
 }
 
 /** What signing and sending to a tenant's payment endpoint needs (payment requests and pings). */

@@ -1,6 +1,7 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
@@ -20,7 +21,6 @@ import { buildBackendApp } from './http/backend/app.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
-import type { Logger } from './logger.js';
 import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
@@ -59,9 +59,49 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
+/**
+ * The base URL of a listener, from its configuration as `listenerUrl` makes it from the socket:
+ * loopback for "every address" (and for localhost), an IPv6 address in brackets.
+ */
+function listenerBaseUrl({ host, port }: ListenerConfig): string {
+  const address = ['0.0.0.0', '::', 'localhost'].includes(host) ? '127.0.0.1' : host;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
 
-export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
+/** Where partners reach `name`: its public URL when configured, else its listener (the default port's when it has none). */
+function publicUrl(config: Config, name: 'integrations' | 'backend', configured: string | null): string {
+  return configured ?? listenerBaseUrl(config.listeners[name] ?? { host: '127.0.0.1', port: DEFAULT_PORTS[name] });
+}
+
+/**
+ * A free port on `host`, asked of the system by listening on port 0 for a moment. Listeners
+ * configured with port 0 get theirs this way before anything is built, so that their URLs are known
+ * from the start; another process taking the port in between makes the start fail (EADDRINUSE).
+ */
+export async function freePort(host: string): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** `config` with every listener's port 0 replaced by a free port. */
+async function withFreePorts(config: Config): Promise<Config> {
+  const listeners: Config['listeners'] = {};
+  for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
+    listeners[name] = listener.port === 0 ? { ...listener, port: await freePort(listener.host) } : listener;
+  }
+  return { ...config, listeners };
+}
+
+/**
+ * The context every host and worker of a process is given, complete: nothing in it changes once
+ * opened. A serving process (startService) also shares the rate-limit counters in Redis when
+ * REDIS_URL is set; its logger hears of the database and of Redis.
+ */
+export async function openContext(config: Config, serving?: { logger: FastifyBaseLogger }): Promise<AppContext> {
+  const logger = serving?.logger;
   const database = await openDatabase({ ...config, logger });
   const metrics = new Metrics({
     paymentBacklog: () => paymentQueue.backlog(),
@@ -82,12 +122,11 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
     secretBox: secretBoxFor(config.secretEncryptionKey, config.previousSecretEncryptionKeys, config.dataDir),
     paymentQueue,
     publicUrls: {
-      integrations:
-        config.integrationsPublicUrl ?? loopbackUrl(config.listeners.integrations?.port ?? DEFAULT_PORTS.integrations),
-      backend: config.backendPublicUrl ?? loopbackUrl(config.listeners.backend?.port ?? DEFAULT_PORTS.backend),
+      integrations: publicUrl(config, 'integrations', config.integrationsPublicUrl),
+      backend: publicUrl(config, 'backend', config.backendPublicUrl),
     },
     metrics,
-    rateLimitStore: null,
+    rateLimitStore: serving && config.redisUrl ? connectRedis(config.redisUrl, metrics, serving.logger) : null,
   };
 }
 
@@ -231,8 +270,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     );
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
-  const context = await openContext(config, logger);
-  if (config.redisUrl) context.rateLimitStore = connectRedis(config.redisUrl, context.metrics, logger);
+  const context = await openContext(await withFreePorts(config), { logger });
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   let worker: PaymentWorker | undefined;
@@ -254,14 +292,11 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
     await checkSealedSecrets(context);
-    for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
+    for (const [name, listener] of Object.entries(context.config.listeners) as [ListenerName, ListenerConfig][]) {
       apps[name] = await HOST_BUILDERS[name](context, logger);
       urls[name] = await listen(apps[name], listener);
       logger.info({ listener: name, host: listener.host }, `${name} listener on ${urls[name]}`);
     }
-    // Port 0 picks a free port: the default public URL is the one actually listening.
-    if (urls.integrations && !config.integrationsPublicUrl) context.publicUrls.integrations = urls.integrations;
-    if (urls.backend && !config.backendPublicUrl) context.publicUrls.backend = urls.backend;
     if (config.paymentWorker) {
       worker = await startPaymentWorker(context, logger, retryPolicy);
       // Worker processes also keep the database's growth bounded.

@@ -11,7 +11,7 @@ const [port, tenantId] = process.argv.slice(2);
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });
 const plans = JSON.stringify(plannedMoves('paid'));
 // As many connections as the service's pool: one statement per callback, ten under way.
-const lane = database.lane(10);
+const connections = database.dedicatedConnections(10);
 let requests = 0;
 const server = createServer((req, res) => {
   let body = '';
@@ -22,7 +22,7 @@ const server = createServer((req, res) => {
   req.on('end', async () => {
     if (req.method !== 'POST') return void res.end('ok');
     const { invoice_id, transaction_id, status, amount, currency, gateway } = JSON.parse(body);
-    const [row] = await lane.query<{ stored: boolean }>(RECEIVE_STATEMENT, [
+    const [row] = await connections.query<{ stored: boolean }>(RECEIVE_STATEMENT, [
       tenantId,
       invoice_id,
       transaction_id,

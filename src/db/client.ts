@@ -4,7 +4,7 @@
 import { statfsSync } from 'node:fs';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { startEmbeddedServer } from './embedded-server.js';
@@ -18,6 +18,10 @@ export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
+/** postgres.js itself, as the handle configures it: money (numeric) stays text. */
+type Sql = postgres.Sql<{ numeric: string }>;
+export type TransactionSql = postgres.TransactionSql<{ numeric: string }>;
+type Parameters = postgres.ParameterOrJSON<string>[];
 
 /** Rows of `db.execute`: postgres.js returns them as an array. */
 export function rowsOf<T>(result: unknown): T[] {
@@ -31,16 +35,26 @@ export interface DatabaseHandle {
    * server: migrateDatabase runs it once the migrations have made the schema.
    */
   movePgliteData?: () => Promise<void>;
-  /** Runs raw SQL with $1.. parameters on the shared connection(s); the shape pg-boss expects. */
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   /**
-   * `connections` of their own, apart from the pool, for the hottest statements (the payment
-   * callback's). The pool hands out the connection idle the longest, so a statement sent through
-   * it visits every backend in turn, each cold; a lane keeps to the same few, warm (measured:
-   * callbacks at 73% of the pgbench ceiling on a fresh pool, 63% once all ten connections had been
-   * opened). Closed with the handle.
+   * Runs raw SQL with $1.. parameters, for statements Drizzle does not build (pg-boss's, scripts):
+   * on the pool, or inside `transaction` (one `db.transaction` handed out) when given. Text
+   * without parameters may hold several statements, sent in one round trip; on the pool, text
+   * opening with BEGIN runs on a connection reserved for it (postgres.js refuses BEGIN on a pool).
+   * The rows, as pg-boss expects them; a script's are the rows of each statement.
    */
-  lane(connections: number): StatementLane;
+  executeSql(text: string, values?: unknown[], transaction?: Transaction): Promise<{ rows: any[] }>;
+  /**
+   * Runs `task` in a transaction of postgres.js itself, opened with `options` (such as 'isolation
+   * level repeatable read read only'), for what Drizzle does not do: COPY streams and cursors.
+   */
+  driverTransaction<T>(options: string, task: (tx: TransactionSql) => Promise<T>): Promise<T>;
+  /**
+   * `count` connections of their own, apart from the pool, for the hottest statements (the payment
+   * callback's). The pool hands out the connection idle the longest, so a statement sent through
+   * it visits every backend in turn, each cold; dedicated connections keep it on the same few,
+   * warm. Closed with the handle.
+   */
+  dedicatedConnections(count: number): DedicatedConnections;
   /**
    * Calls `onNotify` for every NOTIFY on `channel` from any process, and `onListen` each time the
    * listening (re)starts, when notifications may have been missed.
@@ -58,7 +72,7 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export interface StatementLane {
+export interface DedicatedConnections {
   /** Its connections: statements under way at once. */
   size: number;
   /** The rows of one statement with $1.. parameters, kept prepared: Drizzle would build it again on every call. */
@@ -70,17 +84,33 @@ export interface StatementLane {
  * and the last one refused for lack of disk space.
  */
 class QueryTracker {
-  count = 0;
+  private count = 0;
   private diskFull: { error: DatabaseUnavailableError; at: number } | null = null;
 
-  /** Connections: the pool's and every lane's. */
+  /** Connections: the pool's and every set of dedicated ones. */
   constructor(public size: number) {}
+
+  /**
+   * Counts `work` from now until it settles. Waiting on a postgres.js query is what sends it, at the
+   * next tick: a `.values()` the caller chains on it before then still applies.
+   */
+  track<T extends PromiseLike<unknown>>(work: T): T {
+    this.count++;
+    work.then(
+      () => this.count--,
+      (error) => {
+        this.count--;
+        this.failed(error);
+      },
+    );
+    return work;
+  }
 
   statistics() {
     return { size: this.size, inUse: Math.min(this.count, this.size), waiting: Math.max(0, this.count - this.size) };
   }
 
-  failed(error: unknown): void {
+  private failed(error: unknown): void {
     const cause = unavailability(error);
     if (cause?.reason === 'disk_full') this.diskFull = { error: cause, at: Date.now() };
   }
@@ -121,45 +151,51 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
 }
 
 /**
- * `target` with the methods named counted in `inFlight` from the moment their result is awaited
- * until it settles. postgres.js queries are lazy: they run when first awaited, and callers may
- * still chain `.values()` on them before, so the result itself is handed back, its `then` wrapped.
+ * The driver as Drizzle sees it: drizzle-orm/postgres-js calls `unsafe` for every statement
+ * (chaining `.values()` when it wants rows as arrays), `begin` for a transaction on the pool,
+ * `savepoint` for one inside a transaction, and sets its parsers on `options` once. Two things are
+ * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
+ * unnamed statements unless a query is built with `.prepare(name)`, and an unnamed statement with
+ * parameters costs postgres.js a describe round trip before each execution, so the hot paths would
+ * wait on PostgreSQL twice per query. And on the pool, each statement and transaction is counted
+ * while under way (`tracker`); inside a transaction it is null, the transaction being counted whole.
  */
-function counting<T extends object>(target: T, methods: readonly string[], inFlight: QueryTracker): T {
-  return new Proxy(target, {
-    get(object, property) {
-      const value = Reflect.get(object, property);
-      if (typeof property !== 'string' || !methods.includes(property) || typeof value !== 'function') return value;
-      return (...args: unknown[]) => countedWhenAwaited(value.apply(object, args), inFlight);
-    },
-  });
+class DrizzleDriver {
+  constructor(
+    private readonly sql: Sql | TransactionSql,
+    private readonly tracker: QueryTracker | null,
+  ) {}
+
+  /** Read on the pool's driver only, when Drizzle is built on it. */
+  get options(): Sql['options'] {
+    return (this.sql as Sql).options;
+  }
+
+  unsafe(text: string, parameters?: Parameters, options?: postgres.UnsafeQueryOptions) {
+    const query = this.sql.unsafe(text, parameters, { ...options, prepare: true });
+    return this.tracker ? this.tracker.track(query) : query;
+  }
+
+  /** Called on the pool's driver only. */
+  begin<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
+    const transaction = (this.sql as Sql).begin((tx) => task(new DrizzleDriver(tx, null))) as Promise<T>;
+    return this.tracker ? this.tracker.track(transaction) : transaction;
+  }
+
+  /** Called inside a transaction only. */
+  savepoint<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
+    return (this.sql as TransactionSql).savepoint((tx) => task(new DrizzleDriver(tx, null))) as Promise<T>;
+  }
 }
 
-function countedWhenAwaited<R>(result: R, inFlight: QueryTracker): R {
-  if (!(result instanceof Promise)) return result;
-  const then = result.then;
-  let counted = false;
-  // biome-ignore lint/suspicious/noThenProperty: wrapping the query's own then is the point.
-  result.then = function (this: Promise<unknown>, onFulfilled, onRejected) {
-    if (counted) return then.call(this, onFulfilled, onRejected);
-    counted = true;
-    inFlight.count++;
-    const settled = () => inFlight.count--;
-    return then.call(
-      this,
-      (value) => {
-        settled();
-        return onFulfilled ? onFulfilled(value) : value;
-      },
-      (error) => {
-        settled();
-        inFlight.failed(error);
-        if (onRejected) return onRejected(error);
-        throw error;
-      },
-    );
-  } as typeof result.then;
-  return result;
+/**
+ * The driver a transaction of the handle's `db` runs on: drizzle-orm/postgres-js keeps it as the
+ * client of the transaction's session, both declared in its types; the checks make sure it is ours.
+ */
+function driverOf(transaction: Transaction): DrizzleDriver {
+  const { session } = transaction._;
+  if (session instanceof PostgresJsSession && session.client instanceof DrizzleDriver) return session.client;
+  throw new TypeError('not a transaction of this database handle');
 }
 
 interface DatabaseOptions {
@@ -225,8 +261,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   };
   const connection = postgresConnection(databaseUrl);
-  const client = postgres(connection.url, { ...options, path: connection.path, max: poolSize });
-  const lanes: postgres.Sql<{ numeric: string }>[] = [];
+  const client: Sql = postgres(connection.url, { ...options, path: connection.path, max: poolSize });
   try {
     // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
     for (let attempt = 1; ; attempt++) {
@@ -245,25 +280,38 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
     throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
   }
   const inFlight = new QueryTracker(poolSize);
-  const counted = counting(client, ['begin', 'unsafe'], inFlight);
-  const db = drizzlePostgres(preparingStatements(counted), { schema }) as unknown as Database;
+  // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
+  const db = drizzlePostgres(new DrizzleDriver(client, inFlight) as unknown as Sql, { schema }) as unknown as Database;
+  const dedicated: Sql[] = [];
   return {
     db,
-    async executeSql(text, values = []) {
-      const rows = await counted.unsafe(text, values as never[]);
-      return { rows: [...rows] };
+    async executeSql(text, values = [], transaction) {
+      if (transaction) return { rows: [...(await driverOf(transaction).unsafe(text, values as Parameters))] };
+      if (values.length === 0 && /^\s*BEGIN\b/i.test(text)) {
+        const connection = await client.reserve();
+        try {
+          return { rows: [...(await inFlight.track(connection.unsafe(text)))] };
+        } finally {
+          connection.release();
+        }
+      }
+      return { rows: [...(await inFlight.track(client.unsafe(text, values as Parameters)))] };
     },
-    lane(connections) {
-      const lane = postgres(connection.url, { ...options, path: connection.path, max: connections });
+    driverTransaction<T>(options: string, task: (tx: TransactionSql) => Promise<T>) {
+      return inFlight.track(client.begin(options, task) as Promise<T>);
+    },
+    dedicatedConnections(count) {
+      const connections: Sql = postgres(connection.url, { ...options, path: connection.path, max: count });
       // JSON parameters go as the text they are given in, as on the pool, where Drizzle sets the same.
-      for (const type of [114, 3802]) lane.options.serializers[type] = (text: string) => text;
-      lanes.push(lane);
-      inFlight.size += connections;
-      const countedLane = counting(lane, ['unsafe'], inFlight);
+      for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
+      dedicated.push(connections);
+      inFlight.size += count;
       return {
-        size: connections,
+        size: count,
         async query<T>(text: string, values: unknown[]) {
-          return (await countedLane.unsafe(text, values as never[], { prepare: true })) as unknown as T[];
+          return (await inFlight.track(
+            connections.unsafe(text, values as Parameters, { prepare: true }),
+          )) as unknown as T[];
         },
       };
     },
@@ -293,36 +341,12 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
     poolStatistics: () => inFlight.statistics(),
     async close() {
       try {
-        await Promise.all([client, ...lanes].map((each) => each.end({ timeout: 5 })));
+        await Promise.all([client, ...dedicated].map((each) => each.end({ timeout: 5 })));
       } finally {
         await embedded?.stop();
       }
     },
   };
-}
-
-/**
- * The client as Drizzle should see it: every statement named and kept prepared on its connection.
- * Drizzle sends unnamed statements unless a query is built with `.prepare(name)`, and an unnamed
- * statement with parameters costs postgres.js a describe round trip before each execution: the
- * hot paths would wait on PostgreSQL twice per query. Transactions get the same treatment.
- */
-function preparingStatements<T extends postgres.Sql | postgres.TransactionSql>(sql: T): T {
-  return new Proxy(sql, {
-    get(target, property) {
-      if (property === 'unsafe') {
-        return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) =>
-          target.unsafe(query, parameters, { ...options, prepare: true });
-      }
-      if (property === 'begin') {
-        return (...args: unknown[]) => {
-          const transaction = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          return (target as postgres.Sql).begin(...(args as []), (tx) => transaction(preparingStatements(tx)));
-        };
-      }
-      return Reflect.get(target, property);
-    },
-  });
 }
 
 /** DATA_DIR's device nearly full, as an unavailability, or null while it has room. */

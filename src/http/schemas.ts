@@ -5,6 +5,8 @@ import { ErrorCode } from '../errors.js';
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const IdParams = Type.Object({ id: Uuid });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 with UTC offset' });
+/** A nullable date as a Timestamp. */
+export const isoOrNull = (date: Date | null) => date?.toISOString() ?? null;
 
 /**
  * The schema or null. A schema of one `type` becomes `type: [type, "null"]`, which the response

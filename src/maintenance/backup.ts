@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { DatabaseHandle } from '../db/client.js';
+import type { DatabaseHandle, TransactionSql } from '../db/client.js';
 import { migrationsDir } from '../paths.js';
 
 export const BACKUP_FORMAT = 'partner-integrations-backup';
@@ -47,28 +47,6 @@ export interface BackupSummary {
 
 export class BackupError extends Error {}
 
-/** The postgres.js client of the handle: COPY streams need it (PGlite has none). */
-interface CopyClient {
-  begin<T>(options: string, task: (tx: CopySql) => Promise<T>): Promise<T>;
-}
-interface CopySql {
-  unsafe(
-    text: string,
-    values?: unknown[],
-  ): Promise<any[]> & {
-    writable(): Promise<Writable>;
-    values(): { cursor(rows: number): AsyncIterable<unknown[][]> };
-  };
-}
-
-function copyClient(handle: DatabaseHandle): CopyClient {
-  const client = (handle.db as unknown as { $client?: Partial<CopyClient> }).$client;
-  if (typeof client?.begin !== 'function') {
-    throw new BackupError('online backups need a PostgreSQL server (the embedded server or DATABASE_URL)');
-  }
-  return client as CopyClient;
-}
-
 /** Rows fetched at a time by the backup's cursors. */
 const ROWS_PER_READ = 1000;
 
@@ -95,7 +73,7 @@ const QUEUED_JOBS = { table: 'pgboss.job', where: "where state in ('created', 'r
  * The public schema's tables, each after every table it references (foreign keys), so that a
  * restore loading them in this order never breaks a constraint.
  */
-async function tablesInLoadOrder(tx: CopySql): Promise<string[]> {
+async function tablesInLoadOrder(tx: TransactionSql): Promise<string[]> {
   const tables: { name: string }[] = await tx.unsafe(
     `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition order by c.relname`,
@@ -117,7 +95,7 @@ async function tablesInLoadOrder(tx: CopySql): Promise<string[]> {
   return ordered.map((name) => `public.${name}`);
 }
 
-async function columnsOf(tx: CopySql, table: string): Promise<string[]> {
+async function columnsOf(tx: TransactionSql, table: string): Promise<string[]> {
   const [schema, name] = table.split('.');
   const rows: { column_name: string }[] = await tx.unsafe(
     `select column_name from information_schema.columns
@@ -151,7 +129,7 @@ export async function writeBackup(handle: DatabaseHandle, out: Writable): Promis
     summary.bytes += text.length;
     await write(out, text);
   };
-  await copyClient(handle).begin('isolation level repeatable read read only', async (tx) => {
+  await handle.driverTransaction('isolation level repeatable read read only', async (tx) => {
     const applied: { count: number }[] = await tx.unsafe(
       'select count(*)::int as count from drizzle.__drizzle_migrations',
     );
@@ -261,7 +239,7 @@ export async function restoreBackup(
   }
   await prepare();
   const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: header.migrations };
-  await copyClient(handle).begin('isolation level read committed', async (tx) => {
+  await handle.driverTransaction('isolation level read committed', async (tx) => {
     for (;;) {
       const record = parseLine<Partial<Section> & { end?: boolean; rows?: Record<string, number> }>(
         await lines.next(),
@@ -299,7 +277,7 @@ export async function restoreBackup(
 }
 
 /** Sequences behind serial and identity columns continue after the rows loaded. */
-async function resetSequences(tx: CopySql): Promise<void> {
+async function resetSequences(tx: TransactionSql): Promise<void> {
   const owned: { sequence: string; table: string; column: string }[] = await tx.unsafe(
     `select s.oid::regclass::text as sequence, t.oid::regclass::text as table, a.attname as column
        from pg_class s join pg_depend d on d.objid = s.oid and d.deptype in ('a', 'i')

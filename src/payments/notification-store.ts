@@ -4,7 +4,7 @@
 // trip, one commit (the flush to disk, which PostgreSQL makes once per transaction) and, when none
 // depends on another, one insert and one update for all; alone, a callback is sent at once, on its
 // own.
-import type { DatabaseHandle, StatementLane } from '../db/client.js';
+import type { DatabaseHandle, DedicatedConnections } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
 
 /** receive_payment_notification's arguments (migrations/0005_…), in its order. */
@@ -51,7 +51,7 @@ const RECEIVE_IN_TURN_STATEMENT = 'select * from receive_payment_notifications($
 const MAX_BATCH = 32;
 
 /**
- * Statements under way at once, each on a connection of the store's own (DatabaseHandle.lane): one
+ * Statements under way at once, each on a connection of the store's own (DatabaseHandle.dedicatedConnections): one
  * being stored while the next one fills. More split the same callbacks into smaller groups that
  * each pay a commit, and compete with the service for the cores (measured on two cores shared with
  * PostgreSQL, unique callbacks at full load, in alternating slices against pgbench: 73% of its rate
@@ -72,10 +72,10 @@ export class NotificationStore {
   private inFlight = 0;
   private sendScheduled = false;
   /** STATEMENTS_IN_FLIGHT connections of the store's own, one statement under way on each. */
-  private readonly lane: StatementLane;
+  private readonly lane: DedicatedConnections;
 
-  constructor(database: Pick<DatabaseHandle, 'lane'>) {
-    this.lane = database.lane(STATEMENTS_IN_FLIGHT);
+  constructor(database: Pick<DatabaseHandle, 'dedicatedConnections'>) {
+    this.lane = database.dedicatedConnections(STATEMENTS_IN_FLIGHT);
   }
 
   /** The statement's row for this call, or undefined when its invoice does not exist. */

@@ -3,16 +3,11 @@
 // the very transaction that creates its invoice.
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
-import type { DatabaseHandle, Executor } from '../db/client.js';
+import type { DatabaseHandle, Transaction } from '../db/client.js';
 
 /** What pg-boss calls to run SQL (its `db` option and the `db` option of `send`/`complete`). */
 interface SqlRunner {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
-}
-
-interface PostgresClient {
-  unsafe(text: string, values?: unknown[]): Promise<Iterable<any>>;
-  reserve?(): Promise<PostgresClient & { release(): void }>;
 }
 
 /**
@@ -29,34 +24,9 @@ function toParameters(values: unknown[]): unknown[] {
   });
 }
 
-/**
- * A runner on a driver client: the pool (`db.$client`) or an open transaction. Without parameters,
- * pg-boss sends whole scripts (its schema, wrapped in BEGIN/COMMIT): postgres.js runs those on one
- * reserved connection (it refuses BEGIN on a shared pool).
- */
-function driverRunner(client: unknown): SqlRunner {
-  const postgres = client as PostgresClient;
-  return {
-    async executeSql(text, values = []) {
-      if (values.length === 0 && postgres.reserve && /^\s*BEGIN\b/i.test(text)) {
-        const connection = await postgres.reserve();
-        try {
-          return { rows: [...(await connection.unsafe(text))] };
-        } finally {
-          connection.release();
-        }
-      }
-      return { rows: [...(await postgres.unsafe(text, toParameters(values)))] };
-    },
-  };
-}
-
-/**
- * The driver client under a Drizzle database or transaction. Drizzle keeps it on `session.client`; its own `execute` cannot be used, because it numbers every `$n` occurrence as
- * a new parameter and pg-boss reuses parameters with different types in one statement.
- */
-function driverClientOf(executor: Executor): unknown {
-  return (executor as unknown as { session: { client: unknown } }).session.client;
+/** pg-boss's SQL run by the handle: on the pool, or inside `transaction` when given. */
+function pgBossRunner(database: DatabaseHandle, transaction?: Transaction): SqlRunner {
+  return { executeSql: (text, values = []) => database.executeSql(text, toParameters(values), transaction) };
 }
 
 const PAYMENT_REQUEST_QUEUE = 'payment-request';
@@ -199,7 +169,7 @@ export class PaymentQueue {
     const quarter = Math.max(1, Math.round(options.jobTimeoutSeconds / 4));
     this.jobTiming = { expireInSeconds: options.jobTimeoutSeconds, retryDelay: quarter };
     this.boss = new PgBoss({
-      db: driverRunner(driverClientOf(database.db)),
+      db: pgBossRunner(database),
       schema: 'pgboss',
       supervise: options.supervise,
       maintenanceIntervalSeconds: quarter,
@@ -224,7 +194,7 @@ export class PaymentQueue {
    * Enqueues a delivery attempt inside `tx`: it exists exactly when the transaction commits. One due
    * now also wakes every worker at that commit (NOTIFY); this process's own is woken by the caller.
    */
-  async enqueue(tx: Executor, job: PaymentRequestJob, delaySeconds = 0): Promise<void> {
+  async enqueue(tx: Transaction, job: PaymentRequestJob, delaySeconds = 0): Promise<void> {
     const runner = this.runnerFor(tx);
     await this.boss.send(PAYMENT_REQUEST_QUEUE, job, {
       db: runner,
@@ -316,7 +286,7 @@ export class PaymentQueue {
   }
 
   /** Marks a job done inside `tx`, together with whatever the attempt recorded. */
-  async complete(tx: Executor, jobId: string, outcome: string): Promise<void> {
+  async complete(tx: Transaction, jobId: string, outcome: string): Promise<void> {
     await this.boss.complete(PAYMENT_REQUEST_QUEUE, jobId, { outcome }, { db: this.runnerFor(tx) });
   }
 
@@ -327,7 +297,7 @@ export class PaymentQueue {
     await this.boss.stop({ graceful: true, close: false, wait: true, timeout: 5000 });
   }
 
-  private runnerFor(executor: Executor): SqlRunner {
-    return driverRunner(driverClientOf(executor));
+  private runnerFor(tx: Transaction): SqlRunner {
+    return pgBossRunner(this.database, tx);
   }
 }

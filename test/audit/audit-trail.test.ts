@@ -4,7 +4,7 @@
 import type { Static } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAdminApp } from '../../src/http/admin/app.js';
-import type { AuditEvent as AuditEventShape } from '../../src/http/admin/shapes.js';
+import type { AuditEvent as AuditEventShape } from '../../src/http/admin/audit.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';

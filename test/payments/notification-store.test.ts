@@ -19,22 +19,22 @@ afterAll(() => service?.stop());
 
 /**
  * A store on the test database that records the statements it sends (with the number of
- * notifications each carries), each sent to the database once `held` resolves. Its lane has the
- * connections the store asks for.
+ * notifications each carries), each sent to the database once `held` resolves, on as many
+ * dedicated connections as the store asks for.
  */
 function recordingStore(options: { held?: Promise<void> } = {}) {
   const statements: string[] = [];
   const sizes: number[] = [];
   const store = new NotificationStore({
-    lane: (connections) => {
-      const lane = service.context.database.lane(connections);
+    dedicatedConnections: (count) => {
+      const connections = service.context.database.dedicatedConnections(count);
       return {
-        size: connections,
+        size: count,
         query: async (text, values) => {
           statements.push(text);
           sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
           await options.held;
-          return lane.query(text, values);
+          return connections.query(text, values);
         },
       };
     },

@@ -2,7 +2,7 @@
 
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Delivery, Invoice } from '../../src/http/admin/shapes.js';
+import type { Delivery, Invoice } from '../../src/http/admin/payments.js';
 import type { TestApps, TestTenant } from '../support/apps.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';

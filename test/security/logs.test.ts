@@ -78,7 +78,7 @@ describe('the log of a scenario at trace level', () => {
     });
     const database = {
       ...service.context.database,
-      lane: (connections: number) => ({ size: connections, query: () => Promise.reject(queryError()) }),
+      dedicatedConnections: (count: number) => ({ size: count, query: () => Promise.reject(queryError()) }),
     };
     const app = await buildIntegrationsApp({ ...service.context, db: failing, database }, loggerInto(lines, 'trace'));
     try {

@@ -7,10 +7,10 @@ import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'f
 import { inject } from 'vitest';
 import { type ListenerName, loadConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { tenantView } from '../../src/http/admin/shapes.js';
+import { tenantView } from '../../src/http/admin/tenants.js';
 import type { HostApp } from '../../src/http/host.js';
 import { createLogger } from '../../src/logger.js';
-import { HOST_BUILDERS, openContext } from '../../src/server.js';
+import { freePort, HOST_BUILDERS, openContext } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { copyTemplateDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
@@ -101,7 +101,10 @@ export async function startTestApps(
   hosts: ListenerName[],
   { env = {}, logger = createLogger('silent'), listen = false }: TestAppsOptions = {},
 ): Promise<TestApps> {
-  const opened = await openTestContext(env);
+  // Listening apps get their free ports first: the public URLs follow from them, as in startService.
+  const ports: Record<string, string> = {};
+  if (listen) for (const name of hosts) ports[`${name.toUpperCase()}_PORT`] = String(await freePort('127.0.0.1'));
+  const opened = await openTestContext({ ...ports, ...env });
   const apps: TestApps['apps'] = {};
   const urls: TestApps['urls'] = {};
   const close = async () => {
@@ -111,11 +114,9 @@ export async function startTestApps(
   try {
     for (const name of hosts) {
       apps[name] = await HOST_BUILDERS[name](opened.context, logger);
-      if (listen) urls[name] = await apps[name].listen({ host: '127.0.0.1', port: 0 });
+      if (listen) urls[name] = await apps[name].listen(opened.context.config.listeners[name]);
       else await apps[name].ready();
     }
-    if (urls.integrations) opened.context.publicUrls.integrations = urls.integrations;
-    if (urls.backend) opened.context.publicUrls.backend = urls.backend;
   } catch (error) {
     await close();
     await opened.database.drop();

@@ -2,13 +2,51 @@
 // OPTIONS, on any route, present or added later) is recorded before its answer leaves, and
 // `GET /admin/v1/audit-events` lists them.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { listAuditEvents, recordAuditEvent } from '../../audit/index.js';
+import { type AuditEventRow, listAuditEvents, recordAuditEvent } from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
-import { AuditEvent, auditEventView } from './shapes.js';
+import { Nullable, Timestamp, Uuid } from '../schemas.js';
+
+export const AuditEvent = Type.Object({
+  id: Uuid,
+  occurred_at: Timestamp,
+  actor: Type.String({
+    description: 'The operator (`admin token` for ADMIN_TOKEN), with the console session when made there',
+  }),
+  action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
+  target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
+  fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),
+  status: Nullable(Type.Integer({ description: 'HTTP status answered; null for partnerctl commands' })),
+  address: Nullable(Type.String({ description: "The client's address" })),
+  request_id: Nullable(Type.String()),
+  operator: Nullable(
+    Type.Object(
+      {
+        id: Nullable(Type.String({ format: 'uuid', description: 'null: the bootstrap ADMIN_TOKEN' })),
+        name: Type.String({ description: "The operator's name when the change was made" }),
+      },
+      { description: 'Who made the change; null for changes made before operators were named' },
+    ),
+  ),
+});
+
+export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
+  return {
+    id: row.id,
+    occurred_at: row.occurredAt.toISOString(),
+    actor: row.actor,
+    action: row.action,
+    target_id: row.targetId,
+    fields: row.fields,
+    status: row.status,
+    address: row.address,
+    request_id: row.requestId,
+    operator: row.operatorName === null ? null : { id: row.operatorId, name: row.operatorName },
+  };
+}
 
 /** The actor of a change no authentication named (a sign-in, say). */
 const UNAUTHENTICATED = 'unauthenticated';

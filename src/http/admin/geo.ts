@@ -2,9 +2,9 @@
 // spec 2.3/2.4 (English names, flag URL from BACKEND_PUBLIC_URL or the request's host name) plus
 // what operators also need to see: `name_ar` and, for cities, `supported`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import type { CityRow, CountryRow } from '../../db/schema.js';
+import type { AttractionRow, CityRow, CountryRow } from '../../db/schema.js';
 import {
   addAttraction,
   CITY_CAPITALS,
@@ -21,8 +21,11 @@ import {
 import { UUID_PATTERN_SOURCE } from '../../text.js';
 import { flagUrlFor } from '../geo-listings.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
-import { Attraction, attractionView, City, Country, cityView, countryView } from '../shapes/geo.js';
+import { City, Country, cityView, countryView } from '../shapes/geo.js';
 import { conflictResponse } from './error-responses.js';
+
+const Attraction = Type.Object({ id: Uuid, name: Type.String() });
+const attractionView = (row: AttractionRow): Static<typeof Attraction> => ({ id: row.id, name: row.name });
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const NameAr = Nullable(

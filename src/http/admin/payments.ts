@@ -1,6 +1,6 @@
 // Admin routes for invoices, their payment events and delivery attempts (DECISIONS §8).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
 import {
@@ -8,28 +8,155 @@ import {
   getInvoice,
   IDEMPOTENCY_WINDOW_HOURS,
   INACTIVE_TENANT,
+  type InvoiceRow,
   idempotencyKeyReused,
   listDeliveries,
   listPaymentEvents,
   listRefusedNotifications,
+  notAppliedReason,
   outcomeAlreadyReported,
+  type PaymentDeliveryRow,
+  type PaymentEventRow,
+  REFUSED_PAYLOAD_MAX_BYTES,
+  RESPONSE_BODY_MAX_BYTES,
+  type RefusedNotificationRow,
   resendPaymentRequest,
+  UNKNOWN_STATUS_NOTE,
 } from '../../payments/index.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
-import { IdParams, Nullable, Uuid } from '../schemas.js';
-import { CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
+import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
-import {
-  Delivery,
-  deliveryView,
-  Invoice,
-  invoiceView,
-  PaymentEvent,
-  paymentEventView,
-  RefusedNotification,
-  refusedNotificationView,
-} from './shapes.js';
+
+export const Invoice = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  trip_id: Nullable(Uuid),
+  amount: Type.String({ description: 'Decimal string with the currency\'s ISO 4217 minor-unit places, e.g. "100.00"' }),
+  currency: Type.String({ description: 'ISO 4217 code' }),
+  status: Type.String({ description: '`pending`, then `failed`, `paid` or `refunded` (forward only)' }),
+  gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
+  paid_at: Nullable(Timestamp),
+  payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
+  mode: Type.Unsafe<'live' | 'test'>({
+    type: 'string',
+    enum: ['live', 'test'],
+    description: '`test`: made with test credentials; only test keys see and move it',
+  }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    trip_id: row.tripId,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    gateway_reference: row.gatewayReference,
+    paid_at: isoOrNull(row.paidAt),
+    payment_url: row.paymentUrl,
+    mode: row.mode,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export const PaymentEvent = Type.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  invoice_id: Uuid,
+  transaction_id: Type.String(),
+  status: Type.String({ description: 'As notified' }),
+  gateway: Type.String(),
+  payload: Type.Unknown({
+    description:
+      'The notification as received; numbers keep their digits. One nested deeper than a body may be ' +
+      '(stored before that limit) is given as its JSON text',
+  }),
+  applied: Type.Boolean({
+    description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
+  }),
+  not_applied_reason: Nullable(
+    Type.String({
+      description: `Why it did not move the invoice: "${UNKNOWN_STATUS_NOTE}" (not paid, failed, cancelled or refunded), or behind the invoice's status; null when applied`,
+    }),
+  ),
+  status_before: Type.String(),
+  status_after: Type.String(),
+  request_id: Nullable(Type.String()),
+  received_at: Timestamp,
+});
+
+/** `payload` is the stored payload already parsed losslessly (its numbers keep their digits). */
+export function paymentEventView(row: PaymentEventRow, payload: unknown): Static<typeof PaymentEvent> {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    invoice_id: row.invoiceId,
+    transaction_id: row.transactionId,
+    status: row.status,
+    gateway: row.gateway,
+    payload,
+    applied: row.applied,
+    not_applied_reason: notAppliedReason(row.status, row.applied),
+    status_before: row.statusBefore,
+    status_after: row.statusAfter,
+    request_id: row.requestId,
+    received_at: row.receivedAt.toISOString(),
+  };
+}
+
+export const RefusedNotification = Type.Object({
+  id: Uuid,
+  received_at: Timestamp,
+  http_status: Type.Integer({ description: 'The status answered' }),
+  error: Type.String({ description: 'The message answered, e.g. `Amount mismatch`' }),
+  request_id: Nullable(Type.String()),
+  payload: Nullable(
+    Type.String({
+      description: `The body as received (JSON text, its first ${REFUSED_PAYLOAD_MAX_BYTES / 1024} KiB); null when none was read`,
+    }),
+  ),
+  payload_truncated: Type.Boolean({ description: 'The body was longer than what `payload` keeps' }),
+});
+
+export function refusedNotificationView(row: RefusedNotificationRow): Static<typeof RefusedNotification> {
+  return {
+    id: row.id,
+    received_at: row.receivedAt.toISOString(),
+    http_status: row.httpStatus,
+    error: row.error,
+    request_id: row.requestId,
+    payload: row.payload,
+    payload_truncated: row.payloadTruncated,
+  };
+}
+
+export const Delivery = Type.Object({
+  id: Uuid,
+  attempt: Type.Integer({ minimum: 1 }),
+  attempted_at: Timestamp,
+  http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
+  latency_ms: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'null on success; "(final: not retried)" marks the last attempt' })),
+  response_body: Nullable(
+    Type.String({
+      description: `The start (${RESPONSE_BODY_MAX_BYTES} bytes) of the endpoint's reply; null without one`,
+    }),
+  ),
+  next_retry_at: Nullable(
+    Type.String({ format: 'date-time', description: 'When the next attempt is due; null when none is planned' }),
+  ),
+});
+
+/** The attempt as partners see it (`attemptView`), with its id. */
+export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
+  return { id: row.id, ...attemptView(row) };
+}
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db, paymentQueue } = context;

@@ -1,11 +1,12 @@
 // Admin routes for tenants, their credentials, and backend partner keys (DECISIONS §8).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { type AppContext, signingDependencies } from '../../context.js';
 import { endpointBreaker, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/index.js';
 import {
   BACKEND_SCOPES,
+  type CredentialWithUse,
   createTenant,
   getTenant,
   issueCredential,
@@ -16,20 +17,69 @@ import {
   revokeCredential,
   slugTaken,
   TENANT_CREDENTIAL_KINDS,
+  type TenantRow,
   updateTenant,
 } from '../../tenants/index.js';
-import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { breakerView, EndpointBreaker, Ping, pingView } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
-import {
-  breakerView,
-  Credential,
-  credentialView,
-  EndpointBreaker,
-  Ping,
-  pingView,
-  Tenant,
-  tenantView,
-} from './shapes.js';
+
+export const Tenant = Type.Object({
+  id: Uuid,
+  slug: Type.String(),
+  name: Type.String(),
+  gateway: Type.String(),
+  is_active: Type.Boolean(),
+  payment_endpoint_url: Nullable(Type.String()),
+  test_payment_endpoint_url: Nullable(Type.String({ description: "Where test invoices' payment requests go" })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export function tenantView(row: TenantRow): Static<typeof Tenant> {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    gateway: row.gateway,
+    is_active: row.isActive,
+    payment_endpoint_url: row.paymentEndpointUrl,
+    test_payment_endpoint_url: row.testPaymentEndpointUrl,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export const Credential = Type.Object({
+  id: Uuid,
+  kind: Type.String(),
+  hint: Type.String({
+    description:
+      "The secret's prefix and last four characters, to tell secrets apart (earlier ones: its first characters)",
+  }),
+  name: Nullable(Type.String()),
+  scopes: Type.Array(Type.String()),
+  tenant_id: Nullable(Uuid),
+  created_at: Timestamp,
+  revoked_at: Nullable(Timestamp),
+  last_used_at: Nullable(
+    Type.String({ format: 'date-time', description: 'When it was last presented, to the minute' }),
+  ),
+});
+
+export function credentialView(row: CredentialWithUse): Static<typeof Credential> {
+  return {
+    id: row.id,
+    kind: row.kind,
+    hint: row.hint,
+    name: row.name,
+    scopes: row.scopes,
+    tenant_id: row.tenantId,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: isoOrNull(row.revokedAt),
+    last_used_at: isoOrNull(row.lastUsedAt),
+  };
+}
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Slug = Type.String({

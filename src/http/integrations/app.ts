@@ -9,7 +9,7 @@ import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
 import { registerRateLimits } from '../rate-limit.js';
-import { renderEnvelopeError } from './envelope.js';
+import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
@@ -66,6 +66,10 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   await app.register(
     async (api) => {
+      // Every resource route documents the errors it can answer; a route's own entries win.
+      api.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, response: { ...ERROR_RESPONSES, ...(route.schema?.response as object) } };
+      });
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticateTenant(authentication));

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
 import { City, Country } from '../shapes/geo.js';
-import { Envelope, ERROR_RESPONSES, ok } from './envelope.js';
+import { Envelope, ok } from './envelope.js';
 
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
@@ -19,7 +19,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         tags: ['geo'],
         summary: 'Countries, by name; `data` is the paged list',
         querystring: CountryQuery,
-        response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+        response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED },
       },
     },
     (request, reply) =>
@@ -34,7 +34,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         tags: ['geo'],
         summary: 'Cities, by name then id; `data` is the paged list',
         querystring: CityQuery,
-        response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED, ...ERROR_RESPONSES },
+        response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED },
       },
     },
     (request, reply) =>

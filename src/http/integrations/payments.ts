@@ -35,7 +35,7 @@ import {
   paymentRequestView,
   pingView,
 } from '../shapes/payment-request.js';
-import { Envelope, ERROR_RESPONSES, errorResponse, ok, resourceId } from './envelope.js';
+import { Envelope, errorResponse, ok, resourceId } from './envelope.js';
 
 const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'] as const;
 const tags = ['payments'];
@@ -75,7 +75,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
             }),
           ),
         }),
-        response: { 200: Envelope(PagedList(PaymentRequestRef)), ...ERROR_RESPONSES },
+        response: { 200: Envelope(PagedList(PaymentRequestRef)) },
       },
     },
     async (request) => {
@@ -113,7 +113,6 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
               endpoint_breaker: Nullable(EndpointBreaker),
             }),
           ),
-          ...ERROR_RESPONSES,
         },
       },
     },
@@ -141,7 +140,6 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         params: InvoiceIdParams,
         response: {
           200: Envelope(Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) })),
-          ...ERROR_RESPONSES,
           409: CONFLICT_RESPONSE([outcomeAlreadyReported('paid')]),
         },
       },
@@ -166,7 +164,6 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
           'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.',
         response: {
           200: Envelope(Type.Object({ ping: Ping })),
-          ...ERROR_RESPONSES,
           409: CONFLICT_RESPONSE([NOTHING_TO_PING, NO_TEST_ENDPOINT_TO_PING]),
         },
       },
@@ -198,7 +195,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
             }),
           ),
         }),
-        response: { 200: Envelope(PagedList(Type.Ref(PaymentNotification))), ...ERROR_RESPONSES },
+        response: { 200: Envelope(PagedList(Type.Ref(PaymentNotification))) },
       },
     },
     async (request) => {
@@ -248,7 +245,6 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         ),
         response: {
           201: Envelope(Type.Object({ payment_request: PaymentRequestRef })),
-          ...ERROR_RESPONSES,
           403: errorResponse('TEST_MODE_ONLY: a live SSO secret was sent', [new AppError(ErrorCode.TEST_MODE_ONLY)]),
           404: errorResponse('NOT_FOUND: `trip_id` names no trip of yours', [notFound('Trip')]),
         },

@@ -15,7 +15,7 @@ import {
 import { answerWith, sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
-import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
+import { Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
 export const Prompt = Type.Object(PromptObject.properties, { $id: 'SuggestedPrompt', title: 'Suggested prompt' });
@@ -62,7 +62,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         summary: "List the tenant's own prompts, active and inactive",
         description: 'Ordered by language, sort_order, created_at.',
         querystring: Type.Object({ language: Type.Optional(Language) }),
-        response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })), ...ERROR_RESPONSES },
+        response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })) },
       },
     },
     async (request) =>
@@ -90,7 +90,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
               prompts: Type.Array(PromptRef),
             }),
           ),
-          ...ERROR_RESPONSES,
         },
       },
     },
@@ -118,7 +117,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         tags,
         summary: 'Create a prompt',
         body: CreateBody,
-        response: { 201: PromptData, ...ERROR_RESPONSES },
+        response: { 201: PromptData },
       },
     },
     async (request, reply) =>
@@ -138,7 +137,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         summary: 'Change a prompt (partial); `name` follows `text`',
         params: ResourceIdParams,
         body: UpdateBody,
-        response: { 200: PromptData, ...ERROR_RESPONSES },
+        response: { 200: PromptData },
       },
     },
     async (request) =>
@@ -155,7 +154,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
         tags,
         summary: 'Delete a prompt',
         params: ResourceIdParams,
-        response: { 200: Envelope(Type.Object({ id: Uuid })), ...ERROR_RESPONSES },
+        response: { 200: Envelope(Type.Object({ id: Uuid })) },
       },
     },
     async (request) =>

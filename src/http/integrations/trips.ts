@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { getTrip } from '../../trips/index.js';
 import { TripObject, tripView } from '../shapes/trip.js';
-import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
+import { Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
 export const Trip = Type.Object(TripObject.properties, { $id: 'Trip', title: 'Trip' });
@@ -19,7 +19,7 @@ export const tripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = as
         summary: "One of the tenant's trips",
         description: "Another tenant's trip, and an id that is not a UUID, are a 404.",
         params: ResourceIdParams,
-        response: { 200: Envelope(Type.Object({ trip: Type.Ref(Trip) })), ...ERROR_RESPONSES },
+        response: { 200: Envelope(Type.Object({ trip: Type.Ref(Trip) })) },
       },
     },
     async (request) =>

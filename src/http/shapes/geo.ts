@@ -1,7 +1,7 @@
-// A country (spec 2.3), a city (spec 2.4) and an attraction in the API shape, in English or Arabic:
+// A country (spec 2.3) and a city (spec 2.4) in the API shape, in English or Arabic:
 // both hosts and the admin API build them here, so every host returns identical objects.
 import { type Static, Type } from '@sinclair/typebox';
-import type { AttractionRow, CityRow, CountryRow } from '../../db/schema.js';
+import type { CityRow, CountryRow } from '../../db/schema.js';
 import { CITY_CAPITALS, type CityCapital } from '../../geo/index.js';
 import type { Language } from '../../languages.js';
 import { Uuid } from '../schemas.js';
@@ -31,8 +31,6 @@ export const City = Type.Object({
   country: Uuid,
 });
 
-export const Attraction = Type.Object({ id: Uuid, name: Type.String() });
-
 /** How a host turns a country code into the absolute URL of its flag image. */
 export type FlagUrl = (code: string) => string;
 
@@ -61,5 +59,3 @@ export function cityView(row: CityRow, language: Language): Static<typeof City> 
     country: row.countryId,
   };
 }
-
-export const attractionView = (row: AttractionRow): Static<typeof Attraction> => ({ id: row.id, name: row.name });

@@ -16,9 +16,7 @@ import {
   UNKNOWN_STATUS_NOTE,
 } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
-import { Nullable, Timestamp, Uuid } from '../schemas.js';
-
-const isoOrNull = (date: Date | null) => date?.toISOString() ?? null;
+import { isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
 
 export const ModeSchema = Type.Unsafe<'live' | 'test'>({
   type: 'string',
@@ -49,7 +47,7 @@ const Attempt = Type.Object({
   ),
 });
 
-function attemptView(row: PaymentDeliveryRow): Static<typeof Attempt> {
+export function attemptView(row: PaymentDeliveryRow): Static<typeof Attempt> {
   return {
     attempt: row.attempt,
     attempted_at: row.attemptedAt.toISOString(),

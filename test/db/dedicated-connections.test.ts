@@ -1,5 +1,5 @@
-// DatabaseHandle.lane (src/db/client.ts): the hottest statements on connections of their own, so
-// that they keep to the same warm backends whatever the pool has opened.
+// DatabaseHandle.dedicatedConnections (src/db/client.ts): the hottest statements on connections of
+// their own, so that they keep to the same warm backends whatever the pool has opened.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestContext, type TestContext } from '../support/apps.js';
 
@@ -12,11 +12,11 @@ afterAll(() => test?.stop());
 const backendOf = async (query: (text: string, values: unknown[]) => Promise<{ pid: number }[]>) =>
   (await query('select pg_backend_pid() as pid', []))[0].pid;
 
-describe('a lane', () => {
-  it('keeps to its own connections once the pool has opened all of its', async () => {
+describe('dedicated connections', () => {
+  it('keep to themselves once the pool has opened all of its', async () => {
     const { database } = test.context;
     const pool = database.poolStatistics().size;
-    const lane = database.lane(2);
+    const dedicated = database.dedicatedConnections(2);
     // Every pool connection busy at once, so that each is open.
     const poolBackends = await Promise.all(
       Array.from({ length: pool }, async () => {
@@ -25,13 +25,13 @@ describe('a lane', () => {
       }),
     );
 
-    const laneBackends = new Set<number>();
+    const dedicatedBackends = new Set<number>();
     for (let query = 0; query < 20; query++)
-      laneBackends.add(await backendOf((text, values) => lane.query(text, values)));
+      dedicatedBackends.add(await backendOf((text, values) => dedicated.query(text, values)));
 
     expect(new Set(poolBackends).size).toBe(pool);
-    expect(lane.size).toBe(2);
-    expect(laneBackends.size).toBeLessThanOrEqual(2);
-    for (const backend of laneBackends) expect(poolBackends).not.toContain(backend);
+    expect(dedicated.size).toBe(2);
+    expect(dedicatedBackends.size).toBeLessThanOrEqual(2);
+    for (const backend of dedicatedBackends) expect(poolBackends).not.toContain(backend);
   });
 });
