@@ -37,7 +37,7 @@ interface Entry<V> {
   generation: number;
   /** Counted once the value has loaded; 0 until then. */
   bytes: number;
-  /** The value, once loaded and kept: what `peek` answers. */
+  /** The value, once loaded and kept: what a hit answers. */
   loaded?: { value: V };
 }
 
@@ -88,13 +88,16 @@ export class ShortLivedCache<V> {
     return this.heldBytes;
   }
 
-  /** The cached value of `key`, or what `load` gives (one load at a time per key). */
-  get(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * The cached value of `key`, or what `load` gives (one load at a time per key): the value itself
+   * when it is loaded, so that a hit is answered in the same tick.
+   */
+  get(key: string, load: () => Promise<V>): V | Promise<V> {
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached && this.isCurrent(cached, now)) {
       this.hit(key, cached);
-      return cached.value;
+      return cached.loaded ? cached.loaded.value : cached.value;
     }
     this.counts.misses++;
     if (cached) this.remove(key, cached);
@@ -106,34 +109,6 @@ export class ShortLivedCache<V> {
       () => this.entries.get(key) === entry && this.remove(key, entry),
     );
     return entry.value;
-  }
-
-  /**
-   * The value of `key` when one is loaded and current, without waiting and without loading:
-   * `undefined` otherwise. For answers made in the same tick (src/http/cached-reads.ts).
-   */
-  peek(key: string): { value: V } | undefined {
-    const cached = this.entries.get(key);
-    if (!cached?.loaded || !this.isCurrent(cached, Date.now())) return undefined;
-    this.hit(key, cached);
-    return cached.loaded;
-  }
-
-  /**
-   * Puts `value` under `key` as if loaded now, from data read at `readAt` (a `cacheGeneration()`
-   * taken before the read): stale at once if an invalidation came since.
-   */
-  set(key: string, value: V, readAt: number): void {
-    const cached = this.entries.get(key);
-    if (cached) this.remove(key, cached);
-    const entry: Entry<V> = {
-      value: Promise.resolve(value),
-      expiresAt: Date.now() + this.options.ttlMs,
-      generation: readAt,
-      bytes: 0,
-    };
-    this.entries.set(key, entry);
-    this.account(key, entry, value);
   }
 
   private isCurrent(entry: Entry<V>, now: number): boolean {

@@ -29,8 +29,8 @@ const versions = perDatabase(
     new ShortLivedCache<number>({ name: 'geo_data_version', ttlMs: VERSION_TTL_MS, maxBytes: 1024, sizeOf: () => 8 }),
 );
 
-/** The current version (0 before any geo data was written). One primary-key lookup. */
-export function readGeoDataVersion(db: Executor): Promise<number> {
+/** The current version (0 before any geo data was written): at once when cached, else one primary-key lookup. */
+export function readGeoDataVersion(db: Executor): number | Promise<number> {
   return versions(db).get('version', async () => {
     const [row] = await db
       .select({ version: geoDataVersion.version })

@@ -23,15 +23,7 @@ import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import { unacceptableString } from '../text.js';
 import { SERVICE_VERSION } from '../version.js';
-import { CachedReads } from './cached-reads.js';
 import { registerJsonBodyParser } from './json-body.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Answers repeated cached reads before routing; a host enables it with its credential check. */
-    cachedReads: CachedReads;
-  }
-}
 
 export type HostApp = FastifyInstance<
   RawServerDefault,
@@ -276,23 +268,18 @@ function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
   const logger = options.logger.child({ listener: options.listener });
-  const cachedReads = new CachedReads({
-    context,
-    listener: options.listener,
-    logger,
-    protectiveHeaders: PROTECTIVE_HEADERS,
-    requestId,
-  });
   const app = Fastify({
-    // The server Fastify would make, with cached reads answered in its request listener first.
+    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS).
     serverFactory: (handler) => {
-      const server = createServer({
-        headersTimeout: limits.headersTimeoutSeconds * 1000,
-        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-        requestTimeout: limits.requestTimeoutSeconds * 1000,
-      });
+      const server = createServer(
+        {
+          headersTimeout: limits.headersTimeoutSeconds * 1000,
+          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+          requestTimeout: limits.requestTimeoutSeconds * 1000,
+        },
+        handler,
+      );
       server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
-      server.on('request', cachedReads.listener(server, handler));
       return server;
     },
     loggerInstance: logger,
@@ -327,7 +314,6 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     return503OnClosing: true,
     trustProxy: fastifyTrustProxy(context.config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.decorate('cachedReads', cachedReads);
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;

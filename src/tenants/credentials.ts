@@ -138,18 +138,29 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
   return null;
 }
 
-async function resolveTenantCredential(
+/** A look-up's answer: at once when the credential cache holds it, else once the database did. */
+export type LookedUp<T> = T | Promise<T>;
+
+/** Notes the use of what `found` names, once it is there. */
+function noted<T>(db: Executor, found: LookedUp<T>, idOf: (value: NonNullable<T>) => string): LookedUp<T> {
+  const note = (value: T) => {
+    if (value) noteCredentialUse(db, idOf(value));
+    return value;
+  };
+  return found instanceof Promise ? found.then(note) : note(found);
+}
+
+function resolveTenantCredential(
   db: Executor,
   use: keyof typeof KIND_IN_MODE,
   secret: string | undefined,
-): Promise<TenantCredential | null> {
+): LookedUp<TenantCredential | null> {
   const presented = kindOf(use, secret);
   if (!presented) return null;
   const { kind, mode } = presented;
   const digest = digestSecret(secret!);
-  const found = await resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
-  if (found) noteCredentialUse(db, found.credentialId);
-  return found;
+  const found = resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
+  return noted(db, found, (credential) => credential.credentialId);
 }
 
 async function findTenantByDigest(
@@ -175,18 +186,6 @@ async function findTenantByDigest(
     : null;
 }
 
-/**
- * resolveSsoSecret's answer when the cache holds a current one, without waiting: undefined when it
- * does not (resolve it then). For answers made before routing (src/http/cached-reads.ts).
- */
-export function cachedSsoSecret(db: Executor, secret: string | undefined): TenantCredential | null | undefined {
-  const presented = kindOf('sso', secret);
-  if (!presented) return null;
-  const found = resolvedTenants(db).peek(`${presented.kind}:${digestSecret(secret!)}`)?.value;
-  if (found) noteCredentialUse(db, found.credentialId);
-  return found;
-}
-
 /** The tenant whose SSO HMAC secret (live or test) this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
 export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
   resolveTenantCredential(db, 'sso', secret);
@@ -202,23 +201,11 @@ export interface BackendPartner {
 }
 
 /** The backend partner key presented on the backend host, with its scopes, or null. */
-export async function resolveBackendPartnerKey(
-  db: Executor,
-  secret: string | undefined,
-): Promise<BackendPartner | null> {
+export function resolveBackendPartnerKey(db: Executor, secret: string | undefined): LookedUp<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
-  const found = await resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
-  if (found) noteCredentialUse(db, found.keyId);
-  return found;
-}
-
-/** resolveBackendPartnerKey's answer when the cache holds a current one, as cachedSsoSecret. */
-export function cachedBackendPartnerKey(db: Executor, secret: string | undefined): BackendPartner | null | undefined {
-  if (!secret || !looksLike('backend_partner_key', secret)) return null;
-  const found = resolvedPartners(db).peek(digestSecret(secret))?.value;
-  if (found) noteCredentialUse(db, found.keyId);
-  return found;
+  const found = resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
+  return noted(db, found, (partner) => partner.keyId);
 }
 
 async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {

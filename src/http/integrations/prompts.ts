@@ -12,7 +12,7 @@ import {
   TEXT_MAX_CHARACTERS,
   updatePrompt,
 } from '../../prompts/index.js';
-import { answerWith, sendCachedResponse } from '../response-cache.js';
+import { sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ERROR_RESPONSES, ok, ResourceIdParams, resourceId } from './envelope.js';
@@ -98,15 +98,12 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       const tenantId = request.tenant.id;
       const { language } = request.query;
       // Cached bytes until any prompt changes (src/http/response-cache.ts).
-      answerWith(
-        reply,
-        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
-          const effective = await effectivePrompts(db, tenantId, language);
-          return {
-            payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
-          };
-        }),
-      );
+      sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
+        const effective = await effectivePrompts(db, tenantId, language);
+        return {
+          payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
+        };
+      });
     },
   );
 
