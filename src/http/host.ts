@@ -17,10 +17,11 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import helmet from 'helmet';
-import type { Config } from '../config.js';
+import type { Config, ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
 import { SERVICE_VERSION } from '../version.js';
 import { registerJsonBodyParser } from './json-body.js';
@@ -181,29 +182,55 @@ const PROTECTIVE_HEADERS: Readonly<Record<string, string>> = (() => {
   return headers;
 })();
 
-/** One line per request, at completion: half the log volume of Fastify's default pair. */
-class RequestLog extends LogController {
-  constructor() {
+/** A request duration series, labelled once. */
+interface DurationSeries {
+  observe(seconds: number): void;
+}
+
+/**
+ * What every answer of a host leaves, written at its completion: one log line (half the log
+ * volume of Fastify's default pair) and the duration metric, labelled by route template, never
+ * the URL: one series per route whatever the ids in paths.
+ */
+class RequestCompletion extends LogController {
+  private readonly series = new Map<string, DurationSeries>();
+
+  constructor(
+    private readonly listener: ListenerName,
+    private readonly requestDuration: Metrics['requestDuration'],
+  ) {
     super({ requestIdLogLabel: 'request_id' });
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const ms = reply.elapsedTime;
+    this.durationOf(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode).observe(ms / 1000);
     const line = {
       method: request.method,
       url: loggableUrl(request.url),
       status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
+      ms: Math.round(ms * 100) / 100,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
+  }
+
+  private durationOf(route: string, method: string, status: number): DurationSeries {
+    const key = `${route} ${method} ${status}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = this.requestDuration.labels({ listener: this.listener, route, method, status });
+      this.series.set(key, series);
+    }
+    return series;
   }
 }
 
 interface HostOptions {
   /** Which listener this is, in every log line. */
-  listener: 'integrations' | 'backend' | 'admin';
+  listener: ListenerName;
   logger: FastifyBaseLogger;
   /**
    * The host's documented error body for a request refused before it could be routed (a malformed
@@ -283,7 +310,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
       return server;
     },
     loggerInstance: logger,
-    logController: new RequestLog(),
+    logController: new RequestCompletion(options.listener, context.metrics.requestDuration),
     // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
     frameworkErrors: (_error, request, reply) => {
       const error = new AppError(ErrorCode.MALFORMED_REQUEST);
@@ -331,20 +358,6 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
           'set TRUST_PROXY if a proxy you run sets the header (said once)',
       );
     }
-    done();
-  });
-  const { requestDuration } = context.metrics;
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route template, never the URL: one series per route whatever the ids in paths.
-    requestDuration.observe(
-      {
-        listener: options.listener,
-        route: request.routeOptions.url ?? 'unmatched',
-        method: request.method,
-        status: reply.statusCode,
-      },
-      reply.elapsedTime / 1000,
-    );
     done();
   });
   registerJsonBodyParser(app);
