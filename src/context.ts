@@ -1,5 +1,6 @@
-// What every host and worker is given: validated configuration, the database, the secret box,
-// the payment request queue, the metrics and, when configured, Redis.
+// What every host and worker is given: validated configuration, the database, the caches, the
+// secret box, the payment request queue, the metrics and, when configured, Redis.
+import type { Caches } from './cache.js';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
@@ -16,6 +17,8 @@ export interface AppContext {
   config: Config;
   database: DatabaseHandle;
   db: Database;
+  /** The in-process caches of what the database holds, their generation and statistics. */
+  caches: Caches;
   secretBox: SecretBox;
   /** Created with the context, started by startService: invoice creation enqueues on it. */
   paymentQueue: PaymentQueue;

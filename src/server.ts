@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
-import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
+import { CACHE_INVALIDATION_CHANNEL, Caches } from './cache.js';
 import {
   adminTokenFile,
   type Config,
@@ -63,11 +63,13 @@ const loopbackUrl = (port: number) => `http://127.0.0.1:${port}`;
 
 export async function openContext(config: Config, logger?: Logger): Promise<AppContext> {
   const database = await openDatabase({ ...config, logger });
+  const caches = new Caches();
   const metrics = new Metrics({
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
     ready: async () => (await database.unavailable()) === null,
+    cacheStatistics: () => caches.statistics(),
   });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
@@ -79,6 +81,7 @@ export async function openContext(config: Config, logger?: Logger): Promise<AppC
     config,
     database,
     db: database.db,
+    caches,
     secretBox: secretBoxFor(config.secretEncryptionKey, config.previousSecretEncryptionKeys, config.dataDir),
     paymentQueue,
     publicUrls: {
@@ -248,7 +251,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     context.rateLimitStore?.redis.disconnect();
   };
   try {
-    await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);
+    await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);
     await migrateDatabase(context.database, async () => {
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));

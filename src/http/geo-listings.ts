@@ -103,7 +103,7 @@ function serveListing<T, Wrapped>(
       };
     });
   };
-  const version = readGeoDataVersion(context.db);
+  const version = readGeoDataVersion(context.db, context.caches);
   if (version instanceof Promise) version.then(answer).catch((error: unknown) => reply.send(error));
   else answer(version);
 }
@@ -139,7 +139,7 @@ export function serveCountries<Wrapped>(
       variant: `${host}:countries`,
       filters: {},
       async fetch(version, page, language) {
-        const { count, rows } = await listCountries(context.db, version, page);
+        const { count, rows } = await listCountries(context.db, context.caches, version, page);
         return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
       },
     },
@@ -175,7 +175,7 @@ export function serveCities<Wrapped>(
       variant: `${host}:cities`,
       filters,
       async fetch(version, page, language) {
-        const { count, rows } = await listCities(context.db, version, filter, page);
+        const { count, rows } = await listCities(context.db, context.caches, version, filter, page);
         return { count, results: rows.map((row) => cityView(row, language)) };
       },
     },

@@ -6,7 +6,7 @@
 // authentication and rate limits run before the route, on every request. Bounded in bytes by
 // READ_CACHE_MB.
 import type { FastifyReply } from 'fastify';
-import { ShortLivedCache } from '../cache.js';
+import type { CacheOptions } from '../cache.js';
 import type { AppContext } from '../context.js';
 
 interface CachedResponse {
@@ -20,22 +20,18 @@ const RESPONSE_TTL_MS = 60_000;
 const MIB = 1024 * 1024;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-const caches = new WeakMap<AppContext, ShortLivedCache<CachedResponse>>();
-
-function responseCache(context: AppContext): ShortLivedCache<CachedResponse> {
-  let cache = caches.get(context);
-  if (!cache) {
-    cache = new ShortLivedCache<CachedResponse>({
-      name: 'responses',
-      ttlMs: RESPONSE_TTL_MS,
-      maxBytes: context.config.readCacheMb * MIB,
-      // Header names and values are short ASCII; counted with the body.
-      sizeOf: (cached) => cached.body.length + 2 * JSON.stringify(cached.headers).length,
-    });
-    caches.set(context, cache);
-  }
-  return cache;
+/** The response cache of a context's caches, bounded by its READ_CACHE_MB. */
+function responseCache(context: AppContext) {
+  return context.caches.cache(responseCacheOptions(context.config.readCacheMb));
 }
+
+const responseCacheOptions = (megabytes: number): CacheOptions<CachedResponse> => ({
+  name: 'responses',
+  ttlMs: RESPONSE_TTL_MS,
+  maxBytes: megabytes * MIB,
+  // Header names and values are short ASCII; counted with the body.
+  sizeOf: (cached) => cached.body.length + 2 * JSON.stringify(cached.headers).length,
+});
 
 /** Bytes the cache holds now (tests, metrics). */
 export const responseCacheBytes = (context: AppContext) => responseCache(context).bytes;

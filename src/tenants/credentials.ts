@@ -5,7 +5,7 @@
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
 import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
-import { approximateBytes, invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
@@ -32,12 +32,14 @@ export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 
 /** Each cache of answers holds at most this (some thousands of credentials). */
 const RESOLVED_MAX_BYTES = 4 * 1024 * 1024;
-const resolvedCache = <V>(name: string) =>
-  perDatabase(
-    () => new ShortLivedCache<V>({ name, ttlMs: 1000, maxBytes: RESOLVED_MAX_BYTES, sizeOf: approximateBytes }),
-  );
-const resolvedTenants = resolvedCache<TenantCredential | null>('tenant_credentials');
-const resolvedPartners = resolvedCache<BackendPartner | null>('backend_partner_keys');
+const resolvedCache = <V>(name: string): CacheOptions<V> => ({
+  name,
+  ttlMs: 1000,
+  maxBytes: RESOLVED_MAX_BYTES,
+  sizeOf: approximateBytes,
+});
+const RESOLVED_TENANTS = resolvedCache<TenantCredential | null>('tenant_credentials');
+const RESOLVED_PARTNERS = resolvedCache<BackendPartner | null>('backend_partner_keys');
 
 /** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
 export async function issueCredential(
@@ -104,6 +106,7 @@ export async function listCredentials(
 /** Revokes a credential of one of `kinds`; revoking twice is harmless. */
 export async function revokeCredential(
   db: Executor,
+  caches: Caches,
   id: string,
   kinds: readonly CredentialKind[],
 ): Promise<CredentialWithUse> {
@@ -115,7 +118,7 @@ export async function revokeCredential(
     .set({ revokedAt: new Date() })
     .where(eq(credentials.id, id))
     .returning();
-  invalidateCaches();
+  caches.invalidate();
   return { ...revoked, lastUsedAt: existing.lastUsedAt };
 }
 
@@ -142,9 +145,14 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
 export type LookedUp<T> = T | Promise<T>;
 
 /** Notes the use of what `found` names, once it is there. */
-function noted<T>(db: Executor, found: LookedUp<T>, idOf: (value: NonNullable<T>) => string): LookedUp<T> {
+function noted<T>(
+  db: Executor,
+  caches: Caches,
+  found: LookedUp<T>,
+  idOf: (value: NonNullable<T>) => string,
+): LookedUp<T> {
   const note = (value: T) => {
-    if (value) noteCredentialUse(db, idOf(value));
+    if (value) noteCredentialUse(db, caches, idOf(value));
     return value;
   };
   return found instanceof Promise ? found.then(note) : note(found);
@@ -152,6 +160,7 @@ function noted<T>(db: Executor, found: LookedUp<T>, idOf: (value: NonNullable<T>
 
 function resolveTenantCredential(
   db: Executor,
+  caches: Caches,
   use: keyof typeof KIND_IN_MODE,
   secret: string | undefined,
 ): LookedUp<TenantCredential | null> {
@@ -159,8 +168,10 @@ function resolveTenantCredential(
   if (!presented) return null;
   const { kind, mode } = presented;
   const digest = digestSecret(secret!);
-  const found = resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
-  return noted(db, found, (credential) => credential.credentialId);
+  const found = caches
+    .cache(RESOLVED_TENANTS)
+    .get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
+  return noted(db, caches, found, (credential) => credential.credentialId);
 }
 
 async function findTenantByDigest(
@@ -187,12 +198,12 @@ async function findTenantByDigest(
 }
 
 /** The tenant whose SSO HMAC secret (live or test) this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
-export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'sso', secret);
+export const resolveSsoSecret = (db: Executor, caches: Caches, secret: string | undefined) =>
+  resolveTenantCredential(db, caches, 'sso', secret);
 
 /** The tenant whose partner API key (live or test) this is (`X-API-KEY` on the payment callback), or null. */
-export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'partner', secret);
+export const resolvePartnerApiKey = (db: Executor, caches: Caches, secret: string | undefined) =>
+  resolveTenantCredential(db, caches, 'partner', secret);
 
 export interface BackendPartner {
   keyId: string;
@@ -201,11 +212,15 @@ export interface BackendPartner {
 }
 
 /** The backend partner key presented on the backend host, with its scopes, or null. */
-export function resolveBackendPartnerKey(db: Executor, secret: string | undefined): LookedUp<BackendPartner | null> {
+export function resolveBackendPartnerKey(
+  db: Executor,
+  caches: Caches,
+  secret: string | undefined,
+): LookedUp<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
-  const found = resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
-  return noted(db, found, (partner) => partner.keyId);
+  const found = caches.cache(RESOLVED_PARTNERS).get(digest, () => findPartnerByDigest(db, digest));
+  return noted(db, caches, found, (partner) => partner.keyId);
 }
 
 async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {

@@ -3,7 +3,6 @@
 // credential checks, rate limits, logs and metrics.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheStatistics } from '../../src/cache.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
 import { loggerInto } from '../support/logs.js';
 
@@ -23,8 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-/** Responses sent from cached bytes so far. */
-const cachedAnswers = () => cacheStatistics().get('responses')?.hits ?? 0;
+/** Responses a service sent from cached bytes so far. */
+const cachedAnswers = (apps = service) => apps.context.caches.statistics().get('responses')?.hits ?? 0;
 
 async function get(url: string, headers: Record<string, string>) {
   const response = await fetch(url, { headers });
@@ -144,12 +143,12 @@ describe('a repeated cached read with the counters in Redis', () => {
   it('is answered once Redis has counted it, and the request over the limit is refused', async () => {
     const { key } = (await shared.admin('POST', '/partner-keys', { name: 'redis', scopes: ['cities:read'] })).json();
     const url = `${shared.urls.backend}/v1/cities/?limit=2&offset=23`;
-    const answered = cachedAnswers();
+    const answered = cachedAnswers(shared);
     const responses = [];
     for (let request = 0; request < 4; request++) responses.push(await get(url, { authorization: `Api-Key ${key}` }));
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 429]);
     expect(responses.map((response) => response.headers['ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
-    expect(cachedAnswers()).toBe(answered + 2);
+    expect(cachedAnswers(shared)).toBe(answered + 2);
   });
 });
 

@@ -101,7 +101,7 @@ export async function buildAdminApp(
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
         const operator = timingSafeEqual(sha256(token), expectedToken)
           ? BOOTSTRAP_ADMIN
-          : await resolveOperatorToken(context.db, token);
+          : await resolveOperatorToken(context.db, context.caches, token);
         if (!operator) {
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);

@@ -83,7 +83,7 @@ const CountryIdParams = Type.Object({
 });
 
 export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const countryOut = (row: CountryRow) => ({
     ...countryView(row, 'en', flagUrlFor(context)),
     name_ar: row.nameAr,
@@ -113,7 +113,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         },
       },
     },
-    async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body)) }),
+    async (request, reply) =>
+      reply.code(201).send({ country: countryOut(await createCountry(db, caches, request.body)) }),
   );
 
   app.get(
@@ -145,7 +146,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         },
       },
     },
-    async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body)) }),
+    async (request) => ({ country: countryOut(await updateCountry(db, caches, request.params.id, request.body)) }),
   );
 
   app.get(
@@ -203,7 +204,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 201: Type.Object({ city: AdminCity }) },
       },
     },
-    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, request.body)) }),
+    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, caches, request.body)) }),
   );
 
   app.get(
@@ -232,7 +233,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 200: Type.Object({ city: AdminCity }) },
       },
     },
-    async (request) => ({ city: cityOut(await updateCity(db, request.params.id, request.body)) }),
+    async (request) => ({ city: cityOut(await updateCity(db, caches, request.params.id, request.body)) }),
   );
 
   app.get(
@@ -265,6 +266,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     async (request, reply) =>
       reply
         .code(201)
-        .send({ attraction: attractionView(await addAttraction(db, request.params.id, request.body.name)) }),
+        .send({ attraction: attractionView(await addAttraction(db, caches, request.params.id, request.body.name)) }),
   );
 };

@@ -79,7 +79,7 @@ export const NewPartnerKeyBody = Type.Object(
 );
 
 export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, config, secretBox } = context;
+  const { db, caches, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
   const seal = (secret: string) => secretBox.seal(secret);
   const signing = signingDependencies(context);
@@ -183,7 +183,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: { 200: Type.Object({ tenant: Tenant }) },
       },
     },
-    async (request) => ({ tenant: tenantView(await updateTenant(db, request.params.id, request.body, rules)) }),
+    async (request) => ({ tenant: tenantView(await updateTenant(db, caches, request.params.id, request.body, rules)) }),
   );
 
   app.get(
@@ -236,7 +236,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       },
     },
     async (request) => ({
-      credential: credentialView(await revokeCredential(db, request.params.id, TENANT_CREDENTIAL_KINDS)),
+      credential: credentialView(await revokeCredential(db, caches, request.params.id, TENANT_CREDENTIAL_KINDS)),
     }),
   );
 
@@ -284,7 +284,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       },
     },
     async (request) => ({
-      partner_key: credentialView(await revokeCredential(db, request.params.id, ['backend_partner_key'])),
+      partner_key: credentialView(await revokeCredential(db, caches, request.params.id, ['backend_partner_key'])),
     }),
   );
 

@@ -70,7 +70,8 @@ const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Mat
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
 const authenticatePartnerKey = (context: AppContext, limits: RateLimitGuard) =>
   authenticator<BackendPartner>(limits, {
-    lookUp: (request) => resolveBackendPartnerKey(context.db, apiKeyFromAuthorization(request.headers.authorization)),
+    lookUp: (request) =>
+      resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(request.headers.authorization)),
     idOf: (partner) => partner.keyId,
     refusal: (request) =>
       new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),

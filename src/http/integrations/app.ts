@@ -29,7 +29,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   const allowedMethods = trackAllowedMethods(app);
   const limits = rateLimitGuard(context, 'integrations');
-  const authenticate = authenticateTenant(context.db, limits);
+  const authenticate = authenticateTenant(context, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,

@@ -50,7 +50,7 @@ const PromptData = Envelope(Type.Object({ prompt: PromptRef }));
 const tags = ['suggested prompts'];
 
 export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const promptId = (id: string) => resourceId(id, 'Suggested prompt');
 
   app.get(
@@ -121,7 +121,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     async (request, reply) =>
       reply.code(201).send(
         ok('Suggested prompt created.', {
-          prompt: promptView(await createPrompt(db, request.tenant.id, request.body)),
+          prompt: promptView(await createPrompt(db, caches, request.tenant.id, request.body)),
         }),
       ),
   );
@@ -140,7 +140,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompt updated.', {
-        prompt: promptView(await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body)),
+        prompt: promptView(
+          await updatePrompt(db, caches, request.tenant.id, promptId(request.params.id), request.body),
+        ),
       }),
   );
 
@@ -156,6 +158,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompt deleted.', await deletePrompt(db, request.tenant.id, promptId(request.params.id))),
+      ok('Suggested prompt deleted.', await deletePrompt(db, caches, request.tenant.id, promptId(request.params.id))),
   );
 };

@@ -1,7 +1,7 @@
 // The tenant of an `/api/v1/` request comes from its credential, once, and nowhere else:
 // a tenant named in the path, query or body is refused (spec §1 rule 2).
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { Executor } from '../../db/client.js';
+import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { type Mode, resolveSsoSecret, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
@@ -21,9 +21,9 @@ declare module 'fastify' {
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
 /** The tenant of an `/api/v1/` request, from its SSO secret, under the host's rate limits. */
-export const authenticateTenant = (db: Executor, limits: RateLimitGuard) =>
+export const authenticateTenant = ({ db, caches }: AppContext, limits: RateLimitGuard) =>
   authenticator<TenantCredential>(limits, {
-    lookUp: (request) => resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization)),
+    lookUp: (request) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(request.headers.authorization)),
     idOf: (credential) => credential.credentialId,
     refusal(request, reply) {
       reply.header('www-authenticate', 'Api-Key');
