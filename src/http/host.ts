@@ -17,6 +17,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import helmet from 'helmet';
+import type { Logger } from 'pino';
 import type { Config, ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { AppError, ErrorCode, invalid } from '../errors.js';
@@ -207,6 +208,8 @@ class RequestCompletion extends LogController {
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
     const ms = reply.elapsedTime;
     this.durationOf(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode).observe(ms / 1000);
+    const level = error ? 'error' : 'info';
+    if (!(reply.log as Logger).isLevelEnabled(level)) return;
     const line = {
       method: request.method,
       url: loggableUrl(request.url),
