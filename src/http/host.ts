@@ -46,7 +46,7 @@ export const BODY_LIMIT_TEXT = `${BODY_LIMIT_BYTES / 1024} KiB`;
  * false), never dropped.
  */
 // validateSchema: the route schemas are TypeBox's, fixed at build time; checking each against the
-// meta-schema at every start cost about a fifth of the start-up time.
+// meta-schema at every start was a large part of the start-up time.
 const BODY_AJV_OPTIONS = {
   removeAdditional: false,
   coerceTypes: false,
@@ -67,7 +67,7 @@ const pendingCompilations = new WeakMap<HostApp, Set<() => unknown>>();
 /**
  * Validators and serialisers are compiled when a route first uses them, not at start: every route
  * documents a response for each of its statuses, most of them errors seldom sent, and compiling
- * them all took a fifth of the start. The host's shared schemas are added before its routes, so
+ * them all was a large part of the start. The host's shared schemas are added before its routes, so
  * they are there whenever a compilation happens.
  */
 function compileOnFirstUse(app: HostApp): void {
