@@ -1,23 +1,15 @@
 // In-process caches for what hot paths read on every request and is rarely changed (credentials,
 // the geo data version, listing orders, whole responses). Each is bounded in bytes (an estimate of
 // what its entries hold), never only in entries. A change made through this process clears every
-// cache at once (`invalidateCaches`), so it is seen on the next request. A change made by another
+// cache at once (`Caches.invalidate`), so it is seen on the next request. A change made by another
 // process reaches this one as a NOTIFY on CACHE_INVALIDATION_CHANNEL, sent by triggers on the
 // tables concerned (migrations/0002_cache_invalidation.sql), within milliseconds; and an entry
-// lives at most `ttlMs` in any case, should a notification be lost.
+// lives at most `ttlMs` in any case, should a notification be lost. All of it lives in one `Caches`
+// object, built when the service's context opens (src/server.ts) and handed to what reads or
+// changes cached data: two services in one process (tests) never share a cache.
 
 /** The channel the invalidation triggers notify; every process listens on it (src/server.ts). */
 export const CACHE_INVALIDATION_CHANNEL = 'partner_integrations_changed';
-
-let generation = 0;
-
-/** Call after a write that cached reads depend on, and on every invalidation notification. */
-export function invalidateCaches(): void {
-  generation++;
-}
-
-/** Which invalidation the caches are at: taken before reading what `ShortLivedCache.set` will hold. */
-export const cacheGeneration = (): number => generation;
 
 /** What an entry costs besides its value: the map slot, the entry object, the promise. */
 export const ENTRY_OVERHEAD_BYTES = 200;
@@ -37,24 +29,17 @@ interface Entry<V> {
   generation: number;
   /** Counted once the value has loaded; 0 until then. */
   bytes: number;
-  /** The value, once loaded and kept: what `peek` answers. */
+  /** The value, once loaded and kept: what a hit answers. */
   loaded?: { value: V };
 }
 
-interface CacheCounts {
+export interface CacheCounts {
   hits: number;
   misses: number;
 }
 
-/** Look-ups of every cache of the process by name, for the metrics: plain counters, no labels to build per request. */
-const statistics = new Map<string, CacheCounts>();
-
-export function cacheStatistics(): ReadonlyMap<string, Readonly<CacheCounts>> {
-  return statistics;
-}
-
 export interface CacheOptions<V> {
-  /** Its name in the metrics; caches of one name share their counters. */
+  /** Its name in the metrics, and in its service's `Caches`. */
   name: string;
   /** How long an entry may serve; Infinity for values keyed by what makes them current. */
   ttlMs: number;
@@ -63,10 +48,54 @@ export interface CacheOptions<V> {
   /** The bytes a loaded value holds. */
   sizeOf: (value: V) => number;
   /**
-   * For values whose key names the version of the data they come from: `invalidateCaches` leaves
+   * For values whose key names the version of the data they come from: `Caches.invalidate` leaves
    * them, since a change raises the version and so the key asked for.
    */
   keyedByVersion?: boolean;
+}
+
+/** The caches of one service, their generation and their statistics. */
+export class Caches {
+  private generation = 0;
+  private readonly caches = new Map<string, ShortLivedCache<never>>();
+  /** Look-ups by cache name, for the metrics: plain counters, no labels to build per request. */
+  private readonly counts = new Map<string, CacheCounts>();
+  /** When each credential's use was last recorded (src/tenants/credential-use.ts). */
+  readonly credentialUses = new Map<string, number>();
+
+  /** Call after a write that cached reads depend on, and on every invalidation notification. */
+  readonly invalidate = (): void => {
+    this.generation++;
+  };
+
+  /** Which invalidation the caches are at. */
+  get current(): number {
+    return this.generation;
+  }
+
+  /** The cache of `options.name`, made on first use with these options. */
+  cache<V>(options: CacheOptions<V>): ShortLivedCache<V> {
+    let cache = this.caches.get(options.name) as ShortLivedCache<V> | undefined;
+    if (!cache) {
+      cache = new ShortLivedCache(this, options);
+      this.caches.set(options.name, cache as unknown as ShortLivedCache<never>);
+    }
+    return cache;
+  }
+
+  /** The look-up counters of `name`. */
+  countsOf(name: string): CacheCounts {
+    let counts = this.counts.get(name);
+    if (!counts) {
+      counts = { hits: 0, misses: 0 };
+      this.counts.set(name, counts);
+    }
+    return counts;
+  }
+
+  statistics(): ReadonlyMap<string, Readonly<CacheCounts>> {
+    return this.counts;
+  }
 }
 
 export class ShortLivedCache<V> {
@@ -74,13 +103,11 @@ export class ShortLivedCache<V> {
   private readonly counts: CacheCounts;
   private heldBytes = 0;
 
-  constructor(private readonly options: CacheOptions<V>) {
-    let counts = statistics.get(options.name);
-    if (!counts) {
-      counts = { hits: 0, misses: 0 };
-      statistics.set(options.name, counts);
-    }
-    this.counts = counts;
+  constructor(
+    private readonly caches: Caches,
+    private readonly options: CacheOptions<V>,
+  ) {
+    this.counts = caches.countsOf(options.name);
   }
 
   /** Bytes held by loaded entries (keys and overhead included). */
@@ -88,17 +115,25 @@ export class ShortLivedCache<V> {
     return this.heldBytes;
   }
 
-  /** The cached value of `key`, or what `load` gives (one load at a time per key). */
-  get(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * The cached value of `key`, or what `load` gives (one load at a time per key): the value itself
+   * when it is loaded, so that a hit is answered in the same tick.
+   */
+  get(key: string, load: () => Promise<V>): V | Promise<V> {
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached && this.isCurrent(cached, now)) {
       this.hit(key, cached);
-      return cached.value;
+      return cached.loaded ? cached.loaded.value : cached.value;
     }
     this.counts.misses++;
     if (cached) this.remove(key, cached);
-    const entry: Entry<V> = { value: load(), expiresAt: now + this.options.ttlMs, generation, bytes: 0 };
+    const entry: Entry<V> = {
+      value: load(),
+      expiresAt: now + this.options.ttlMs,
+      generation: this.caches.current,
+      bytes: 0,
+    };
     this.entries.set(key, entry);
     entry.value.then(
       (value) => this.account(key, entry, value),
@@ -108,36 +143,8 @@ export class ShortLivedCache<V> {
     return entry.value;
   }
 
-  /**
-   * The value of `key` when one is loaded and current, without waiting and without loading:
-   * `undefined` otherwise. For answers made in the same tick (src/http/cached-reads.ts).
-   */
-  peek(key: string): { value: V } | undefined {
-    const cached = this.entries.get(key);
-    if (!cached?.loaded || !this.isCurrent(cached, Date.now())) return undefined;
-    this.hit(key, cached);
-    return cached.loaded;
-  }
-
-  /**
-   * Puts `value` under `key` as if loaded now, from data read at `readAt` (a `cacheGeneration()`
-   * taken before the read): stale at once if an invalidation came since.
-   */
-  set(key: string, value: V, readAt: number): void {
-    const cached = this.entries.get(key);
-    if (cached) this.remove(key, cached);
-    const entry: Entry<V> = {
-      value: Promise.resolve(value),
-      expiresAt: Date.now() + this.options.ttlMs,
-      generation: readAt,
-      bytes: 0,
-    };
-    this.entries.set(key, entry);
-    this.account(key, entry, value);
-  }
-
   private isCurrent(entry: Entry<V>, now: number): boolean {
-    return entry.expiresAt > now && (entry.generation === generation || this.options.keyedByVersion === true);
+    return entry.expiresAt > now && (entry.generation === this.caches.current || this.options.keyedByVersion === true);
   }
 
   private hit(key: string, entry: Entry<V>): void {
@@ -165,17 +172,4 @@ export class ShortLivedCache<V> {
     this.entries.delete(key);
     this.heldBytes -= entry.bytes;
   }
-}
-
-/** One value per database handle, so that two services in one process (tests) never share it. */
-export function perDatabase<V>(make: () => V): (db: object) => V {
-  const values = new WeakMap<object, V>();
-  return (db) => {
-    let value = values.get(db);
-    if (value === undefined) {
-      value = make();
-      values.set(db, value);
-    }
-    return value;
-  };
 }

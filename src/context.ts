@@ -1,6 +1,7 @@
-// What every host and worker is given: validated configuration, the database, the secret box,
-// the payment request queue, the metrics and, when configured, Redis. Opened once (openContext),
-// complete, and never changed after.
+// What every host and worker is given: validated configuration, the database, the caches, the
+// secret box, the payment request queue, the metrics and, when configured, Redis. Opened once
+// (openContext), complete, and never changed after.
+import type { Caches } from './cache.js';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
@@ -17,6 +18,8 @@ export interface AppContext {
   readonly config: Config;
   readonly database: DatabaseHandle;
   readonly db: Database;
+  /** The in-process caches of what the database holds, their generation and statistics. */
+  readonly caches: Caches;
   readonly secretBox: SecretBox;
   /** Created with the context, started by startService: invoice creation enqueues on it. */
   readonly paymentQueue: PaymentQueue;

@@ -2,7 +2,7 @@
 // are bounded sets only: listener, route template, method, status, outcome, cache name. Never an
 // id, a key or a URL, so the number of series stays fixed whatever the traffic.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { cacheStatistics } from './cache.js';
+import type { CacheCounts } from './cache.js';
 
 interface MetricSources {
   /** Payment requests waiting for an attempt, and the age of the oldest. */
@@ -13,6 +13,8 @@ interface MetricSources {
   databasePool(): { size: number; inUse: number; waiting: number };
   /** Whether /readyz would answer 200 now (the database reachable and writable). */
   ready(): Promise<boolean>;
+  /** Look-ups of each in-process cache so far, by cache name. */
+  cacheStatistics(): ReadonlyMap<string, Readonly<CacheCounts>>;
 }
 
 export class Metrics {
@@ -151,7 +153,7 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const [cache, counts] of cacheStatistics()) {
+        for (const [cache, counts] of sources.cacheStatistics()) {
           this.inc({ cache, result: 'hit' }, counts.hits);
           this.inc({ cache, result: 'miss' }, counts.misses);
         }

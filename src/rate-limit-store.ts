@@ -1,48 +1,45 @@
-// Redis as the rate limits' shared store (src/http/rate-limit.ts), with its health.
+// Redis as the rate limits' shared store (src/http/rate-limit.ts), with its health: a limit is
+// counted by rate-limiter-flexible in Redis, and in this process by its insurance while Redis fails
+// or hangs. The insurance is called here rather than through the library's `insuranceLimiter`
+// option, which hides the failure: we count it, say it in /readyz and /metrics, and leave Redis
+// alone for a while so that no request waits on it again.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Metrics } from './metrics.js';
 
-/** A key's requests in its current window, and the milliseconds until the window ends. */
-export interface Count {
-  current: number;
-  ttlMs: number;
+/** A limit of `points` per window of `durationSeconds`, its counters named by `keyPrefix`. */
+export interface LimitOptions {
+  keyPrefix: string;
+  points: number;
+  durationSeconds: number;
 }
 
-/** One round trip per check: the count and the time left of the key's window. */
-const REDIS_ADD = `
-local current = redis.call('INCR', KEYS[1])
-if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) return {current, tonumber(ARGV[1])} end
-return {current, redis.call('PTTL', KEYS[1])}`;
-
-type RedisWithLimits = Redis & {
-  partnerRateLimitAdd(key: string, windowMs: number): Promise<[number, number]>;
-};
+/** rate-limiter-flexible's answer: resolved under the limit, rejected with a RateLimiterRes over it. */
+export interface Limiter {
+  consume(key: string): Promise<RateLimiterRes>;
+}
 
 /** How long Redis has to answer a command before the limits count in this process instead. */
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 /** After Redis failed or timed out, the time it is left alone before it is tried again. */
 const REDIS_RETRY_AFTER_FAILURE_MS = 5000;
 
-/**
- * Redis as the rate limits' shared store, with its health: after a command fails or times out,
- * the limits count in this process until Redis is tried again, so that no request waits on a
- * Redis that hangs (stopped, or a network that drops packets).
- */
+/** A limit counted in this process. */
+export const inProcessLimiter = ({ keyPrefix, points, durationSeconds }: LimitOptions): Limiter =>
+  new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
+
 export class RateLimitStore {
-  readonly redis: RedisWithLimits;
   /** Since Redis last failed, until it answers again. */
   private degraded = false;
   /** Redis is left alone until then, once it has failed. */
   private retryAt = 0;
 
   constructor(
-    redis: Redis,
+    readonly redis: Redis,
     private readonly metrics: Metrics,
     private readonly logger: FastifyBaseLogger,
   ) {
-    redis.defineCommand('partnerRateLimitAdd', { numberOfKeys: 1, lua: REDIS_ADD });
-    this.redis = redis as RedisWithLimits;
     metrics.rateLimitStoreDegraded.set(0);
   }
 
@@ -51,17 +48,36 @@ export class RateLimitStore {
     return this.degraded ? 'Redis is not answering: rate limits are counted in each process meanwhile' : null;
   }
 
-  /** Counts `key` in Redis: null when Redis is failing or failed to answer in time. */
-  async add(key: string, windowMs: number): Promise<Count | null> {
-    if (this.degraded && Date.now() < this.retryAt) return null;
-    try {
-      const [current, ttlMs] = await this.redis.partnerRateLimitAdd(key, windowMs);
-      if (this.degraded) this.recovered();
-      return { current, ttlMs };
-    } catch (error) {
-      this.failed(error);
-      return null;
-    }
+  /** A limit counted in Redis, shared by every instance; in this process while Redis does not answer. */
+  limiter(options: LimitOptions): Limiter {
+    const shared = new RateLimiterRedis({
+      storeClient: this.redis,
+      keyPrefix: options.keyPrefix,
+      points: options.points,
+      duration: options.durationSeconds,
+      // A closed connection is a failure at once, not a command waiting for its timeout.
+      rejectIfRedisNotReady: true,
+    });
+    const insurance = inProcessLimiter(options);
+    return {
+      consume: (key) => {
+        if (this.degraded && Date.now() < this.retryAt) return insurance.consume(key);
+        return shared.consume(key).then(
+          (counted) => {
+            if (this.degraded) this.recovered();
+            return counted;
+          },
+          (refusal: unknown) => {
+            if (refusal instanceof RateLimiterRes) {
+              if (this.degraded) this.recovered();
+              throw refusal;
+            }
+            this.failed(refusal);
+            return insurance.consume(key);
+          },
+        );
+      },
+    };
   }
 
   private failed(error: unknown): void {

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
-import { CACHE_INVALIDATION_CHANNEL, invalidateCaches } from './cache.js';
+import { CACHE_INVALIDATION_CHANNEL, Caches } from './cache.js';
 import {
   adminTokenFile,
   type Config,
@@ -103,11 +103,13 @@ async function withFreePorts(config: Config): Promise<Config> {
 export async function openContext(config: Config, serving?: { logger: FastifyBaseLogger }): Promise<AppContext> {
   const logger = serving?.logger;
   const database = await openDatabase({ ...config, logger });
+  const caches = new Caches();
   const metrics = new Metrics({
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
     ready: async () => (await database.unavailable()) === null,
+    cacheStatistics: () => caches.statistics(),
   });
   // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
   const paymentQueue = new PaymentQueue(database, {
@@ -119,6 +121,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     config,
     database,
     db: database.db,
+    caches,
     secretBox: secretBoxFor(config.secretEncryptionKey, config.previousSecretEncryptionKeys, config.dataDir),
     paymentQueue,
     publicUrls: {
@@ -286,7 +289,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     context.rateLimitStore?.redis.disconnect();
   };
   try {
-    await context.database.listen(CACHE_INVALIDATION_CHANNEL, invalidateCaches, invalidateCaches);
+    await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);
     await migrateDatabase(context.database, async () => {
       await seedEmptyDatabase(context, logger);
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));

@@ -1,13 +1,13 @@
 // Every in-process cache is bounded in bytes (src/cache.ts): least recently used entries go first,
 // a value larger than the bound is never kept, and a change drops what depends on it.
 import { describe, expect, it } from 'vitest';
-import { invalidateCaches, ShortLivedCache } from '../src/cache.js';
+import { Caches } from '../src/cache.js';
 
 const KIB = 1024;
 
-function textCache(maxBytes: number, keyedByVersion = false) {
+function textCache(maxBytes: number, keyedByVersion = false, caches = new Caches()) {
   const loads: string[] = [];
-  const cache = new ShortLivedCache<string>({
+  const cache = caches.cache<string>({
     name: 'test',
     ttlMs: Number.POSITIVE_INFINITY,
     maxBytes,
@@ -19,7 +19,7 @@ function textCache(maxBytes: number, keyedByVersion = false) {
       loads.push(key);
       return 'x'.repeat(size);
     });
-  return { cache, loads, get };
+  return { cache, caches, loads, get };
 }
 
 describe('ShortLivedCache', () => {
@@ -52,10 +52,23 @@ describe('ShortLivedCache', () => {
     const versioned = textCache(100 * KIB, true);
     await plain.get('k');
     await versioned.get('k@1');
-    invalidateCaches();
+    plain.caches.invalidate();
+    versioned.caches.invalidate();
     await plain.get('k');
     await versioned.get('k@1');
     expect(plain.loads).toEqual(['k', 'k']);
     expect(versioned.loads).toEqual(['k@1']);
+  });
+
+  it("belongs to one service's caches: another's change and statistics leave it alone", async () => {
+    const ours = textCache(100 * KIB);
+    const theirs = textCache(100 * KIB);
+    await ours.get('k');
+    await theirs.get('k');
+    theirs.caches.invalidate();
+    await ours.get('k');
+    expect(ours.loads).toEqual(['k']);
+    expect(ours.caches.statistics().get('test')).toEqual({ hits: 1, misses: 1 });
+    expect(theirs.caches.statistics().get('test')).toEqual({ hits: 0, misses: 1 });
   });
 });

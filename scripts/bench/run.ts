@@ -505,7 +505,7 @@ async function render(report: Report): Promise<string> {
     '  sends one statement per callback with nothing else around it; the PostgreSQL line says what each callback cost',
     '  the database under each load.',
     '- Read ceilings: a bare Fastify route answering the same bytes from memory, no auth, no database. The service answers a',
-    '  repeated page before routing (src/http/cached-reads.ts); the gap is what every request still costs it: the credential,',
+    '  cached page through its whole pipeline (routing, hooks, query validation); the gap is what every request costs it: the credential,',
     '  both rate limits, twenty headers instead of two, the metric, and a process with a 40 MB heap instead of a bare one.',
     `- LOG_LEVEL=${LOG_LEVEL}: no line per request (at the default, info, each request costs a log line).`,
     '- RATE_LIMIT_PER_MINUTE=1e9: every request is counted against its credential, as in production, but none is refused.',

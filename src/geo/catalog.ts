@@ -1,6 +1,7 @@
 // Operators' changes to countries, cities and attractions (admin API, DECISIONS §8). Each change
 // raises the geo data version in its own transaction, so every listing sees it on its next request.
 import { and, desc, eq, ilike, sql } from 'drizzle-orm';
+import type { Caches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { AttractionRow, CityRow, CountryRow } from '../db/schema.js';
@@ -50,10 +51,10 @@ export async function getCity(db: Executor, id: string): Promise<CityRow> {
 }
 
 /** Runs a geo change and raises the data version in the same transaction. */
-function change<T>(db: Database, task: (tx: Executor) => Promise<T>): Promise<T> {
+function change<T>(db: Database, caches: Caches, task: (tx: Executor) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
     const result = await task(tx);
-    await bumpGeoDataVersion(tx);
+    await bumpGeoDataVersion(tx, caches);
     return result;
   });
 }
@@ -61,9 +62,9 @@ function change<T>(db: Database, task: (tx: Executor) => Promise<T>): Promise<T>
 export const countryCodeTaken = (code: string) => `A country with code ${code} already exists.`;
 const duplicateCode = (code: string) => conflict(countryCodeTaken(code));
 
-export async function createCountry(db: Database, input: NewCountry): Promise<CountryRow> {
+export async function createCountry(db: Database, caches: Caches, input: NewCountry): Promise<CountryRow> {
   try {
-    return await change(db, async (tx) => {
+    return await change(db, caches, async (tx) => {
       const [row] = await tx
         .insert(countries)
         .values({
@@ -82,8 +83,13 @@ export async function createCountry(db: Database, input: NewCountry): Promise<Co
   }
 }
 
-export async function updateCountry(db: Database, idOrCode: string, input: CountryChanges): Promise<CountryRow> {
-  return change(db, async (tx) => {
+export async function updateCountry(
+  db: Database,
+  caches: Caches,
+  idOrCode: string,
+  input: CountryChanges,
+): Promise<CountryRow> {
+  return change(db, caches, async (tx) => {
     const existing = await getCountry(tx, idOrCode);
     const [row] = await tx
       .update(countries)
@@ -105,8 +111,8 @@ async function checkCountry(tx: Executor, id: string): Promise<void> {
   if (!found) throw invalidField('country', 'no such country');
 }
 
-export async function createCity(db: Database, input: NewCity): Promise<CityRow> {
-  return change(db, async (tx) => {
+export async function createCity(db: Database, caches: Caches, input: NewCity): Promise<CityRow> {
+  return change(db, caches, async (tx) => {
     await checkCountry(tx, input.country);
     const [longitude, latitude] = input.coordinates.coordinates;
     const [row] = await tx
@@ -126,8 +132,8 @@ export async function createCity(db: Database, input: NewCity): Promise<CityRow>
   });
 }
 
-export async function updateCity(db: Database, id: string, input: CityChanges): Promise<CityRow> {
-  return change(db, async (tx) => {
+export async function updateCity(db: Database, caches: Caches, id: string, input: CityChanges): Promise<CityRow> {
+  return change(db, caches, async (tx) => {
     await getCity(tx, id);
     if (input.country !== undefined) await checkCountry(tx, input.country);
     const [row] = await tx
@@ -151,8 +157,13 @@ export async function updateCity(db: Database, id: string, input: CityChanges): 
   });
 }
 
-export async function addAttraction(db: Database, cityId: string, name: string): Promise<AttractionRow> {
-  return change(db, async (tx) => {
+export async function addAttraction(
+  db: Database,
+  caches: Caches,
+  cityId: string,
+  name: string,
+): Promise<AttractionRow> {
+  return change(db, caches, async (tx) => {
     await getCity(tx, cityId);
     const [row] = await tx.insert(attractions).values({ cityId, name }).returning();
     return row;

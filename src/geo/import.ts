@@ -4,6 +4,7 @@
 // `images` and attractions are the operators' and are never touched. Re-running changes nothing
 // when the files did not change (rows that are already equal are not even rewritten).
 import { sql } from 'drizzle-orm';
+import type { Caches } from '../cache.js';
 import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from './reference-data.js';
@@ -37,7 +38,7 @@ async function countUpserts(
   return { inserted: Number(row.inserted), updated: Number(row.updated) };
 }
 
-export async function importReferenceData(db: Database): Promise<ImportSummary> {
+export async function importReferenceData(db: Database, caches: Caches): Promise<ImportSummary> {
   const started = performance.now();
   const [referenceCountries, referenceCities] = await Promise.all([loadReferenceCountries(), loadReferenceCities()]);
   return db.transaction(async (tx) => {
@@ -68,7 +69,8 @@ export async function importReferenceData(db: Database): Promise<ImportSummary> 
       cities.inserted += counts.inserted;
       cities.updated += counts.updated;
     }
-    if (countries.inserted + countries.updated + cities.inserted + cities.updated > 0) await bumpGeoDataVersion(tx);
+    if (countries.inserted + countries.updated + cities.inserted + cities.updated > 0)
+      await bumpGeoDataVersion(tx, caches);
     const countryCodes = new Set(referenceCountries.map((country) => country.code));
     const skippedCities = referenceCities.filter((city) => !countryCodes.has(city.countryCode)).length;
     return {

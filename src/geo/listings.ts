@@ -6,7 +6,7 @@
 // through the admin API or an import raises the version (data-version.ts), which every process
 // reads (at most a second old), so a cached order never outlives its data by more than that.
 import { inArray, type SQL, sql } from 'drizzle-orm';
-import { perDatabase, ShortLivedCache } from '../cache.js';
+import type { CacheOptions, Caches } from '../cache.js';
 import { type Executor, rowsOf } from '../db/client.js';
 import { type CityRow, type CountryRow, cities, countries } from '../db/schema.js';
 
@@ -59,20 +59,17 @@ class OrderedIds {
  */
 const MAX_ORDER_BYTES = 12 * 1024 * 1024;
 
-const cacheFor = perDatabase(
-  () =>
-    new ShortLivedCache<OrderedIds>({
-      name: 'listing_orders',
-      ttlMs: Number.POSITIVE_INFINITY,
-      maxBytes: MAX_ORDER_BYTES,
-      sizeOf: (order) => order.bytes,
-      keyedByVersion: true,
-    }),
-);
+const ORDERS: CacheOptions<OrderedIds> = {
+  name: 'listing_orders',
+  ttlMs: Number.POSITIVE_INFINITY,
+  maxBytes: MAX_ORDER_BYTES,
+  sizeOf: (order) => order.bytes,
+  keyedByVersion: true,
+};
 
 /** The order of `filterKey` at `version` (one loaded after a change may be newer, never older). */
-const orderOf = (db: Executor, filterKey: string, version: number, load: () => Promise<OrderedIds>) =>
-  cacheFor(db).get(`${filterKey}@${version}`, load);
+const orderOf = (caches: Caches, filterKey: string, version: number, load: () => Promise<OrderedIds>) =>
+  caches.cache(ORDERS).get(`${filterKey}@${version}`, load);
 
 /** The ordered ids of `table` under `where`. */
 async function loadOrder(db: Executor, table: typeof countries | typeof cities, where: SQL): Promise<OrderedIds> {
@@ -97,14 +94,20 @@ async function pageOf<Row extends { id: string }>(
 }
 
 /** Countries by name. `version` is the current geo data version (readGeoDataVersion). */
-export async function listCountries(db: Executor, version: number, page: Page): Promise<Listing<CountryRow>> {
-  const order = await orderOf(db, 'countries', version, () => loadOrder(db, countries, sql`true`));
+export async function listCountries(
+  db: Executor,
+  caches: Caches,
+  version: number,
+  page: Page,
+): Promise<Listing<CountryRow>> {
+  const order = await orderOf(caches, 'countries', version, () => loadOrder(db, countries, sql`true`));
   return pageOf<CountryRow>(db, countries, order, page);
 }
 
 /** Cities by name, then id. */
 export async function listCities(
   db: Executor,
+  caches: Caches,
   version: number,
   filter: CityFilter,
   page: Page,
@@ -117,6 +120,6 @@ export async function listCities(
     );
   }
   const key = `cities|${filter.country ?? ''}|${filter.withAttractions ? 'attractions' : ''}`;
-  const order = await orderOf(db, key, version, () => loadOrder(db, cities, sql.join(conditions, sql` and `)));
+  const order = await orderOf(caches, key, version, () => loadOrder(db, cities, sql.join(conditions, sql` and `)));
   return pageOf<CityRow>(db, cities, order, page);
 }

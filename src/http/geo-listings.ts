@@ -4,12 +4,11 @@
 import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { cacheGeneration } from '../cache.js';
 import type { AppContext } from '../context.js';
 import { type CityFilter, listCities, listCountries, type Page, readGeoDataVersion } from '../geo/index.js';
 import type { Language } from '../languages.js';
 import { type PagedListBody, PagingQuery, pagedList, pageFrom, requestPath } from './paging.js';
-import { answerWith, sendCachedResponse } from './response-cache.js';
+import { sendCachedResponse } from './response-cache.js';
 import { type City, type Country, cityView, countryView, type FlagUrl } from './shapes/geo.js';
 
 const BOOLEAN_TEXT = ['true', 'false', '1', '0'] as const;
@@ -72,9 +71,10 @@ function etagMatches(header: string | undefined, etag: string): boolean {
  * Answers a listing: 304 when `If-None-Match` names the current ETag (no list query is run), else
  * the wrapped paged list, from cached bytes when this page was served since the data last changed.
  * The ETag covers the geo data version and everything else the body depends on (list, filters,
- * page, language, the public URLs of links and flags); so does the cache key.
+ * page, language, the public URLs of links and flags); so does the cache key. In callback style:
+ * a page cached under a cached version is sent in the same tick.
  */
-async function serveListing<T, Wrapped>(
+function serveListing<T, Wrapped>(
   context: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -82,33 +82,30 @@ async function serveListing<T, Wrapped>(
   source: ListingSource<T>,
   page: Page,
   wrap: (list: PagedListBody<T>) => Wrapped,
-): Promise<void> {
-  const language = negotiateLanguage(request.headers['accept-language']);
-  const readAt = cacheGeneration();
-  const version = await readGeoDataVersion(context.db);
-  const path = requestPath(request.url);
-  const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
-  const etag = () =>
-    `"g${version}-${hash('sha256', `${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`, 'base64url').slice(0, 22)}"`;
-  const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch) {
-    const current = etag();
-    if (etagMatches(ifNoneMatch, current))
-      return void reply.code(304).headers(listingHeaders(language, current)).send();
-  }
-  await sendCachedResponse(
-    context,
-    reply,
-    `${fingerprint}|g${version}`,
-    async () => {
+): void {
+  const answer = (version: number) => {
+    const language = negotiateLanguage(request.headers['accept-language']);
+    const path = requestPath(request.url);
+    const fingerprint = `${source.variant}|${language}|${path}|${JSON.stringify(source.filters)}|${page.limit}|${page.offset}`;
+    const etag = () =>
+      `"g${version}-${hash('sha256', `${fingerprint}|${context.publicUrls[host]}|${context.publicUrls.backend}`, 'base64url').slice(0, 22)}"`;
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (ifNoneMatch) {
+      const current = etag();
+      if (etagMatches(ifNoneMatch, current))
+        return void reply.code(304).headers(listingHeaders(language, current)).send();
+    }
+    sendCachedResponse(context, reply, `${fingerprint}|g${version}`, async () => {
       const { count, results } = await source.fetch(version, page, language);
       return {
         payload: wrap(pagedList(context.publicUrls[host], path, source.filters, page, count, results)),
         headers: listingHeaders(language, etag()),
       };
-    },
-    readAt,
-  );
+    });
+  };
+  const version = readGeoDataVersion(context.db, context.caches);
+  if (version instanceof Promise) version.then(answer).catch((error: unknown) => reply.send(error));
+  else answer(version);
 }
 
 const listingHeaders = (language: Language, etag: string) => ({
@@ -133,24 +130,21 @@ export function serveCountries<Wrapped>(
   wrap: (list: PagedListBody<Static<typeof Country>>) => Wrapped,
 ): void {
   const flagUrl = flagUrlFor(context);
-  answerWith(
+  serveListing(
+    context,
+    request,
     reply,
-    serveListing(
-      context,
-      request,
-      reply,
-      host,
-      {
-        variant: `${host}:countries`,
-        filters: {},
-        async fetch(version, page, language) {
-          const { count, rows } = await listCountries(context.db, version, page);
-          return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
-        },
+    host,
+    {
+      variant: `${host}:countries`,
+      filters: {},
+      async fetch(version, page, language) {
+        const { count, rows } = await listCountries(context.db, context.caches, version, page);
+        return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
       },
-      pageFrom(query),
-      wrap,
-    ),
+    },
+    pageFrom(query),
+    wrap,
   );
 }
 
@@ -172,23 +166,20 @@ export function serveCities<Wrapped>(
     ...(filter.country !== undefined && { country: filter.country }),
     ...(filter.withAttractions !== undefined && { has_attractions: String(filter.withAttractions) }),
   };
-  answerWith(
+  serveListing(
+    context,
+    request,
     reply,
-    serveListing(
-      context,
-      request,
-      reply,
-      host,
-      {
-        variant: `${host}:cities`,
-        filters,
-        async fetch(version, page, language) {
-          const { count, rows } = await listCities(context.db, version, filter, page);
-          return { count, results: rows.map((row) => cityView(row, language)) };
-        },
+    host,
+    {
+      variant: `${host}:cities`,
+      filters,
+      async fetch(version, page, language) {
+        const { count, rows } = await listCities(context.db, context.caches, version, filter, page);
+        return { count, results: rows.map((row) => cityView(row, language)) };
       },
-      pageFrom(query),
-      wrap,
-    ),
+    },
+    pageFrom(query),
+    wrap,
   );
 }

@@ -17,21 +17,15 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import helmet from 'helmet';
-import type { Config } from '../config.js';
+import type { Logger } from 'pino';
+import type { Config, ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
 import { SERVICE_VERSION } from '../version.js';
-import { CachedReads } from './cached-reads.js';
 import { registerJsonBodyParser } from './json-body.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Answers repeated cached reads before routing; a host enables it with its credential check. */
-    cachedReads: CachedReads;
-  }
-}
 
 export type HostApp = FastifyInstance<
   RawServerDefault,
@@ -52,7 +46,7 @@ export const BODY_LIMIT_TEXT = `${BODY_LIMIT_BYTES / 1024} KiB`;
  * false), never dropped.
  */
 // validateSchema: the route schemas are TypeBox's, fixed at build time; checking each against the
-// meta-schema at every start cost about a fifth of the start-up time.
+// meta-schema at every start was a large part of the start-up time.
 const BODY_AJV_OPTIONS = {
   removeAdditional: false,
   coerceTypes: false,
@@ -73,7 +67,7 @@ const pendingCompilations = new WeakMap<HostApp, Set<() => unknown>>();
 /**
  * Validators and serialisers are compiled when a route first uses them, not at start: every route
  * documents a response for each of its statuses, most of them errors seldom sent, and compiling
- * them all took a fifth of the start. The host's shared schemas are added before its routes, so
+ * them all was a large part of the start. The host's shared schemas are added before its routes, so
  * they are there whenever a compilation happens.
  */
 function compileOnFirstUse(app: HostApp): void {
@@ -189,29 +183,57 @@ const PROTECTIVE_HEADERS: Readonly<Record<string, string>> = (() => {
   return headers;
 })();
 
-/** One line per request, at completion: half the log volume of Fastify's default pair. */
-class RequestLog extends LogController {
-  constructor() {
+/** A request duration series, labelled once. */
+interface DurationSeries {
+  observe(seconds: number): void;
+}
+
+/**
+ * What every answer of a host leaves, written at its completion: one log line (half the log
+ * volume of Fastify's default pair) and the duration metric, labelled by route template, never
+ * the URL: one series per route whatever the ids in paths.
+ */
+class RequestCompletion extends LogController {
+  private readonly series = new Map<string, DurationSeries>();
+
+  constructor(
+    private readonly listener: ListenerName,
+    private readonly requestDuration: Metrics['requestDuration'],
+  ) {
     super({ requestIdLogLabel: 'request_id' });
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const ms = reply.elapsedTime;
+    this.durationOf(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode).observe(ms / 1000);
+    const level = error ? 'error' : 'info';
+    if (!(reply.log as Logger).isLevelEnabled(level)) return;
     const line = {
       method: request.method,
       url: loggableUrl(request.url),
       status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
+      ms: Math.round(ms * 100) / 100,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
+  }
+
+  private durationOf(route: string, method: string, status: number): DurationSeries {
+    const key = `${route} ${method} ${status}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = this.requestDuration.labels({ listener: this.listener, route, method, status });
+      this.series.set(key, series);
+    }
+    return series;
   }
 }
 
 interface HostOptions {
   /** Which listener this is, in every log line. */
-  listener: 'integrations' | 'backend' | 'admin';
+  listener: ListenerName;
   logger: FastifyBaseLogger;
   /**
    * The host's documented error body for a request refused before it could be routed (a malformed
@@ -276,27 +298,22 @@ function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
   const logger = options.logger.child({ listener: options.listener });
-  const cachedReads = new CachedReads({
-    context,
-    listener: options.listener,
-    logger,
-    protectiveHeaders: PROTECTIVE_HEADERS,
-    requestId,
-  });
   const app = Fastify({
-    // The server Fastify would make, with cached reads answered in its request listener first.
+    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS).
     serverFactory: (handler) => {
-      const server = createServer({
-        headersTimeout: limits.headersTimeoutSeconds * 1000,
-        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-        requestTimeout: limits.requestTimeoutSeconds * 1000,
-      });
+      const server = createServer(
+        {
+          headersTimeout: limits.headersTimeoutSeconds * 1000,
+          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+          requestTimeout: limits.requestTimeoutSeconds * 1000,
+        },
+        handler,
+      );
       server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
-      server.on('request', cachedReads.listener(server, handler));
       return server;
     },
     loggerInstance: logger,
-    logController: new RequestLog(),
+    logController: new RequestCompletion(options.listener, context.metrics.requestDuration),
     // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
     frameworkErrors: (_error, request, reply) => {
       const error = new AppError(ErrorCode.MALFORMED_REQUEST);
@@ -327,7 +344,6 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     return503OnClosing: true,
     trustProxy: fastifyTrustProxy(context.config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.decorate('cachedReads', cachedReads);
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
@@ -345,20 +361,6 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
           'set TRUST_PROXY if a proxy you run sets the header (said once)',
       );
     }
-    done();
-  });
-  const { requestDuration } = context.metrics;
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route template, never the URL: one series per route whatever the ids in paths.
-    requestDuration.observe(
-      {
-        listener: options.listener,
-        route: request.routeOptions.url ?? 'unmatched',
-        method: request.method,
-        status: reply.statusCode,
-      },
-      reply.elapsedTime / 1000,
-    );
     done();
   });
   registerJsonBodyParser(app);

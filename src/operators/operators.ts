@@ -5,7 +5,7 @@
 // second at worst. A deleted operator is kept (deleted_at) so the audit trail still names them.
 import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, eq, isNull } from 'drizzle-orm';
-import { approximateBytes, invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { operators } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
@@ -29,15 +29,12 @@ const TOKEN_MAX_LENGTH = 128;
 const digestToken = (token: string) => createHash('sha256').update(token).digest('hex');
 const hintOf = (token: string) => `${TOKEN_PREFIX}…${token.slice(-4)}`;
 
-const resolvedOperators = perDatabase(
-  () =>
-    new ShortLivedCache<Operator | null>({
-      name: 'operators',
-      ttlMs: 1000,
-      maxBytes: 1024 * 1024,
-      sizeOf: approximateBytes,
-    }),
-);
+const RESOLVED_OPERATORS: CacheOptions<Operator | null> = {
+  name: 'operators',
+  ttlMs: 1000,
+  maxBytes: 1024 * 1024,
+  sizeOf: approximateBytes,
+};
 
 function checkRole(role: string): OperatorRole {
   if (!(OPERATOR_ROLES as readonly string[]).includes(role)) {
@@ -87,6 +84,7 @@ export async function getOperator(db: Executor, id: string): Promise<OperatorRow
 
 export async function updateOperator(
   db: Executor,
+  caches: Caches,
   id: string,
   changes: { name?: string; role?: string },
 ): Promise<OperatorRow> {
@@ -98,7 +96,7 @@ export async function updateOperator(
       .where(and(eq(operators.id, id), isNull(operators.deletedAt)))
       .returning();
     if (!updated) throw notFound('Operator');
-    invalidateCaches();
+    caches.invalidate();
     return updated;
   } catch (error) {
     if (isNameClash(error)) throw nameTaken(changes.name ?? '');
@@ -107,22 +105,22 @@ export async function updateOperator(
 }
 
 /** Deletes an operator: their token and console sessions stop at once. */
-export async function deleteOperator(db: Executor, id: string): Promise<OperatorRow> {
+export async function deleteOperator(db: Executor, caches: Caches, id: string): Promise<OperatorRow> {
   const [deleted] = await db
     .update(operators)
     .set({ deletedAt: new Date(), updatedAt: new Date() })
     .where(and(eq(operators.id, id), isNull(operators.deletedAt)))
     .returning();
   if (!deleted) throw notFound('Operator');
-  invalidateCaches();
+  caches.invalidate();
   return deleted;
 }
 
 /** The live operator whose token this is, or null. */
-export async function resolveOperatorToken(db: Executor, token: string): Promise<Operator | null> {
+export async function resolveOperatorToken(db: Executor, caches: Caches, token: string): Promise<Operator | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > TOKEN_MAX_LENGTH) return null;
   const digest = digestToken(token);
-  return resolvedOperators(db).get(digest, async () => {
+  return caches.cache(RESOLVED_OPERATORS).get(digest, async () => {
     const [found] = await db
       .select()
       .from(operators)

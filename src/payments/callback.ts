@@ -3,6 +3,7 @@
 // of the event with the forward-only move of invoice and trip (steps 9-10), the database part of
 // which is one statement: one round trip in the common case. Results say why, the integrations
 // host says it in HTTP.
+import type { Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
@@ -49,10 +50,11 @@ const SUCCESS_UNKNOWN_STATUS: CallbackResult = { accepted: 'success', unknownSta
 /** Step 1: the tenant whose partner API key `X-API-KEY` carries, or why not. */
 export async function authenticatePartner(
   db: Executor,
+  caches: Caches,
   apiKey: string | undefined,
 ): Promise<(TenantCredential & { rejected?: undefined }) | { rejected: CallbackRejection }> {
   if (!apiKey) return { rejected: { reason: 'missing_api_key' } };
-  const credential = await resolvePartnerApiKey(db, apiKey);
+  const credential = await resolvePartnerApiKey(db, caches, apiKey);
   return credential ?? { rejected: { reason: 'unauthorized' } };
 }
 

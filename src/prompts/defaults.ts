@@ -1,6 +1,7 @@
 // The default prompt sets a tenant's widget falls back to, per language, seeded on first start.
 // Operators replace them with `PUT /admin/v1/default-prompts/{language}`.
 
+import type { Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts } from '../db/schema.js';
 import { LANGUAGES, type Language } from '../languages.js';
@@ -27,12 +28,16 @@ export const SEED_DEFAULT_PROMPTS: Record<Language, string[]> = {
 };
 
 /** Seeds each language that has no default set yet; a language an operator has set is left alone. */
-export async function seedDefaultPrompts({ db }: { db: Executor }, logger: Logger): Promise<void> {
+export async function seedDefaultPrompts(
+  { db, caches }: { db: Executor; caches: Caches },
+  logger: Logger,
+): Promise<void> {
   const present = await db.selectDistinct({ language: defaultPrompts.language }).from(defaultPrompts);
   const missing = LANGUAGES.filter((language) => !present.some((row) => row.language === language));
   for (const language of missing) {
     await replaceDefaultPrompts(
       db,
+      caches,
       language,
       SEED_DEFAULT_PROMPTS[language].map((text) => ({ text })),
     );

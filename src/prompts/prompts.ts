@@ -2,7 +2,7 @@
 // and the effective set the widget shows: the tenant's active prompts for a language, or else that
 // language's default set, never another language's prompts (spec §1 rule 3).
 import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
-import { invalidateCaches } from '../cache.js';
+import type { Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
@@ -94,7 +94,12 @@ export async function listPrompts(db: Executor, tenantId: string, language?: Lan
   return rows.map(toPrompt);
 }
 
-export async function createPrompt(db: Executor, tenantId: string, input: PromptInput): Promise<Prompt> {
+export async function createPrompt(
+  db: Executor,
+  caches: Caches,
+  tenantId: string,
+  input: PromptInput,
+): Promise<Prompt> {
   const [row] = await db
     .insert(suggestedPrompts)
     .values({
@@ -105,13 +110,14 @@ export async function createPrompt(db: Executor, tenantId: string, input: Prompt
       isActive: input.is_active ?? true,
     })
     .returning();
-  invalidateCaches();
+  caches.invalidate();
   return toPrompt(row);
 }
 
 /** A partial update; at least one field must be given. */
 export async function updatePrompt(
   db: Executor,
+  caches: Caches,
   tenantId: string,
   id: string,
   changes: PromptChanges,
@@ -133,17 +139,22 @@ export async function updatePrompt(
     .where(tenantPrompt(tenantId, id))
     .returning();
   if (!row) throw notFound('Suggested prompt');
-  invalidateCaches();
+  caches.invalidate();
   return toPrompt(row);
 }
 
-export async function deletePrompt(db: Executor, tenantId: string, id: string): Promise<{ id: string }> {
+export async function deletePrompt(
+  db: Executor,
+  caches: Caches,
+  tenantId: string,
+  id: string,
+): Promise<{ id: string }> {
   const [row] = await db
     .delete(suggestedPrompts)
     .where(tenantPrompt(tenantId, id))
     .returning({ id: suggestedPrompts.id });
   if (!row) throw notFound('Suggested prompt');
-  invalidateCaches();
+  caches.invalidate();
   return row;
 }
 
@@ -207,6 +218,7 @@ interface DefaultPromptInput {
 /** Replaces a language's default set at once; a prompt without `sort_order` keeps its position. */
 export async function replaceDefaultPrompts(
   db: Executor,
+  caches: Caches,
   language: Language,
   prompts: DefaultPromptInput[],
 ): Promise<Prompt[]> {
@@ -225,6 +237,6 @@ export async function replaceDefaultPrompts(
     if (values.length) await tx.insert(defaultPrompts).values(values);
     return listDefaultPrompts(tx, language);
   });
-  invalidateCaches();
+  caches.invalidate();
   return replaced;
 }

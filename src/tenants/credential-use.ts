@@ -1,7 +1,7 @@
 // When each credential was last used, for operators (the console shows it). Recorded at most once
 // a minute per credential and process, and never waited for: the hot paths that present
 // credentials pay one map look-up, not a write.
-import { ENTRY_OVERHEAD_BYTES, perDatabase } from '../cache.js';
+import { type Caches, ENTRY_OVERHEAD_BYTES } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { credentialUsage } from '../db/schema.js';
 
@@ -11,11 +11,9 @@ export const CREDENTIAL_USE_RESOLUTION_MS = 60_000;
 const REMEMBERED_BYTES = 4 * 1024 * 1024;
 const MAX_REMEMBERED = Math.floor(REMEMBERED_BYTES / (ENTRY_OVERHEAD_BYTES + 2 * 36));
 
-const lastRecorded = perDatabase(() => new Map<string, number>());
-
 /** Notes that `credentialId` was just used; the write, when one is due, runs in the background. */
-export function noteCredentialUse(db: Executor, credentialId: string, now = Date.now()): void {
-  const recorded = lastRecorded(db);
+export function noteCredentialUse(db: Executor, caches: Caches, credentialId: string, now = Date.now()): void {
+  const recorded = caches.credentialUses;
   const last = recorded.get(credentialId);
   if (last !== undefined && now - last < CREDENTIAL_USE_RESOLUTION_MS) return;
   if (recorded.size >= MAX_REMEMBERED) recorded.clear();

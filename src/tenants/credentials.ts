@@ -5,7 +5,7 @@
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
 import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
-import { approximateBytes, invalidateCaches, perDatabase, ShortLivedCache } from '../cache.js';
+import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
@@ -32,12 +32,14 @@ export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 
 /** Each cache of answers holds at most this (some thousands of credentials). */
 const RESOLVED_MAX_BYTES = 4 * 1024 * 1024;
-const resolvedCache = <V>(name: string) =>
-  perDatabase(
-    () => new ShortLivedCache<V>({ name, ttlMs: 1000, maxBytes: RESOLVED_MAX_BYTES, sizeOf: approximateBytes }),
-  );
-const resolvedTenants = resolvedCache<TenantCredential | null>('tenant_credentials');
-const resolvedPartners = resolvedCache<BackendPartner | null>('backend_partner_keys');
+const resolvedCache = <V>(name: string): CacheOptions<V> => ({
+  name,
+  ttlMs: 1000,
+  maxBytes: RESOLVED_MAX_BYTES,
+  sizeOf: approximateBytes,
+});
+const RESOLVED_TENANTS = resolvedCache<TenantCredential | null>('tenant_credentials');
+const RESOLVED_PARTNERS = resolvedCache<BackendPartner | null>('backend_partner_keys');
 
 /** Issues a new secret of `kind` for a tenant; earlier ones stay valid until revoked. */
 export async function issueCredential(
@@ -104,6 +106,7 @@ export async function listCredentials(
 /** Revokes a credential of one of `kinds`; revoking twice is harmless. */
 export async function revokeCredential(
   db: Executor,
+  caches: Caches,
   id: string,
   kinds: readonly CredentialKind[],
 ): Promise<CredentialWithUse> {
@@ -115,7 +118,7 @@ export async function revokeCredential(
     .set({ revokedAt: new Date() })
     .where(eq(credentials.id, id))
     .returning();
-  invalidateCaches();
+  caches.invalidate();
   return { ...revoked, lastUsedAt: existing.lastUsedAt };
 }
 
@@ -138,18 +141,37 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
   return null;
 }
 
-async function resolveTenantCredential(
+/** A look-up's answer: at once when the credential cache holds it, else once the database did. */
+export type LookedUp<T> = T | Promise<T>;
+
+/** Notes the use of what `found` names, once it is there. */
+function noted<T>(
   db: Executor,
+  caches: Caches,
+  found: LookedUp<T>,
+  idOf: (value: NonNullable<T>) => string,
+): LookedUp<T> {
+  const note = (value: T) => {
+    if (value) noteCredentialUse(db, caches, idOf(value));
+    return value;
+  };
+  return found instanceof Promise ? found.then(note) : note(found);
+}
+
+function resolveTenantCredential(
+  db: Executor,
+  caches: Caches,
   use: keyof typeof KIND_IN_MODE,
   secret: string | undefined,
-): Promise<TenantCredential | null> {
+): LookedUp<TenantCredential | null> {
   const presented = kindOf(use, secret);
   if (!presented) return null;
   const { kind, mode } = presented;
   const digest = digestSecret(secret!);
-  const found = await resolvedTenants(db).get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
-  if (found) noteCredentialUse(db, found.credentialId);
-  return found;
+  const found = caches
+    .cache(RESOLVED_TENANTS)
+    .get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
+  return noted(db, caches, found, (credential) => credential.credentialId);
 }
 
 async function findTenantByDigest(
@@ -175,25 +197,13 @@ async function findTenantByDigest(
     : null;
 }
 
-/**
- * resolveSsoSecret's answer when the cache holds a current one, without waiting: undefined when it
- * does not (resolve it then). For answers made before routing (src/http/cached-reads.ts).
- */
-export function cachedSsoSecret(db: Executor, secret: string | undefined): TenantCredential | null | undefined {
-  const presented = kindOf('sso', secret);
-  if (!presented) return null;
-  const found = resolvedTenants(db).peek(`${presented.kind}:${digestSecret(secret!)}`)?.value;
-  if (found) noteCredentialUse(db, found.credentialId);
-  return found;
-}
-
 /** The tenant whose SSO HMAC secret (live or test) this is (`Authorization: Api-Key` on `/api/v1/`), or null. */
-export const resolveSsoSecret = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'sso', secret);
+export const resolveSsoSecret = (db: Executor, caches: Caches, secret: string | undefined) =>
+  resolveTenantCredential(db, caches, 'sso', secret);
 
 /** The tenant whose partner API key (live or test) this is (`X-API-KEY` on the payment callback), or null. */
-export const resolvePartnerApiKey = (db: Executor, secret: string | undefined) =>
-  resolveTenantCredential(db, 'partner', secret);
+export const resolvePartnerApiKey = (db: Executor, caches: Caches, secret: string | undefined) =>
+  resolveTenantCredential(db, caches, 'partner', secret);
 
 export interface BackendPartner {
   keyId: string;
@@ -202,23 +212,15 @@ export interface BackendPartner {
 }
 
 /** The backend partner key presented on the backend host, with its scopes, or null. */
-export async function resolveBackendPartnerKey(
+export function resolveBackendPartnerKey(
   db: Executor,
+  caches: Caches,
   secret: string | undefined,
-): Promise<BackendPartner | null> {
+): LookedUp<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
-  const found = await resolvedPartners(db).get(digest, () => findPartnerByDigest(db, digest));
-  if (found) noteCredentialUse(db, found.keyId);
-  return found;
-}
-
-/** resolveBackendPartnerKey's answer when the cache holds a current one, as cachedSsoSecret. */
-export function cachedBackendPartnerKey(db: Executor, secret: string | undefined): BackendPartner | null | undefined {
-  if (!secret || !looksLike('backend_partner_key', secret)) return null;
-  const found = resolvedPartners(db).peek(digestSecret(secret))?.value;
-  if (found) noteCredentialUse(db, found.keyId);
-  return found;
+  const found = caches.cache(RESOLVED_PARTNERS).get(digest, () => findPartnerByDigest(db, digest));
+  return noted(db, caches, found, (partner) => partner.keyId);
 }
 
 async function findPartnerByDigest(db: Executor, digest: string): Promise<BackendPartner | null> {

@@ -1,6 +1,6 @@
 // Tenants: who a partner is, which gateway it uses and where its payment endpoint lives.
 import { and, asc, count, eq, ilike, or } from 'drizzle-orm';
-import { invalidateCaches } from '../cache.js';
+import type { Caches } from '../cache.js';
 import type { Database, Executor } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type TenantRow, tenants } from '../db/schema.js';
@@ -138,7 +138,13 @@ export async function countActiveTenants(db: Executor): Promise<number> {
   return row.count;
 }
 
-export async function updateTenant(db: Executor, id: string, changes: TenantChanges, rules: TenantRules) {
+export async function updateTenant(
+  db: Executor,
+  caches: Caches,
+  id: string,
+  changes: TenantChanges,
+  rules: TenantRules,
+) {
   if (changes.gateway !== undefined) checkGateway(changes.gateway, rules);
   checkEndpointUrls(changes);
   const [tenant] = await db
@@ -155,6 +161,6 @@ export async function updateTenant(db: Executor, id: string, changes: TenantChan
     .returning();
   if (!tenant) throw notFound('Tenant');
   // Cached credential answers carry the tenant (its activity, its gateway): drop them.
-  invalidateCaches();
+  caches.invalidate();
   return tenant;
 }

@@ -1,41 +1,41 @@
-// The rate-limit counters kept in this process (src/http/rate-limit.ts): bounded in bytes, they
-// lose the windows that began first, and only those. Through HTTP, test/observability/rate-limits.test.ts.
-import { describe, expect, it, vi } from 'vitest';
-import { LOCAL_COUNTER_BYTES, LocalCounters } from '../../src/http/rate-limit.js';
+// The auth-failure counters are bounded (src/http/rate-limit.ts): each client address has its own
+// until many addresses fail in one window, after which further addresses share one counter.
+// Through HTTP, test/observability/rate-limits.test.ts.
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FailingAddresses, MANY_ADDRESSES_KEY, MAX_FAILING_ADDRESSES } from '../../src/http/rate-limit.js';
 
 const WINDOW_MS = 60_000;
+const started = new RateLimiterRes(0, WINDOW_MS, 1, true);
 
-describe('rate-limit counters in this process', () => {
-  it('keep at most their bound, losing the windows that began first', () => {
-    const counters = new LocalCounters(WINDOW_MS, 3 * LOCAL_COUNTER_BYTES);
-    for (const key of ['a', 'b', 'c']) counters.add(key);
-    counters.add('a');
-    expect(counters.read('a').current).toBe(2);
-    // Counted again, a's window still began first: it goes first, then b's.
-    counters.add('d');
-    expect(['a', 'b', 'c', 'd'].map((key) => counters.read(key).current)).toEqual([0, 1, 1, 1]);
-    counters.add('e');
-    expect(['a', 'b', 'c', 'd', 'e'].map((key) => counters.read(key).current)).toEqual([0, 0, 1, 1, 1]);
+/** Counts a first failure for `count` addresses, as the limiter would. */
+function failFrom(addresses: FailingAddresses, count: number, prefix: string): string[] {
+  const keys = [];
+  for (let index = 0; index < count; index++) {
+    keys.push(addresses.keyOf(`${prefix}${index}`));
+    addresses.counted(started);
+  }
+  return keys;
+}
+
+describe('failing addresses', () => {
+  beforeEach(() => vi.useFakeTimers({ now: 1_000_000 }));
+  afterEach(() => vi.useRealTimers());
+
+  it('are counted apart up to the bound, then share one counter', () => {
+    const addresses = new FailingAddresses(WINDOW_MS);
+    const keys = failFrom(addresses, MAX_FAILING_ADDRESSES + 2, 'a');
+    expect(keys.slice(0, MAX_FAILING_ADDRESSES).every((key, index) => key === `a${index}`)).toBe(true);
+    expect(keys.slice(MAX_FAILING_ADDRESSES)).toEqual([MANY_ADDRESSES_KEY, MANY_ADDRESSES_KEY]);
   });
 
-  it('start a new window, placed last, once the old one ended', () => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    try {
-      const counters = new LocalCounters(WINDOW_MS, 3 * LOCAL_COUNTER_BYTES);
-      counters.add('a');
-      counters.add('a');
-      vi.advanceTimersByTime(WINDOW_MS / 2);
-      counters.add('b');
-      expect(counters.read('a')).toEqual({ current: 2, ttlMs: WINDOW_MS / 2 });
-      vi.advanceTimersByTime(WINDOW_MS / 2);
-      expect(counters.read('a').current).toBe(0);
-      expect(counters.add('a')).toEqual({ current: 1, ttlMs: WINDOW_MS });
-      // a's new window began after b's: b goes first.
-      counters.add('c');
-      counters.add('d');
-      expect(['a', 'b', 'c', 'd'].map((key) => counters.read(key).current)).toEqual([1, 0, 1, 1]);
-    } finally {
-      vi.useRealTimers();
-    }
+  it('count the counters of the last window until they have ended, then get their own again', () => {
+    const addresses = new FailingAddresses(WINDOW_MS);
+    failFrom(addresses, MAX_FAILING_ADDRESSES, 'a');
+    vi.advanceTimersByTime(WINDOW_MS);
+    // The last window's counters may still run: new addresses share one.
+    expect(addresses.keyOf('b')).toBe(MANY_ADDRESSES_KEY);
+    vi.advanceTimersByTime(WINDOW_MS);
+    expect(addresses.keyOf('b')).toBe('b');
   });
 });

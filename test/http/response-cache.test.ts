@@ -2,7 +2,6 @@
 // a change to their data shows on the very next request, a revoked credential is refused on a
 // cached page, and the cache keeps to READ_CACHE_MB.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheStatistics } from '../../src/cache.js';
 import { responseCacheBytes } from '../../src/http/response-cache.js';
 import { startTestService, type TestService, type TestTenant } from '../support/service.js';
 
@@ -17,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-const responseHits = () => cacheStatistics().get('responses')?.hits ?? 0;
+const responseHits = () => service.context.caches.statistics().get('responses')?.hits ?? 0;
 
 async function backendCountries(key = partner.key) {
   const response = await fetch(`${service.urls.backend}/v1/countries/?limit=100&offset=150`, {

@@ -29,7 +29,7 @@ describe('default prompt sets', () => {
     await seedDefaultPrompts(service.context, logger);
     expect(await listDefaultPrompts(db, 'ar')).toEqual(before);
 
-    await replaceDefaultPrompts(db, 'en', [{ text: 'Only one' }]);
+    await replaceDefaultPrompts(db, service.context.caches, 'en', [{ text: 'Only one' }]);
     await db.delete(defaultPrompts).where(eq(defaultPrompts.language, 'ar'));
     await seedDefaultPrompts(service.context, logger);
     expect((await listDefaultPrompts(db, 'en')).map((prompt) => prompt.text)).toEqual(['Only one']);
@@ -41,7 +41,7 @@ describe('default prompt sets', () => {
     const before = await listDefaultPrompts(db, 'en');
     await expect(
       db.transaction(async (tx) => {
-        await replaceDefaultPrompts(tx, 'en', [{ text: 'Never kept' }]);
+        await replaceDefaultPrompts(tx, service.context.caches, 'en', [{ text: 'Never kept' }]);
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');

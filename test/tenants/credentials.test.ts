@@ -11,6 +11,7 @@ beforeAll(async () => {
 afterAll(() => service.stop());
 
 const db = () => service.context.db;
+const caches = () => service.context.caches;
 
 async function partnerKey(body: Record<string, unknown>) {
   const response = await service.admin('POST', '/partner-keys', body);
@@ -20,9 +21,9 @@ async function partnerKey(body: Record<string, unknown>) {
 
 async function resolvedTenantIds(secret: string) {
   return {
-    sso: (await resolveSsoSecret(db(), secret))?.tenant.id ?? null,
-    partnerApiKey: (await resolvePartnerApiKey(db(), secret))?.tenant.id ?? null,
-    backend: (await resolveBackendPartnerKey(db(), secret))?.tenantId ?? null,
+    sso: (await resolveSsoSecret(db(), caches(), secret))?.tenant.id ?? null,
+    partnerApiKey: (await resolvePartnerApiKey(db(), caches(), secret))?.tenant.id ?? null,
+    backend: (await resolveBackendPartnerKey(db(), caches(), secret))?.tenantId ?? null,
   };
 }
 
@@ -57,7 +58,7 @@ describe('tenant credentials', () => {
   it('answers nobody for unknown, truncated, padded and empty secrets', async () => {
     const secret = acme.credentials.sso_hmac_secret;
     for (const presented of ['', 'pis_sso_nope', secret.slice(0, -1), `${secret} `, secret.toUpperCase(), undefined]) {
-      expect(await resolveSsoSecret(db(), presented)).toBeNull();
+      expect(await resolveSsoSecret(db(), caches(), presented)).toBeNull();
     }
   });
 
@@ -67,8 +68,10 @@ describe('tenant credentials', () => {
     expect(issued.statusCode).toBe(201);
     const { id: newId, secret: newSecret, kind } = issued.json();
     expect(kind).toBe('sso_hmac_secret');
-    expect((await resolveSsoSecret(db(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
-    expect((await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), caches(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolveSsoSecret(db(), caches(), tenant.credentials.sso_hmac_secret))?.tenant.id).toBe(
+      tenant.tenant.id,
+    );
 
     const listed = (await service.admin('GET', `/tenants/${tenant.tenant.id}/credentials`)).json().credentials;
     const predecessor = listed.find(
@@ -78,8 +81,8 @@ describe('tenant credentials', () => {
     expect(revoked.statusCode).toBe(200);
     expect(revoked.json().credential.revoked_at).not.toBeNull();
 
-    expect(await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret)).toBeNull();
-    expect((await resolveSsoSecret(db(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
+    expect(await resolveSsoSecret(db(), caches(), tenant.credentials.sso_hmac_secret)).toBeNull();
+    expect((await resolveSsoSecret(db(), caches(), newSecret))?.tenant.id).toBe(tenant.tenant.id);
   });
 
   it("resolves none of a deactivated tenant's secrets, its backend keys included, until reactivated", async () => {
@@ -93,22 +96,22 @@ describe('tenant credentials', () => {
       expect(await resolvedTenantIds(secret)).toEqual({ sso: null, partnerApiKey: null, backend: null });
 
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: true });
-    expect((await resolveSsoSecret(db(), secrets[0]))?.tenant.id).toBe(tenant.tenant.id);
-    expect((await resolvePartnerApiKey(db(), secrets[1]))?.tenant.id).toBe(tenant.tenant.id);
-    expect((await resolveBackendPartnerKey(db(), secrets[2]))?.scopes).toEqual(['cities:read']);
+    expect((await resolveSsoSecret(db(), caches(), secrets[0]))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolvePartnerApiKey(db(), caches(), secrets[1]))?.tenant.id).toBe(tenant.tenant.id);
+    expect((await resolveBackendPartnerKey(db(), caches(), secrets[2]))?.scopes).toEqual(['cities:read']);
   });
 
   it('issues platform backend keys with scopes, and revokes them', async () => {
     const key = await partnerKey({ name: 'platform', scopes: ['countries:read', 'cities:read', 'cities:read'] });
     expect(key.key).toMatch(/^pis_bk_[\w-]{43}$/);
     expect(key.scopes).toEqual(['countries:read', 'cities:read']);
-    expect(await resolveBackendPartnerKey(db(), key.key)).toEqual({
+    expect(await resolveBackendPartnerKey(db(), caches(), key.key)).toEqual({
       keyId: key.id,
       tenantId: null,
       scopes: ['countries:read', 'cities:read'],
     });
     expect((await service.admin('DELETE', `/partner-keys/${key.id}`)).statusCode).toBe(200);
-    expect(await resolveBackendPartnerKey(db(), key.key)).toBeNull();
+    expect(await resolveBackendPartnerKey(db(), caches(), key.key)).toBeNull();
     // A partner key is not a tenant credential, and the other way round.
     expect((await service.admin('DELETE', `/credentials/${key.id}`)).statusCode).toBe(404);
   });
@@ -124,7 +127,7 @@ describe('tenant credentials', () => {
         ]);
     expect((await lastUse()).every(([, at]: [string, string | null]) => at === null)).toBe(true);
     const before = Date.now();
-    await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+    await resolveSsoSecret(db(), caches(), tenant.credentials.sso_hmac_secret);
     const recorded = await waitFor('the recorded use', async () => {
       const used = (await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1];
       return used ?? undefined;
@@ -132,7 +135,7 @@ describe('tenant credentials', () => {
     expect(Date.parse(recorded)).toBeGreaterThanOrEqual(before - 1000);
     expect((await lastUse()).find(([kind]: [string]) => kind === 'partner_api_key')[1]).toBeNull();
     // Used again within the minute: not written again.
-    await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+    await resolveSsoSecret(db(), caches(), tenant.credentials.sso_hmac_secret);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1]).toBe(recorded);
   });

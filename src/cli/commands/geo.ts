@@ -82,7 +82,7 @@ export const geoCommands: Command[] = [
       try {
         // Under the schema lock, after any pending migration: never beside a starting service's seeding.
         await migrateDatabase(context.database, async () => {
-          summary = await importReferenceData(context.db);
+          summary = await importReferenceData(context.db, context.caches);
         });
       } finally {
         await context.database.close();

@@ -10,7 +10,7 @@ import { SERVICE_VERSION } from '../../version.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
-import { registerRateLimits } from '../rate-limit.js';
+import { rateLimitGuard } from '../rate-limit.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
@@ -74,7 +74,7 @@ export async function buildAdminApp(
   // Before any route: every change on this host, whatever plugin adds its route, is audited.
   recordAdminChanges(app, context);
   enforceRoles(app);
-  const limits = registerRateLimits(context, 'admin');
+  const limits = rateLimitGuard(context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
   app.setErrorHandler((error, request, reply) => {
@@ -101,7 +101,7 @@ export async function buildAdminApp(
         const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
         const operator = timingSafeEqual(sha256(token), expectedToken)
           ? BOOTSTRAP_ADMIN
-          : await resolveOperatorToken(context.db, token);
+          : await resolveOperatorToken(context.db, context.caches, token);
         if (!operator) {
           await limits.authenticationFailed(request, reply);
           throw new AppError(ErrorCode.UNAUTHORIZED);

@@ -86,7 +86,7 @@ const CountryIdParams = Type.Object({
 });
 
 export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const countryOut = (row: CountryRow) => ({
     ...countryView(row, 'en', flagUrlFor(context)),
     name_ar: row.nameAr,
@@ -116,7 +116,8 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         },
       },
     },
-    async (request, reply) => reply.code(201).send({ country: countryOut(await createCountry(db, request.body)) }),
+    async (request, reply) =>
+      reply.code(201).send({ country: countryOut(await createCountry(db, caches, request.body)) }),
   );
 
   app.get(
@@ -148,7 +149,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         },
       },
     },
-    async (request) => ({ country: countryOut(await updateCountry(db, request.params.id, request.body)) }),
+    async (request) => ({ country: countryOut(await updateCountry(db, caches, request.params.id, request.body)) }),
   );
 
   app.get(
@@ -206,7 +207,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 201: Type.Object({ city: AdminCity }) },
       },
     },
-    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, request.body)) }),
+    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, caches, request.body)) }),
   );
 
   app.get(
@@ -235,7 +236,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
         response: { 200: Type.Object({ city: AdminCity }) },
       },
     },
-    async (request) => ({ city: cityOut(await updateCity(db, request.params.id, request.body)) }),
+    async (request) => ({ city: cityOut(await updateCity(db, caches, request.params.id, request.body)) }),
   );
 
   app.get(
@@ -268,6 +269,6 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
     async (request, reply) =>
       reply
         .code(201)
-        .send({ attraction: attractionView(await addAttraction(db, request.params.id, request.body.name)) }),
+        .send({ attraction: attractionView(await addAttraction(db, caches, request.params.id, request.body.name)) }),
   );
 };

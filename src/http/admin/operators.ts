@@ -94,7 +94,7 @@ const nameConflict = conflictResponse({ 'name taken': 'An operator named "Alice"
 const config = { operatorRole: 'admin' as const };
 
 export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const tags = ['operators'];
 
   app.post(
@@ -141,7 +141,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
         response: { 200: Type.Object({ operator: OperatorShape }), 409: nameConflict },
       },
     },
-    async (request) => ({ operator: operatorView(await updateOperator(db, request.params.id, request.body)) }),
+    async (request) => ({ operator: operatorView(await updateOperator(db, caches, request.params.id, request.body)) }),
   );
 
   app.delete(
@@ -156,6 +156,6 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
         response: { 200: Type.Object({ operator: OperatorShape }) },
       },
     },
-    async (request) => ({ operator: operatorView(await deleteOperator(db, request.params.id)) }),
+    async (request) => ({ operator: operatorView(await deleteOperator(db, caches, request.params.id)) }),
   );
 };

@@ -31,7 +31,7 @@ export const DefaultPromptsBody = Type.Object(
 );
 
 export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const tags = ['default prompts'];
 
   app.get(
@@ -62,7 +62,7 @@ export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       },
     },
     async (request) => ({
-      prompts: (await replaceDefaultPrompts(db, request.params.language, request.body.prompts)).map(promptView),
+      prompts: (await replaceDefaultPrompts(db, caches, request.params.language, request.body.prompts)).map(promptView),
     }),
   );
 };

@@ -129,7 +129,7 @@ export const NewPartnerKeyBody = Type.Object(
 );
 
 export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, config, secretBox } = context;
+  const { db, caches, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
   const seal = (secret: string) => secretBox.seal(secret);
   const signing = signingDependencies(context);
@@ -233,7 +233,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: { 200: Type.Object({ tenant: Tenant }) },
       },
     },
-    async (request) => ({ tenant: tenantView(await updateTenant(db, request.params.id, request.body, rules)) }),
+    async (request) => ({ tenant: tenantView(await updateTenant(db, caches, request.params.id, request.body, rules)) }),
   );
 
   app.get(
@@ -286,7 +286,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       },
     },
     async (request) => ({
-      credential: credentialView(await revokeCredential(db, request.params.id, TENANT_CREDENTIAL_KINDS)),
+      credential: credentialView(await revokeCredential(db, caches, request.params.id, TENANT_CREDENTIAL_KINDS)),
     }),
   );
 
@@ -334,7 +334,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
       },
     },
     async (request) => ({
-      partner_key: credentialView(await revokeCredential(db, request.params.id, ['backend_partner_key'])),
+      partner_key: credentialView(await revokeCredential(db, caches, request.params.id, ['backend_partner_key'])),
     }),
   );
 

@@ -9,7 +9,7 @@ import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
-import { registerRateLimits } from '../rate-limit.js';
+import { rateLimitGuard } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { backendGeoRoutes, flagRoutes } from './geo.js';
 
@@ -101,7 +101,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  const limits = registerRateLimits(context, 'backend');
+  const limits = rateLimitGuard(context, 'backend');
   await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
   return app;
 }

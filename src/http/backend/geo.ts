@@ -3,13 +3,12 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
-import { type BackendScope, cachedBackendPartnerKey, resolveBackendPartnerKey } from '../../tenants/index.js';
+import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import type { CachedReadAccess } from '../cached-reads.js';
+import { authenticator } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
@@ -69,41 +68,26 @@ const errorResponses = (scope: BackendScope) => ({
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
-function requirePartnerKey(context: AppContext, limits: RateLimitGuard) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const secret = apiKeyFromAuthorization(request.headers.authorization);
-    const partner = await resolveBackendPartnerKey(context.db, secret);
-    if (!partner) {
-      await limits.authenticationFailed(request, reply);
-      throw new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED);
-    }
-    await limits.authenticated(request, reply, partner.keyId);
-    const scope = request.routeOptions.config.scope;
-    if (scope && !partner.scopes.includes(scope)) {
-      throw new AppError(ErrorCode.FORBIDDEN, lacksScope(scope));
-    }
-  };
-}
-
-/** The same check for cached reads (src/http/cached-reads.ts): the lists are the same for every key. */
-function cachedReadAccess(context: AppContext, limits: RateLimitGuard): CachedReadAccess {
-  return {
-    identify(authorization) {
-      const partner = cachedBackendPartnerKey(context.db, apiKeyFromAuthorization(authorization));
-      return partner ? { credentialId: partner.keyId, audience: '', scopes: partner.scopes } : undefined;
+const authenticatePartnerKey = (context: AppContext, limits: RateLimitGuard) =>
+  authenticator<BackendPartner>(limits, {
+    lookUp: (request) =>
+      resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(request.headers.authorization)),
+    idOf: (partner) => partner.keyId,
+    refusal: (request) =>
+      new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
+    accept(request, partner) {
+      const scope = request.routeOptions.config.scope;
+      return scope && !partner.scopes.includes(scope)
+        ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope))
+        : undefined;
     },
-    audienceOf: () => '',
-    scopeOf: (request) => request.routeOptions.config.scope,
-    limits,
-  };
-}
+  });
 
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
   app,
   { context, limits },
 ) => {
-  app.addHook('onRequest', requirePartnerKey(context, limits));
-  app.cachedReads.enable(cachedReadAccess(context, limits));
+  app.addHook('onRequest', authenticatePartnerKey(context, limits));
   app.addHook('onSend', (request, reply, payload, done) => {
     // The body is `{"detail"}` as specified; what to fix goes in the challenge.
     if (reply.statusCode === 401)

@@ -8,14 +8,14 @@ import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
-import { registerRateLimits } from '../rate-limit.js';
+import { rateLimitGuard } from '../rate-limit.js';
 import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, cachedReadAccess, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
@@ -28,7 +28,8 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
   });
   const allowedMethods = trackAllowedMethods(app);
-  const authentication = { db: context.db, limits: registerRateLimits(context, 'integrations') };
+  const limits = rateLimitGuard(context, 'integrations');
+  const authenticate = authenticateTenant(context, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,
@@ -54,14 +55,14 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     }
     if (request.url.startsWith(`${API_PREFIX}/`)) {
       // An unknown resource path: say so plainly, unless it tries to name a tenant.
-      await refuseTenantInPath(authentication, request, reply);
+      await refuseTenantInPath(authenticate, request, reply);
     }
     throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
   });
 
   await app.register(paymentCallbackRoutes, {
     context,
-    limits: authentication.limits,
+    limits,
     prefix: PAYMENT_CALLBACK_PREFIX,
   });
   await app.register(
@@ -72,8 +73,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       });
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
-      api.addHook('onRequest', authenticateTenant(authentication));
-      app.cachedReads.enable(cachedReadAccess(authentication));
+      api.addHook('onRequest', authenticate);
       api.addHook('preValidation', refuseTenantInRequest);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');

@@ -254,7 +254,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers['x-api-key'];
-    const result = await authenticatePartner(db, typeof header === 'string' ? header : undefined);
+    const result = await authenticatePartner(db, context.caches, typeof header === 'string' ? header : undefined);
     if (result.rejected) {
       await limits.authenticationFailed(request, reply);
       return answer(request, reply, result, null);

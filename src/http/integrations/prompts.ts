@@ -12,7 +12,7 @@ import {
   TEXT_MAX_CHARACTERS,
   updatePrompt,
 } from '../../prompts/index.js';
-import { answerWith, sendCachedResponse } from '../response-cache.js';
+import { sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
@@ -50,7 +50,7 @@ const PromptData = Envelope(Type.Object({ prompt: PromptRef }));
 const tags = ['suggested prompts'];
 
 export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const promptId = (id: string) => resourceId(id, 'Suggested prompt');
 
   app.get(
@@ -97,15 +97,12 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       const tenantId = request.tenant.id;
       const { language } = request.query;
       // Cached bytes until any prompt changes (src/http/response-cache.ts).
-      answerWith(
-        reply,
-        sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
-          const effective = await effectivePrompts(db, tenantId, language);
-          return {
-            payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
-          };
-        }),
-      );
+      sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
+        const effective = await effectivePrompts(db, tenantId, language);
+        return {
+          payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
+        };
+      });
     },
   );
 
@@ -123,7 +120,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     async (request, reply) =>
       reply.code(201).send(
         ok('Suggested prompt created.', {
-          prompt: promptView(await createPrompt(db, request.tenant.id, request.body)),
+          prompt: promptView(await createPrompt(db, caches, request.tenant.id, request.body)),
         }),
       ),
   );
@@ -142,7 +139,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompt updated.', {
-        prompt: promptView(await updatePrompt(db, request.tenant.id, promptId(request.params.id), request.body)),
+        prompt: promptView(
+          await updatePrompt(db, caches, request.tenant.id, promptId(request.params.id), request.body),
+        ),
       }),
   );
 
@@ -158,6 +157,6 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompt deleted.', await deletePrompt(db, request.tenant.id, promptId(request.params.id))),
+      ok('Suggested prompt deleted.', await deletePrompt(db, caches, request.tenant.id, promptId(request.params.id))),
   );
 };

@@ -1,11 +1,11 @@
 // The tenant of an `/api/v1/` request comes from its credential, once, and nowhere else:
 // a tenant named in the path, query or body is refused (spec §1 rule 2).
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Executor } from '../../db/client.js';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { cachedSsoSecret, type Mode, resolveSsoSecret, type TenantRow } from '../../tenants/index.js';
+import { type Mode, resolveSsoSecret, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import type { CachedReadAccess } from '../cached-reads.js';
+import { authenticator } from '../authentication.js';
 import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -20,44 +20,21 @@ declare module 'fastify' {
 
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
-/** How the tenant of a request is found: its SSO secret, under the rate limits. */
-interface TenantAuthentication {
-  db: Executor;
-  limits: RateLimitGuard;
-}
-
-async function tenantOf({ db, limits }: TenantAuthentication, request: FastifyRequest, reply: FastifyReply) {
-  const credential = await resolveSsoSecret(db, apiKeyFromAuthorization(request.headers.authorization));
-  if (!credential) {
-    await limits.authenticationFailed(request, reply);
-    reply.header('www-authenticate', 'Api-Key');
-    throw new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
-  }
-  await limits.authenticated(request, reply, credential.credentialId);
-  return credential;
-}
-
-export function authenticateTenant(authentication: TenantAuthentication) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const { tenant, mode } = await tenantOf(authentication, request, reply);
-    request.tenant = tenant;
-    request.mode = mode;
-  };
-}
-
-/** The same check for cached reads (src/http/cached-reads.ts): a tenant's answers are its own. */
-export function cachedReadAccess({ db, limits }: TenantAuthentication): CachedReadAccess {
-  return {
-    identify(authorization) {
-      const credential = cachedSsoSecret(db, apiKeyFromAuthorization(authorization));
-      return credential
-        ? { credentialId: credential.credentialId, audience: credential.tenant.id, scopes: [] }
-        : undefined;
+/** The tenant of an `/api/v1/` request, from its SSO secret, under the host's rate limits. */
+export const authenticateTenant = ({ db, caches }: AppContext, limits: RateLimitGuard) =>
+  authenticator<TenantCredential>(limits, {
+    lookUp: (request) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(request.headers.authorization)),
+    idOf: (credential) => credential.credentialId,
+    refusal(request, reply) {
+      reply.header('www-authenticate', 'Api-Key');
+      return new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
     },
-    audienceOf: (request) => request.tenant.id,
-    limits,
-  };
-}
+    accept(request, { tenant, mode }) {
+      request.tenant = tenant;
+      request.mode = mode;
+      return undefined;
+    },
+  });
 
 const tenantNotAllowed = () => new AppError(ErrorCode.TENANT_NOT_ALLOWED);
 
@@ -72,11 +49,14 @@ export async function refuseTenantInRequest(request: FastifyRequest) {
 
 /** For an unknown `/api/v1/` path: refuse it if a segment names a tenant, the caller's own included. */
 export async function refuseTenantInPath(
-  authentication: TenantAuthentication,
+  authenticate: onRequestHookHandler,
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
-  const { tenant } = await tenantOf(authentication, request, reply);
+  await new Promise<void>((resolve, reject) =>
+    authenticate.call(reply.server, request, reply, (error) => (error ? reject(error) : resolve())),
+  );
+  const { tenant } = request;
   const segments = request.url
     .split('?')[0]
     .split('/')

@@ -200,7 +200,7 @@ export async function consolePlugin(
     const expected = createHmac('sha256', key).update(context.config.adminToken).digest();
     const operator = timingSafeEqual(presented, expected)
       ? BOOTSTRAP_ADMIN
-      : await resolveOperatorToken(context.db, token);
+      : await resolveOperatorToken(context.db, context.caches, token);
     if (!operator) {
       await limits.authenticationFailed(request, reply);
       return sendPage(reply, signInPage('That is neither an operator token nor the admin token.'), 401);

@@ -39,7 +39,7 @@ const supportedForm = (fields: Record<string, string | string[]>) => ({
 });
 
 export const geoRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const hide = true;
 
   app.get('/geo', { schema: { hide, querystring: SearchQuery } }, async (request, reply) => {
@@ -86,7 +86,7 @@ ${table(['Code', 'Name', 'Arabic', 'Phone', 'Supported'], rows, q ? `No country 
     '/geo/countries/:id/supported',
     { schema: { hide, params: IdParams, body: CountryChangesBody }, config: { consoleForm: supportedForm } },
     async (request, reply) => {
-      const country = await updateCountry(db, request.params.id, request.body);
+      const country = await updateCountry(db, caches, request.params.id, request.body);
       return answer(reply, {
         redirect: backTo(request.consoleFields, '/geo/countries'),
         notice: supportNotice(country),
@@ -98,7 +98,7 @@ ${table(['Code', 'Name', 'Arabic', 'Phone', 'Supported'], rows, q ? `No country 
     '/geo/cities/:id/supported',
     { schema: { hide, params: IdParams, body: CityChangesBody }, config: { consoleForm: supportedForm } },
     async (request, reply) => {
-      const city = await updateCity(db, request.params.id, request.body);
+      const city = await updateCity(db, caches, request.params.id, request.body);
       return answer(reply, {
         redirect: backTo(request.consoleFields, '/geo'),
         notice: supportNotice(city),
@@ -113,7 +113,7 @@ ${table(['Code', 'Name', 'Arabic', 'Phone', 'Supported'], rows, q ? `No country 
       config: { consoleForm: (fields) => ({ name: text(fields, 'name') }) },
     },
     async (request, reply) => {
-      const attraction = await addAttraction(db, request.params.id, request.body.name);
+      const attraction = await addAttraction(db, caches, request.params.id, request.body.name);
       return answer(reply, {
         redirect: backTo(request.consoleFields, '/geo'),
         notice: `Attraction "${attraction.name}" added.`,

@@ -21,7 +21,7 @@ const roleOptions = (selected: string) =>
 const config = { operatorRole: 'admin' as const };
 
 export const operatorRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const hide = true;
 
   app.get('/operators', { schema: { hide } }, async (request, reply) => {
@@ -84,13 +84,13 @@ ${
       schema: { hide, params: IdParams, body: OperatorChangesBody },
     },
     async (request, reply) => {
-      const changed = await updateOperator(db, request.params.id, request.body);
+      const changed = await updateOperator(db, caches, request.params.id, request.body);
       return answer(reply, { redirect: '/operators', notice: `${changed.name} is now ${changed.role}.` });
     },
   );
 
   app.post('/operators/:id/delete', { config, schema: { hide, params: IdParams } }, async (request, reply) => {
-    const deleted = await deleteOperator(db, request.params.id);
+    const deleted = await deleteOperator(db, caches, request.params.id);
     return answer(reply, { redirect: '/operators', notice: `Operator ${deleted.name} deleted.` });
   });
 };

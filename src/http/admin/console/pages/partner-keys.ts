@@ -15,7 +15,7 @@ import { consoleUrl, page, postForm, secretBlock, secretWarning, table } from '.
 import { answer, type ConsoleDependencies, optionalText, sendPage, text, texts } from '../respond.js';
 
 export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const hide = true;
 
   app.get('/partner-keys', { schema: { hide } }, async (request, reply) => {
@@ -78,7 +78,7 @@ export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
   );
 
   app.post('/partner-keys/:id/revoke', { schema: { hide, params: IdParams } }, async (request, reply) => {
-    const revoked = await revokeCredential(db, request.params.id, ['backend_partner_key']);
+    const revoked = await revokeCredential(db, caches, request.params.id, ['backend_partner_key']);
     return answer(reply, { redirect: '/partner-keys', notice: `Key "${revoked.name ?? revoked.hint}" revoked.` });
   });
 };

@@ -20,7 +20,7 @@ function promptRow(language: Language, value: string): Html {
 }
 
 export const promptRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
-  const { db } = context;
+  const { db, caches } = context;
   const hide = true;
 
   app.get(
@@ -63,7 +63,7 @@ ${postForm(
     },
     async (request, reply) => {
       const { language } = request.params;
-      const saved = await replaceDefaultPrompts(db, language, request.body.prompts);
+      const saved = await replaceDefaultPrompts(db, caches, language, request.body.prompts);
       return answer(reply, {
         redirect: `/prompts?language=${language}`,
         notice: `${saved.length} ${LANGUAGE_NAMES[language]} prompts saved.`,

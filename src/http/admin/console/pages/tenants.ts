@@ -153,7 +153,7 @@ function secretsPage(view: View, title: string, tenant: TenantRow, secrets: [str
 }
 
 export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
-  const { db, config, secretBox } = context;
+  const { db, caches, config, secretBox } = context;
   const rules = { supportedGateways: config.supportedGateways };
   const seal = (secret: string) => secretBox.seal(secret);
   const hide = true;
@@ -237,7 +237,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       },
     },
     async (request, reply) => {
-      const tenant = await updateTenant(db, request.params.id, request.body, rules);
+      const tenant = await updateTenant(db, caches, request.params.id, request.body, rules);
       return answer(reply, { redirect: `/tenants/${tenant.id}`, notice: `${tenant.name} saved.` });
     },
   );
@@ -249,7 +249,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       config: { consoleForm: (fields) => ({ is_active: text(fields, 'is_active') === 'true' }) },
     },
     async (request, reply) => {
-      const tenant = await updateTenant(db, request.params.id, request.body, rules);
+      const tenant = await updateTenant(db, caches, request.params.id, request.body, rules);
       const notice = tenant.isActive
         ? `${tenant.name} activated.`
         : `${tenant.name} deactivated: its credentials no longer work.`;
@@ -275,7 +275,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
   );
 
   app.post('/credentials/:id/revoke', { schema: { hide, params: IdParams } }, async (request, reply) => {
-    const revoked = await revokeCredential(db, request.params.id, TENANT_CREDENTIAL_KINDS);
+    const revoked = await revokeCredential(db, caches, request.params.id, TENANT_CREDENTIAL_KINDS);
     return answer(reply, { redirect: `/tenants/${revoked.tenantId}`, notice: `${revoked.hint} revoked.` });
   });
 };
