@@ -63,12 +63,13 @@ export const STORE_STATEMENT = 'select * from store_payment_notifications($1::js
 const MAX_BATCH = 32;
 
 /**
- * Statements under way at once, each on a connection of the store's own (DatabaseHandle.lane): one
- * under way while the next group fills. More split the same callbacks into smaller groups that
- * each pay a commit and compete with the service for the cores; under more load the groups grow
- * instead, up to MAX_BATCH.
+ * Statements under way at once, each on a connection of the store's own (DatabaseHandle.lane): a
+ * read, and two stores, one committing while the next group fills. Reads do not wait behind a
+ * commit. More split the same callbacks into smaller groups that each pay a commit and compete
+ * with the service for the cores; under more load the groups grow instead, up to MAX_BATCH.
  */
-const STATEMENTS_IN_FLIGHT = 2;
+const READS_IN_FLIGHT = 1;
+const STORES_IN_FLIGHT = 2;
 
 interface Waiting<Call, Answer> {
   call: Call;
@@ -79,57 +80,62 @@ interface Waiting<Call, Answer> {
 type Reading = Waiting<InvoiceLookup, InvoiceRead | undefined>;
 type Storing = Waiting<AcceptedNotification, StoreOutcome>;
 
-export class NotificationStore {
-  private readonly reading: Reading[] = [];
-  private readonly storing: Storing[] = [];
+/**
+ * The calls of one statement waiting to be sent, sent as groups once the current turn of the event
+ * loop is over: the callbacks whose bodies arrived in the same turn go together, and none waits
+ * for more than that, or for a statement under way when `limit` are.
+ */
+class GroupCommit<Call, Answer> {
+  private readonly waiting: Waiting<Call, Answer>[] = [];
   private inFlight = 0;
   private sendScheduled = false;
-  /** STATEMENTS_IN_FLIGHT connections of the store's own, one statement under way on each. */
-  private readonly lane: StatementLane;
 
-  constructor(database: Pick<DatabaseHandle, 'lane'>) {
-    this.lane = database.lane(STATEMENTS_IN_FLIGHT);
-  }
+  constructor(
+    private readonly limit: number,
+    private readonly send: (group: Waiting<Call, Answer>[]) => Promise<void>,
+  ) {}
 
-  /** The notification's invoice in its mode, or undefined when there is none. */
-  read(lookup: InvoiceLookup): Promise<InvoiceRead | undefined> {
+  add(call: Call): Promise<Answer> {
     return new Promise((resolve, reject) => {
-      this.reading.push({ call: lookup, resolve, reject });
+      this.waiting.push({ call, resolve, reject });
       this.scheduleSend();
     });
   }
 
-  /** Stores the event and moves invoice and trip; rejects with the database's error when it cannot. */
-  store(notification: AcceptedNotification): Promise<StoreOutcome> {
-    return new Promise((resolve, reject) => {
-      this.storing.push({ call: notification, resolve, reject });
-      this.scheduleSend();
-    });
-  }
-
-  /**
-   * Sends once the current turn of the event loop is over: the callbacks whose bodies arrived in
-   * the same turn go together, and none waits for more than that. Groups to store go first: each of
-   * their callbacks is one statement from its answer.
-   */
   private scheduleSend(): void {
-    if (this.sendScheduled || this.inFlight >= this.lane.size) return;
-    if (this.storing.length === 0 && this.reading.length === 0) return;
+    if (this.sendScheduled || this.inFlight >= this.limit || this.waiting.length === 0) return;
     this.sendScheduled = true;
     setImmediate(() => {
       this.sendScheduled = false;
-      while (this.inFlight < this.lane.size && (this.storing.length > 0 || this.reading.length > 0)) {
+      while (this.inFlight < this.limit && this.waiting.length > 0) {
         this.inFlight++;
-        const sent =
-          this.storing.length > 0
-            ? this.sendStore(this.storing.splice(0, MAX_BATCH))
-            : this.sendRead(this.reading.splice(0, MAX_BATCH));
-        void sent.finally(() => {
+        void this.send(this.waiting.splice(0, MAX_BATCH)).finally(() => {
           this.inFlight--;
           this.scheduleSend();
         });
       }
     });
+  }
+}
+
+export class NotificationStore {
+  /** READS_IN_FLIGHT + STORES_IN_FLIGHT connections of the store's own, one statement under way on each. */
+  private readonly lane: StatementLane;
+  private readonly reads = new GroupCommit(READS_IN_FLIGHT, (group: Reading[]) => this.sendRead(group));
+  private readonly stores = new GroupCommit(STORES_IN_FLIGHT, (group: Storing[]) => this.sendStore(group));
+
+  constructor(database: Pick<DatabaseHandle, 'lane'>) {
+    this.lane = database.lane(READS_IN_FLIGHT + STORES_IN_FLIGHT);
+  }
+
+  /** The notification's invoice in its mode, or undefined when there is none. */
+  read(lookup: InvoiceLookup): Promise<InvoiceRead | undefined> {
+    return this.reads.add(lookup);
+  }
+
+  /** Stores the event and moves invoice and trip; rejects with the database's error when it cannot. */
+  store(notification: AcceptedNotification): Promise<StoreOutcome> {
+    return this.stores.add(notification);
   }
 
   private async sendRead(group: Reading[]): Promise<void> {
