@@ -2,10 +2,9 @@
 // fails two neighbouring checks is answered by the earlier one, so swapping any two of them fails
 // a case here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallbackResult, NotificationStore, processNotification } from '../../src/payments/index.js';
-import type { TenantRow } from '../../src/tenants/index.js';
+import { type CallbackResult, NotificationStore } from '../../src/payments/index.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
-import { createInvoice, type InvoiceJson, notificationFor, showInvoice } from './support.js';
+import { createInvoice, type InvoiceJson, notificationFor, receiveNotification, showInvoice } from './support.js';
 
 let service: TestApps;
 let tenant: TestTenant;
@@ -28,15 +27,8 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
-function receive(body: Record<string, unknown>, payloadJson = JSON.stringify(body)): Promise<CallbackResult> {
-  return processNotification(store, {
-    tenant: tenant.tenant as unknown as TenantRow,
-    mode: 'live',
-    body,
-    payloadJson,
-    requestId: `req-${Math.random()}`,
-  });
-}
+const receive = (body: Record<string, unknown>, payloadJson?: string): Promise<CallbackResult> =>
+  receiveNotification(store, tenant, body, payloadJson);
 
 const UNKNOWN_INVOICE = '00000000-0000-4000-8000-0000000000ff';
 /** A number PostgreSQL's jsonb cannot hold: refused only where the payload would be stored. */

@@ -4,10 +4,17 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import type { CallbackResult } from '../../src/payments/index.js';
-import { NotificationStore, processNotification, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
-import type { TenantRow } from '../../src/tenants/index.js';
+import { NotificationStore, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
-import { createInvoice, createTrip, type InvoiceJson, notificationFor, showInvoice, tripStatus } from './support.js';
+import {
+  createInvoice,
+  createTrip,
+  type InvoiceJson,
+  notificationFor,
+  receiveNotification,
+  showInvoice,
+  tripStatus,
+} from './support.js';
 
 let service: TestApps;
 let tenant: TestTenant;
@@ -44,16 +51,8 @@ function recordingStore(options: { held?: Promise<void> } = {}) {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** processNotification as the callback route calls it, the body sent as JSON text `payloadJson`. */
-function receive(store: NotificationStore, body: Record<string, unknown>, payloadJson = JSON.stringify(body)) {
-  return processNotification(store, {
-    tenant: tenant.tenant as unknown as TenantRow,
-    mode: 'live',
-    body,
-    payloadJson,
-    requestId: `req-${Math.random()}`,
-  });
-}
+const receive = (store: NotificationStore, body: Record<string, unknown>, payloadJson?: string) =>
+  receiveNotification(store, tenant, body, payloadJson);
 
 const SUCCESS: CallbackResult = { accepted: 'success' };
 
