@@ -423,7 +423,7 @@ function callbackLines(rows: Row[]): string[] {
   return rows.flatMap(({ scenario, nodeFloor, ceilingRps, service, postgresCpuUs }) => [
     ...(nodeFloor
       ? [
-          `- ${scenario.label}, Node floor (scripts/bench/callback-floor.ts: node:http, JSON.parse and the one-callback statement`,
+          `- ${scenario.label}, Node floor (scripts/bench/callback-floor.ts: node:http, JSON.parse and the one-callback statements`,
           `  through the service's database handle, nothing else), in the same slices: ${nodeFloor.result.requestsPerSecond.toFixed(0)} req/s, ${nodeFloor.cpuUsPerRequest.toFixed(0)} µs of CPU a request,`,
           `  ${((nodeFloor.result.requestsPerSecond / ceilingRps) * 100).toFixed(0)}% of the pgbench ceiling; the service reaches ${((service.requestsPerSecond / nodeFloor.result.requestsPerSecond) * 100).toFixed(0)}% of the floor.`,
         ]
@@ -495,15 +495,15 @@ async function render(report: Report): Promise<string> {
     '- Read the ratios, not the absolute figures: the machine is shared and noisy, so a figure means something only next to',
     '  its ceiling, measured in alternating slices on the same machine. Client and server share the cores; both clients are',
     '  C programs, and the CPU columns show what each took.',
-    '- Callback ceilings: pgbench runs the statement the service sends for one callback alone (scripts/bench/callback-*.sql,',
-    '  as PostgreSQL logs it) with -M prepared and as many clients as the service has pool connections: one callback, one',
-    '  statement, one transaction. Under load the service stores the callbacks that arrive while others are being stored',
-    '  together, one statement and one commit for all, stored as one set when none depends on another',
-    '  (src/payments/notification-store.ts); the ceiling keeps one callback',
-    '  a transaction, so grouping shows as the service gaining on it, never as a weaker ceiling. The gap is what the',
-    '  service adds: HTTP, JSON, the checks, the driver, and the time a callback waits for its statement. The Node floor',
-    '  sends one statement per callback with nothing else around it; the PostgreSQL line says what each callback cost',
-    '  the database under each load.',
+    '- Callback ceilings: pgbench runs the statements the service sends for one callback alone (the read, and for a new',
+    '  notification the store; scripts/bench/scenarios.ts writes them from src/payments/notification-store.ts) with',
+    '  -M prepared and as many clients as the service has pool connections: one callback, one transaction each. Under',
+    '  load the service reads, and stores, the callbacks that arrive while others are under way together, one statement',
+    '  and one commit for all (src/payments/notification-store.ts); the ceiling keeps one callback a transaction, so',
+    '  grouping shows as the service gaining on it, never as a weaker ceiling. The gap is what the service adds: HTTP,',
+    '  JSON, the checks, the driver, and the time a callback waits for its statements. The Node floor sends the same',
+    '  statements per callback with nothing else around them; the PostgreSQL line says what each callback cost the',
+    '  database under each load.',
     '- Read ceilings: a bare Fastify route answering the same bytes from memory, no auth, no database. The service answers a',
     '  cached page through its whole pipeline (routing, hooks, query validation); the gap is what every request costs it: the credential,',
     '  both rate limits, twenty headers instead of two, the metric, and a process with a 40 MB heap instead of a bare one.',
@@ -622,7 +622,7 @@ async function main(): Promise<void> {
   const fixtures = await createFixtures(admin);
   await primeDuplicates(urls, fixtures);
   await createPgbenchFixtures(database, fixtures);
-  const scenarios = [...callbackScenarios(urls, fixtures), ...(await readScenarios(urls, fixtures))].filter(
+  const scenarios = [...callbackScenarios(urls, fixtures, workDir), ...(await readScenarios(urls, fixtures))].filter(
     (scenario) => options.only === undefined || scenario.label.includes(options.only),
   );
   const helpers: Helpers = {

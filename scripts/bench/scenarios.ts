@@ -1,10 +1,16 @@
 // What the benchmark measures: the fixtures (through the admin API, as an operator would make
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { plannedMoves } from '../../src/payments/index.js';
+import {
+  type AcceptedNotification,
+  type InvoiceLookup,
+  plannedMoves,
+  READ_STATEMENT,
+  STORE_STATEMENT,
+} from '../../src/payments/index.js';
 import {
   type AdminClient,
-  BENCH_DIR,
   inParallel,
   type LoadSpec,
   notificationBody,
@@ -16,7 +22,7 @@ import {
 const UNIQUE_INVOICES = 5000;
 /** Invoices whose notification is stored once, then repeated by the duplicates scenario. */
 const DUPLICATE_INVOICES = 1000;
-/** The pgbench ceiling's own invoices (ids 00000000-0000-4000-8000-<n>, see callback-unique.sql). */
+/** The pgbench ceiling's own invoices (ids 00000000-0000-4000-8000-<n>, see callbackScript). */
 const PGBENCH_INVOICES = 10_000;
 
 const AMOUNT = '100.00';
@@ -130,21 +136,69 @@ export async function createPgbenchFixtures(database: ThrowawayDatabase, fixture
   await database.sql('vacuum analyze invoices, payment_events');
 }
 
-/** The parameters the service sends with the one-callback statement (src/payments/notification-store.ts) for NOTIFICATION. */
+/**
+ * The parameters the service sends with its statements for NOTIFICATION (src/payments/callback.ts),
+ * as pgbench variables (-D).
+ */
 function pgbenchDefines(fixtures: Fixtures): Record<string, string> {
   return {
     tenant: fixtures.tenantId,
+    mode: 'live',
     status: NOTIFICATION.status,
     gateway: GATEWAY,
-    store: 'true',
-    amount: AMOUNT,
-    currency: CURRENCY,
-    plans: JSON.stringify(plannedMoves(NOTIFICATION.status)),
+    moves: JSON.stringify(plannedMoves(NOTIFICATION.status)),
     // A payload of the size the service stores (its invoice and transaction ids are as long).
     payload: notificationBody(NOTIFICATION, '00000000-0000-4000-8000-000000000001', 'unique-0000001'),
     request_id: '00000000-0000-4000-8000-000000000000',
     invoices: String(PGBENCH_INVOICES),
   };
+}
+
+/**
+ * A statement of the service (src/payments/notification-store.ts) for a group of one, its jsonb
+ * group built from pgbench variables field by field, so that a field the statement takes and the
+ * script lacks fails the type check. pgbench variables are numbers or text: the invoice id is
+ * built from the number n (the ceiling's own invoices), the transaction id from a number.
+ */
+function statementForOne<Fields>(statement: string, fields: Record<keyof Fields, string>): string {
+  const pairs = Object.entries<string>(fields).map(([name, value]) => `'${name}', ${value}`);
+  return `${statement.replace('$1::jsonb', `jsonb_build_array(jsonb_build_object('item', 0, ${pairs.join(', ')}))`)};`;
+}
+
+/**
+ * The ceiling: what the service sends for one callback, one statement after the other, nothing
+ * else. A unique callback is read, then stored; a duplicate is read, and answered.
+ */
+function callbackScript(workDir: string, kind: 'unique' | 'duplicate'): string {
+  const lookup: Record<keyof InvoiceLookup, string> = {
+    tenant: ':tenant::text',
+    invoice_id: `'00000000-0000-4000-8000-' || lpad(:n::text, 12, '0')`,
+    mode: ':mode::text',
+    // Unique: a new random transaction id each time; duplicate: the one stored for invoice n.
+    transaction_id: kind === 'unique' ? ':txn::text' : ':n::text',
+    status: ':status::text',
+    gateway: ':gateway::text',
+  };
+  const { mode: _readOnly, ...stored } = lookup;
+  const accepted: Record<keyof AcceptedNotification, string> = {
+    ...stored,
+    moves: ':moves::jsonb',
+    payload: ':payload::text',
+    request_id: ':request_id::text',
+  };
+  const lines = [
+    '\\set n random(1, :invoices)',
+    ...(kind === 'unique'
+      ? [
+          '\\set txn random(1000000000, 9000000000000000)',
+          statementForOne(READ_STATEMENT, lookup),
+          statementForOne(STORE_STATEMENT, accepted),
+        ]
+      : [statementForOne(READ_STATEMENT, lookup)]),
+  ];
+  const script = path.join(workDir, `callback-${kind}.sql`);
+  writeFileSync(script, `${lines.join('\n')}\n`);
+  return script;
 }
 
 export type Ceiling =
@@ -166,7 +220,8 @@ export interface Scenario {
 
 export const CALLBACK_UNIQUE = 'payment callback, unique notifications';
 
-export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
+/** `workDir`: where the pgbench scripts are written. */
+export function callbackScenarios(urls: Urls, fixtures: Fixtures, workDir: string): Scenario[] {
   const notify = {
     url: `${urls.integrations}/api/v1/payments/notify/`,
     method: 'POST' as const,
@@ -177,14 +232,14 @@ export function callbackScenarios(urls: Urls, fixtures: Fixtures): Scenario[] {
     {
       label: CALLBACK_UNIQUE,
       load: { ...notify, callbacks: uniqueCallbacks(fixtures, 'unique-'), expectBody: '{"status":"success"}' },
-      ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-unique.sql'), defines },
+      ceiling: { kind: 'pgbench', script: callbackScript(workDir, 'unique'), defines },
       targetRatio: 0.6,
       nodeFloor: true,
     },
     {
       label: 'payment callback, duplicates',
       load: { ...notify, callbacks: duplicateCallbacks(fixtures), expectBody: '{"status":"duplicate"}' },
-      ceiling: { kind: 'pgbench', script: path.join(BENCH_DIR, 'callback-duplicate.sql'), defines },
+      ceiling: { kind: 'pgbench', script: callbackScript(workDir, 'duplicate'), defines },
     },
   ];
 }

@@ -1,14 +1,14 @@
-// The payment callback (spec 4.6, 7.3; DECISIONS §4), without HTTP: who is calling (step 1, the
-// credential from the cache), then the notification's checks in order (steps 2-8) and the storing
-// of the event with the forward-only move of invoice and trip (steps 9-10), the database part of
-// which is one statement: one round trip in the common case. Results say why, the integrations
-// host says it in HTTP.
+// The payment callback's rule (spec 4.6, 7.3; DECISIONS §4), without HTTP: every check once, in
+// DECISIONS §4's order, the first failure answering. Step 1 runs before the body is read
+// (authenticatePartner), steps 2 to 10 in processNotification. The database reads what the checks
+// need and stores what they accepted (notification-store.ts, migrations/0012_…): it decides
+// nothing but what only it can, the row lock, one event per tuple, the forward-only move under
+// concurrency. Results say why, the integrations host says it in HTTP.
 import type { Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { sqlState } from '../db/errors.js';
 import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
-import { decimalText } from './money.js';
 import {
   amountMatches,
   type BodyRejection,
@@ -16,11 +16,10 @@ import {
   type InvoiceStatus,
   isKnownStatus,
   isUuid,
-  type PaymentNotification,
   parseNotification,
   planTransition,
 } from './notification.js';
-import type { NotificationStore, ReceivedRow } from './notification-store.js';
+import type { NotificationStore, PlannedMove, StoreOutcome } from './notification-store.js';
 
 /** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
 export type CallbackRejection =
@@ -69,15 +68,6 @@ interface ReceivedNotification {
   requestId: string;
 }
 
-/** What a notification does from each status its invoice may be in when locked. */
-interface PlannedMove {
-  next: InvoiceStatus;
-  applied: boolean;
-  paid_at: boolean;
-  /** The trip's new status, when the invoice moves into `paid` or `refunded`. */
-  trip: TripStatus | null;
-}
-
 const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'booked', refunded: 'cancelled' };
 
 /**
@@ -99,94 +89,56 @@ export function plannedMoves(notified: string, mode: Mode = 'live'): Record<Invo
   return moves;
 }
 
-/** The plans of the statuses partners send, serialised once per mode; any other status is planned per call. */
-const KNOWN_PLANS = new Map(
+/** The moves of the statuses partners send, per mode, made once; any other status is planned per call. */
+const KNOWN_MOVES = new Map(
   (['live', 'test'] as const).flatMap((mode) =>
-    ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [
-      `${mode}:${status}`,
-      JSON.stringify(plannedMoves(status, mode)),
-    ]),
+    ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [`${mode}:${status}`, plannedMoves(status, mode)]),
   ),
 );
-
-/**
- * Steps 4 to 10 in one call of receive_payment_notification (migrations/0005_…), in the store's next
- * statement (one round trip, shared with the callbacks that wait with this one):
- * the invoice and whether the tuple is known (one read, no lock, which answers duplicates and
- * refusals); and only when `store` and the invoice checks pass and the tuple is new, the row lock,
- * the event (`on conflict do nothing`: the unique index decides races) and the forward-only move
- * of invoice and trip, as plannedMoves says for the status read under the lock. No row when the
- * invoice does not exist.
- */
-function receive(
-  store: NotificationStore,
-  received: ReceivedNotification,
-  notification: PaymentNotification,
-  stored: { amount: string; payloadJson: string } | null,
-): Promise<ReceivedRow | undefined> {
-  const { invoiceId, transactionId, status, gateway, currency } = notification;
-  const plans = KNOWN_PLANS.get(`${received.mode}:${status}`) ?? JSON.stringify(plannedMoves(status, received.mode));
-  return store.receive([
-    received.tenant.id,
-    invoiceId,
-    transactionId,
-    status,
-    gateway,
-    stored !== null,
-    stored?.amount ?? null,
-    currency,
-    plans,
-    stored?.payloadJson ?? null,
-    received.requestId,
-    received.mode,
-  ]);
-}
 
 /** Steps 2 to 10 for an authenticated partner. */
 export async function processNotification(
   store: NotificationStore,
   received: ReceivedNotification,
 ): Promise<CallbackResult> {
+  const { tenant, mode } = received;
+  // Steps 2 and 3: a JSON object, then each required field present and of its type, in order.
   const parsed = parseNotification(received.body);
   if (!parsed.ok) return rejected(parsed.rejection);
-  const notification = parsed.notification;
-  if (!isUuid(notification.invoiceId)) return rejected({ reason: 'invoice_not_found' });
-
-  // Stored only when the checks that need no invoice pass: its gateway, an amount that is a decimal.
-  const amount = notification.gateway === received.tenant.gateway ? decimalText(notification.amountText) : null;
-  let row: ReceivedRow | undefined;
-  try {
-    row = await receive(
-      store,
-      received,
-      notification,
-      amount === null ? null : { amount, payloadJson: received.payloadJson },
-    );
-  } catch (error) {
-    // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field) fails the statement
-    // whatever the checks say: read again without it, and refuse it only where it would be stored.
-    if (!sqlState(error)?.startsWith('22')) throw error;
-    row = await receive(store, received, notification, null);
-    return checkInvoice(received, notification, row) ?? (row?.known ? DUPLICATE : rejected({ reason: 'invalid_json' }));
-  }
-  // Not stored with every check passed: the unique index found the tuple stored meanwhile (a race).
-  const stored = isKnownStatus(notification.status) ? SUCCESS : SUCCESS_UNKNOWN_STATUS;
-  return checkInvoice(received, notification, row) ?? (row?.stored ? stored : DUPLICATE);
-}
-
-/** Steps 4 to 8 in order, on the invoice as the statement read it: the first refusal, or null. */
-function checkInvoice(
-  received: ReceivedNotification,
-  notification: PaymentNotification,
-  invoice: ReceivedRow | undefined,
-): CallbackResult | null {
+  const { invoiceId, transactionId, status, amountText, currency, gateway } = parsed.notification;
+  // Step 4: an invoice with this id, in the key's mode.
+  if (!isUuid(invoiceId)) return rejected({ reason: 'invoice_not_found' });
+  const lookup = { tenant: tenant.id, invoice_id: invoiceId, mode, transaction_id: transactionId, status, gateway };
+  const invoice = await store.read(lookup);
   if (!invoice) return rejected({ reason: 'invoice_not_found' });
-  if (invoice.tenant_id !== received.tenant.id) return rejected({ reason: 'forbidden' });
-  const invoiceId = notification.invoiceId.toLowerCase();
-  if (notification.gateway !== received.tenant.gateway) return rejected({ reason: 'gateway_mismatch' }, invoiceId);
-  if (!amountMatches(notification.amountText, invoice.amount))
-    return rejected({ reason: 'amount_mismatch' }, invoiceId);
-  if (notification.currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' }, invoiceId);
+  // Step 5: the caller's own invoice.
+  if (invoice.tenant_id !== tenant.id) return rejected({ reason: 'forbidden' });
+  const refusedInvoice = invoiceId.toLowerCase();
+  // Step 6: the tenant's gateway.
+  if (gateway !== tenant.gateway) return rejected({ reason: 'gateway_mismatch' }, refusedInvoice);
+  // Step 7: the invoice's amount, as exact decimals.
+  if (!amountMatches(amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' }, refusedInvoice);
+  // Step 8: the invoice's currency, exactly.
+  if (currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' }, refusedInvoice);
+  // Step 9: a tuple this tenant sent before.
   if (invoice.known) return DUPLICATE;
-  return null;
+  // Step 10: stored, with the forward-only move of invoice and trip.
+  let outcome: StoreOutcome;
+  try {
+    outcome = await store.store({
+      ...lookup,
+      moves: KNOWN_MOVES.get(`${mode}:${status}`) ?? plannedMoves(status, mode),
+      payload: received.payloadJson,
+      request_id: received.requestId,
+    });
+  } catch (error) {
+    // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field), refused where it
+    // would be stored.
+    if (!sqlState(error)?.startsWith('22')) throw error;
+    return rejected({ reason: 'invalid_json' });
+  }
+  // The unique index found the tuple stored since it was read (a race), or the invoice went since.
+  if (outcome === 'stored_before') return DUPLICATE;
+  if (outcome === 'invoice_gone') return rejected({ reason: 'invoice_not_found' });
+  return isKnownStatus(status) ? SUCCESS : SUCCESS_UNKNOWN_STATUS;
 }

@@ -27,7 +27,13 @@ export {
   searchInvoices,
 } from './invoices.js';
 export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
-export { NotificationStore, RECEIVE_STATEMENT } from './notification-store.js';
+export {
+  type AcceptedNotification,
+  type InvoiceLookup,
+  NotificationStore,
+  READ_STATEMENT,
+  STORE_STATEMENT,
+} from './notification-store.js';
 export {
   type AttemptReport,
   type AttemptResult,

@@ -55,12 +55,6 @@ export function parseDecimal(text: string): Decimal | null {
   return /[eE]/.test(text) ? null : parseJsonNumber(text);
 }
 
-/** The value of plain decimal text (parseDecimal) written as PostgreSQL's numeric reads it, or null. */
-export function decimalText(text: string): string | null {
-  const value = parseDecimal(text);
-  return value && formatAmount(value, value.scale);
-}
-
 /** The exact value of a JSON number's source text, exponent included: "1e2" is 100, "1.50e1" is 15.0. */
 export function parseJsonNumber(text: string): Decimal | null {
   const match = text.length <= MAX_DECIMAL_TEXT_LENGTH ? NUMBER_TEXT.exec(text) : null;

@@ -1,101 +1,113 @@
-// Where payment notifications are stored (spec 4.6 steps 9-10), by group commit: the callbacks
-// whose bodies arrived in the same turn of the event loop, or that waited while earlier ones were
-// being stored, are stored by one statement in one transaction. Under load they share one round
-// trip, one commit (the flush to disk, which PostgreSQL makes once per transaction) and, when none
-// depends on another, one insert and one update for all; alone, a callback is sent at once, on its
-// own.
+// The payment callback's two statements (migrations/0012_…), sent by group commit: the callbacks
+// whose bodies arrived in the same turn of the event loop, or that waited while earlier statements
+// were under way, are read by one statement, and those the rule accepts stored by one statement in
+// one transaction. Under load they share one round trip, one commit (the flush to disk, which
+// PostgreSQL makes once per transaction) and one insert and one update for all; alone, a callback
+// is sent at once, as a group of one. What to answer is decided in callback.ts, never here.
 import type { DatabaseHandle, DedicatedConnections } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
+import type { Mode } from '../tenants/index.js';
+import type { TripStatus } from '../trips/index.js';
+import type { InvoiceStatus } from './notification.js';
 
-/** receive_payment_notification's arguments (migrations/0005_…), in its order. */
-export type ReceiveArguments = [
-  tenant: string,
-  invoice: string,
-  transaction: string,
-  status: string,
-  gateway: string,
-  store: boolean,
-  amount: string | null,
-  currency: string,
-  moves: string,
-  payload: string | null,
-  requestId: string,
-  mode: 'live' | 'test',
-];
+/** What step 4 and step 9 read for one notification: payment_notification_invoices' fields. */
+export interface InvoiceLookup {
+  tenant: string;
+  invoice_id: string;
+  mode: Mode;
+  transaction_id: string;
+  status: string;
+  gateway: string;
+}
 
-/** What the statement says of one notification: its invoice as read, and what it did. */
-export interface ReceivedRow {
+/** The invoice as read for one notification. */
+export interface InvoiceRead {
   tenant_id: string;
   amount: string;
   currency: string;
-  /** This (tenant, transaction_id, status, gateway) was stored before the statement began. */
+  /** This (tenant, transaction_id, status, gateway) was stored before. */
   known: boolean;
-  /** The statement stored the event (and moved invoice and trip). */
-  stored: boolean;
 }
 
-/** One notification, sent as is and kept prepared: Drizzle would build the same text again on every callback. */
-export const RECEIVE_STATEMENT = `select * from receive_payment_notification(
-  $1::uuid, $2::uuid, $3::text, $4::text, $5::text, $6::boolean, $7::numeric, $8::text, $9::jsonb, $10::text, $11::text, $12::text)`;
+/** What the notification does from one status its invoice may be in when locked. */
+export interface PlannedMove {
+  next: InvoiceStatus;
+  applied: boolean;
+  paid_at: boolean;
+  /** The trip's new status, when the invoice moves into `paid` or `refunded`. */
+  trip: TripStatus | null;
+}
 
-/**
- * Several, in one transaction, as one set (migrations/0008_…): `item` is the index of the call a row
- * answers. Only for a group in which no invoice and no dedupe tuple appears twice.
- */
-const RECEIVE_SET_STATEMENT = 'select * from receive_payment_notification_set($1::jsonb)';
+/** A notification the rule accepted, to store: store_payment_notifications' fields. */
+export interface AcceptedNotification {
+  tenant: string;
+  invoice_id: string;
+  transaction_id: string;
+  status: string;
+  gateway: string;
+  /** Its move from each status: the statement picks the one of the status it reads under the lock. */
+  moves: Record<InvoiceStatus, PlannedMove>;
+  /** The body as JSON text, stored as the event's payload. */
+  payload: string;
+  request_id: string;
+}
 
-/** Several, one after another in one transaction (migrations/0007_…), each seeing what the ones before it stored. */
-const RECEIVE_IN_TURN_STATEMENT = 'select * from receive_payment_notifications($1::jsonb)';
+/** What storing one notification did. */
+export type StoreOutcome = 'stored' | 'stored_before' | 'invoice_gone';
+
+/** Each statement takes its group as a jsonb array of objects with these fields and an `item` index. */
+export const READ_STATEMENT = 'select * from payment_notification_invoices($1::jsonb)';
+export const STORE_STATEMENT = 'select * from store_payment_notifications($1::jsonb)';
 
 /** Notifications in one statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_BATCH = 32;
 
 /**
- * Statements under way at once, each on a connection of the store's own (DatabaseHandle.dedicatedConnections): one
- * being stored while the next one fills. More split the same callbacks into smaller groups that
- * each pay a commit, and compete with the service for the cores (measured on two cores shared with
- * PostgreSQL, unique callbacks at full load, in alternating slices against pgbench: 73% of its rate
- * with 2, 70% with 3, 69% with 1, 66% with 10; before the set statement, 66% with 2 and 57% with
- * 10, and at half that rate p99 6 ms with 2 against 8-14 ms with 10). Under more load the groups
- * grow instead, up to MAX_BATCH.
+ * Statements under way at once, each on a connection of the store's own (DatabaseHandle.dedicatedConnections): a
+ * read, and two stores, one committing while the next group fills. Reads do not wait behind a
+ * commit. More split the same callbacks into smaller groups that each pay a commit and compete
+ * with the service for the cores; under more load the groups grow instead, up to MAX_BATCH.
  */
-const STATEMENTS_IN_FLIGHT = 2;
+const READS_IN_FLIGHT = 1;
+const STORES_IN_FLIGHT = 2;
 
-interface Waiting {
-  call: ReceiveArguments;
-  resolve(row: ReceivedRow | undefined): void;
+interface Waiting<Call, Answer> {
+  call: Call;
+  resolve(answer: Answer): void;
   reject(error: unknown): void;
 }
 
-export class NotificationStore {
-  private readonly waiting: Waiting[] = [];
+type Reading = Waiting<InvoiceLookup, InvoiceRead | undefined>;
+type Storing = Waiting<AcceptedNotification, StoreOutcome>;
+
+/**
+ * The calls of one statement waiting to be sent, sent as groups once the current turn of the event
+ * loop is over: the callbacks whose bodies arrived in the same turn go together, and none waits
+ * for more than that, or for a statement under way when `limit` are.
+ */
+class GroupCommit<Call, Answer> {
+  private readonly waiting: Waiting<Call, Answer>[] = [];
   private inFlight = 0;
   private sendScheduled = false;
-  /** STATEMENTS_IN_FLIGHT connections of the store's own, one statement under way on each. */
-  private readonly lane: DedicatedConnections;
 
-  constructor(database: Pick<DatabaseHandle, 'dedicatedConnections'>) {
-    this.lane = database.dedicatedConnections(STATEMENTS_IN_FLIGHT);
-  }
+  constructor(
+    private readonly limit: number,
+    private readonly send: (group: Waiting<Call, Answer>[]) => Promise<void>,
+  ) {}
 
-  /** The statement's row for this call, or undefined when its invoice does not exist. */
-  receive(call: ReceiveArguments): Promise<ReceivedRow | undefined> {
+  add(call: Call): Promise<Answer> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ call, resolve, reject });
       this.scheduleSend();
     });
   }
 
-  /**
-   * Sends once the current turn of the event loop is over: the callbacks whose bodies arrived in
-   * the same turn go together, and none waits for more than that.
-   */
   private scheduleSend(): void {
-    if (this.sendScheduled || this.inFlight >= this.lane.size || this.waiting.length === 0) return;
+    if (this.sendScheduled || this.inFlight >= this.limit || this.waiting.length === 0) return;
     this.sendScheduled = true;
     setImmediate(() => {
       this.sendScheduled = false;
-      while (this.inFlight < this.lane.size && this.waiting.length > 0) {
+      while (this.inFlight < this.limit && this.waiting.length > 0) {
         this.inFlight++;
         void this.send(this.waiting.splice(0, MAX_BATCH)).finally(() => {
           this.inFlight--;
@@ -104,57 +116,92 @@ export class NotificationStore {
       }
     });
   }
+}
 
-  private async send(batch: Waiting[]): Promise<void> {
-    if (batch.length === 1) return this.sendAlone(batch[0]);
-    // Invoices locked in one order by every statement, PostgreSQL's (a uuid's lower-case text): two
-    // batches never wait for each other's locks. The sort is stable: notifications of one invoice,
-    // however its id is spelled, keep their order.
-    const invoiceOf = (waiting: Waiting) => waiting.call[1].toLowerCase();
-    batch.sort((a, b) => (invoiceOf(a) < invoiceOf(b) ? -1 : invoiceOf(a) > invoiceOf(b) ? 1 : 0));
-    let rows: (ReceivedRow & { item: number })[];
+export class NotificationStore {
+  /** READS_IN_FLIGHT + STORES_IN_FLIGHT connections of the store's own, one statement under way on each. */
+  private readonly connections: DedicatedConnections;
+  private readonly reads = new GroupCommit(READS_IN_FLIGHT, (group: Reading[]) => this.sendRead(group));
+  private readonly stores = new GroupCommit(STORES_IN_FLIGHT, (group: Storing[]) => this.sendStore(group));
+
+  constructor(database: Pick<DatabaseHandle, 'dedicatedConnections'>) {
+    this.connections = database.dedicatedConnections(READS_IN_FLIGHT + STORES_IN_FLIGHT);
+  }
+
+  /** The notification's invoice in its mode, or undefined when there is none. */
+  read(lookup: InvoiceLookup): Promise<InvoiceRead | undefined> {
+    return this.reads.add(lookup);
+  }
+
+  /** Stores the event and moves invoice and trip; rejects with the database's error when it cannot. */
+  store(notification: AcceptedNotification): Promise<StoreOutcome> {
+    return this.stores.add(notification);
+  }
+
+  private async sendRead(group: Reading[]): Promise<void> {
+    let rows: (InvoiceRead & { item: number })[];
     try {
-      rows = await this.lane.query(independent(batch) ? RECEIVE_SET_STATEMENT : RECEIVE_IN_TURN_STATEMENT, [
-        JSON.stringify(batch.map((each) => each.call)),
-      ]);
+      rows = await this.connections.query(READ_STATEMENT, [itemsJson(group)]);
     } catch (error) {
-      if (unavailability(error)) {
-        for (const each of batch) each.reject(error);
+      for (const each of group) each.reject(error);
+      return;
+    }
+    const answered = new Array<InvoiceRead | undefined>(group.length);
+    for (const { item, ...invoice } of rows) answered[item] = invoice;
+    for (const [index, each] of group.entries()) each.resolve(answered[index]);
+  }
+
+  /**
+   * Invoices are locked in one order by every statement, PostgreSQL's (a uuid's lower-case text):
+   * two statements never wait for each other's locks. The sort is stable: notifications of one
+   * invoice, however its id is spelled, keep their order, and go in turn (inTurn).
+   */
+  private async sendStore(group: Storing[]): Promise<void> {
+    const invoiceOf = (storing: Storing) => storing.call.invoice_id.toLowerCase();
+    group.sort((a, b) => (invoiceOf(a) < invoiceOf(b) ? -1 : invoiceOf(a) > invoiceOf(b) ? 1 : 0));
+    for (const set of inTurn(group)) await this.storeSet(set);
+  }
+
+  private async storeSet(set: Storing[]): Promise<void> {
+    let rows: { item: number; stored: boolean }[];
+    try {
+      rows = await this.connections.query(STORE_STATEMENT, [itemsJson(set)]);
+    } catch (error) {
+      if (set.length === 1 || unavailability(error)) {
+        for (const each of set) each.reject(error);
         return;
       }
       // One notification failed the transaction (a payload jsonb cannot hold, a deadlock between
       // trips): nothing was stored, and each is sent again alone to get its own answer.
-      await Promise.all(batch.map((each) => this.sendAlone(each)));
+      for (const each of set) await this.storeSet([each]);
       return;
     }
-    const answered = new Array<ReceivedRow | undefined>(batch.length);
-    for (const row of rows) answered[row.item] = row;
-    for (const [index, each] of batch.entries()) each.resolve(answered[index]);
-  }
-
-  private async sendAlone(waiting: Waiting): Promise<void> {
-    try {
-      const [row] = await this.lane.query<ReceivedRow>(RECEIVE_STATEMENT, waiting.call);
-      waiting.resolve(row);
-    } catch (error) {
-      waiting.reject(error);
-    }
+    const outcomes = new Array<StoreOutcome>(set.length).fill('invoice_gone');
+    for (const { item, stored } of rows) outcomes[item] = stored ? 'stored' : 'stored_before';
+    for (const [index, each] of set.entries()) each.resolve(outcomes[index]);
   }
 }
 
+/** A group as the statements take it: a JSON array of its calls, each with its index as `item`. */
+function itemsJson(group: Waiting<object, unknown>[]): string {
+  return JSON.stringify(group.map((each, item) => ({ item, ...each.call })));
+}
+
 /**
- * No invoice and no (tenant, transaction_id, status, gateway) twice: no notification of the group
- * depends on what another one stores, and the group can be stored as one set. Keys that collide
- * for other reasons only send a group in turn, which is always right.
+ * The group split into sets stored one after another, in which no invoice and no (tenant,
+ * transaction_id, status, gateway) appears twice: within one statement no notification sees what
+ * another stores, so a later one of the same invoice or tuple goes in a later set, and sees it.
  */
-function independent(batch: Waiting[]): boolean {
-  const seen = new Set<string>();
-  for (const { call } of batch) {
-    const [tenant, invoice, transaction, status, gateway] = call;
-    const invoiceKey = invoice.toLowerCase();
-    const tupleKey = `${tenant}\n${transaction}\n${status}\n${gateway}`;
-    if (seen.has(invoiceKey) || seen.has(tupleKey)) return false;
-    seen.add(invoiceKey).add(tupleKey);
+function inTurn(group: Storing[]): Storing[][] {
+  const sets: Storing[][] = [];
+  const lastSet = new Map<string, number>();
+  for (const storing of group) {
+    const { tenant, invoice_id, transaction_id, status, gateway } = storing.call;
+    const keys = [invoice_id.toLowerCase(), `${tenant}\n${transaction_id}\n${status}\n${gateway}`];
+    const index = Math.max(...keys.map((key) => lastSet.get(key) ?? -1)) + 1;
+    for (const key of keys) lastSet.set(key, index);
+    if (index === sets.length) sets.push([]);
+    sets[index].push(storing);
   }
-  return true;
+  return sets;
 }

@@ -1,6 +1,6 @@
 /**
  * The pure checks of the payment callback (DECISIONS §4): the body's shape (steps 2 and 3), the
- * amount comparison (step 7) and the forward-only status transition.
+ * amount comparison (step 7) and the forward-only status transition. callback.ts runs them, in order.
  */
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
 import { hasUnstorableCharacters, unacceptableString } from '../text.js';

@@ -1,13 +1,20 @@
 // Group commit of payment notifications (src/payments/notification-store.ts): notifications that
-// arrive together are stored by one statement, and each is answered as it would be alone.
+// arrive together are read by one statement and stored by one, and each is answered as it would be alone.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import type { CallbackResult } from '../../src/payments/index.js';
-import { NotificationStore, plannedMoves, processNotification } from '../../src/payments/index.js';
-import type { TenantRow } from '../../src/tenants/index.js';
+import { NotificationStore, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
-import { createInvoice, createTrip, type InvoiceJson, notificationFor, showInvoice, tripStatus } from './support.js';
+import {
+  createInvoice,
+  createTrip,
+  type InvoiceJson,
+  notificationFor,
+  receiveNotification,
+  showInvoice,
+  tripStatus,
+} from './support.js';
 
 let service: TestApps;
 let tenant: TestTenant;
@@ -44,27 +51,19 @@ function recordingStore(options: { held?: Promise<void> } = {}) {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** processNotification as the callback route calls it, the body sent as JSON text `payloadJson`. */
-function receive(store: NotificationStore, body: Record<string, unknown>, payloadJson = JSON.stringify(body)) {
-  return processNotification(store, {
-    tenant: tenant.tenant as unknown as TenantRow,
-    mode: 'live',
-    body,
-    payloadJson,
-    requestId: `req-${Math.random()}`,
-  });
-}
+const receive = (store: NotificationStore, body: Record<string, unknown>, payloadJson?: string) =>
+  receiveNotification(store, tenant, body, payloadJson);
 
 const SUCCESS: CallbackResult = { accepted: 'success' };
 
 describe('notifications received together', () => {
-  it('are stored by one statement, each answered and applied as it would be alone', async () => {
+  it('are read by one statement, and stored in turn where one depends on another, each answered as alone', async () => {
     const trip = await createTrip(service, tenant);
     const paid = await createInvoice(service, tenant, { trip_id: trip.id });
     const failed = await createInvoice(service, tenant);
     const refused = await createInvoice(service, tenant);
     const paidNotification = notificationFor(paid, { transaction_id: `together-${paid.id}` });
-    const { store, statements } = recordingStore();
+    const { store, statements, sizes } = recordingStore();
 
     const answers = await Promise.all([
       receive(store, paidNotification),
@@ -81,8 +80,9 @@ describe('notifications received together', () => {
       { rejected: { reason: 'amount_mismatch' }, invoiceId: refused.id },
       { rejected: { reason: 'invoice_not_found' } },
     ]);
-    expect(statements).toHaveLength(1);
-    expect(statements[0]).toContain('receive_payment_notifications(');
+    // The second of the same tuple is stored after the first, in a set of its own, and finds it stored.
+    expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
+    expect(sizes).toEqual([5, 2, 1]);
     const shownPaid = await showInvoice(service, paid.id);
     expect(shownPaid.invoice.status).toBe('paid');
     expect(shownPaid.events).toHaveLength(1);
@@ -104,7 +104,7 @@ describe('notifications received together', () => {
     const paidNotification = notificationFor(paid);
     const { store: aloneStore } = recordingStore();
     expect(await receive(aloneStore, knownNotification)).toEqual(SUCCESS);
-    const { store, statements } = recordingStore();
+    const { store, statements, sizes } = recordingStore();
 
     const answers = await Promise.all([
       receive(store, paidNotification),
@@ -127,7 +127,8 @@ describe('notifications received together', () => {
       { rejected: { reason: 'forbidden' } },
       { rejected: { reason: 'invoice_not_found' } },
     ]);
-    expect(statements).toEqual([expect.stringContaining('receive_payment_notification_set(')]);
+    expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT]);
+    expect(sizes).toEqual([8, 3]);
     const shown = await Promise.all(
       [paid, refunded, failed, mismatched, known, wrongGateway, othersInvoice].map((invoice) =>
         showInvoice(service, invoice.id),
@@ -153,7 +154,7 @@ describe('notifications received together', () => {
   it('are answered one by one when one of them fails the shared statement, the others stored', async () => {
     const invoices = await Promise.all([1, 2, 3].map(() => createInvoice(service, tenant)));
     const [first, unstorable, last] = invoices.map((invoice) => notificationFor(invoice));
-    const { store, statements } = recordingStore();
+    const { store, statements, sizes } = recordingStore();
 
     const answers = await Promise.all([
       receive(store, first),
@@ -163,12 +164,13 @@ describe('notifications received together', () => {
     ]);
 
     expect(answers).toEqual([SUCCESS, { rejected: { reason: 'invalid_json' } }, SUCCESS]);
-    expect(statements[0]).toContain('receive_payment_notification_set(');
+    expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
+    expect(sizes).toEqual([3, 3, 1, 1, 1]);
     const events = await Promise.all(invoices.map(async (invoice) => (await showInvoice(service, invoice.id)).events));
     expect(events.map((stored) => stored.length)).toEqual([1, 0, 1]);
   });
 
-  it('wait while two statements are under way, and then go together', async () => {
+  it('wait while a read is under way, and then go together', async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -181,61 +183,57 @@ describe('notifications received together', () => {
       answers.push(receive(store, notificationFor(invoice)));
       await nextTurn();
     }
-    expect(sizes).toEqual([1, 1]);
+    expect(sizes).toEqual([1]);
     release();
 
     expect(await Promise.all(answers)).toEqual(invoices.map(() => SUCCESS));
-    expect(sizes).toEqual([1, 1, 3]);
-    expect(statements[2]).toContain('receive_payment_notification_set(');
+    // The four that waited were read together.
+    const reads = sizes.filter((_size, index) => statements[index] === READ_STATEMENT);
+    expect(reads).toEqual([1, 4]);
     const shown = await Promise.all(invoices.map((invoice) => showInvoice(service, invoice.id)));
     expect(shown.map(({ invoice }) => invoice.status)).toEqual(invoices.map(() => 'paid'));
   });
 
   it('is sent alone when it arrives alone', async () => {
-    const { store, statements } = recordingStore();
+    const { store, statements, sizes } = recordingStore();
     expect(await receive(store, notificationFor(await createInvoice(service, tenant)))).toEqual(SUCCESS);
-    expect(statements).toHaveLength(1);
-    expect(statements[0]).toContain('receive_payment_notification(');
+    expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT]);
+    expect(sizes).toEqual([1, 1]);
   });
 });
 
-describe('the set statement', () => {
+describe('the read statement', () => {
   // PL/pgSQL keeps a plan for the session. Planned while payment_events is a page (a new database),
   // an exists () check became one hashed scan of the whole table per statement, kept as it grew.
   it('looks each notification up by its index, whatever size the table had when it was planned', async () => {
     const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
-    const moves = JSON.stringify(plannedMoves('paid'));
-    const call = (invoice: InvoiceJson) => [
-      tenant.tenant.id,
-      invoice.id,
-      `plan-${invoice.id}`,
-      'paid',
-      'tap',
-      true,
-      invoice.amount,
-      invoice.currency,
-      moves,
-      '{}',
-      'request',
-    ];
+    const lookup = (invoice: InvoiceJson, item: number) => ({
+      item,
+      tenant: tenant.tenant.id,
+      invoice_id: invoice.id,
+      mode: 'live',
+      transaction_id: `plan-${invoice.id}`,
+      status: 'paid',
+      gateway: 'tap',
+    });
     const events = (count: number, prefix: string) => sql`
       insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied, status_before, status_after)
       select ${tenant.tenant.id}::uuid, ${invoices[0].id}::uuid, ${prefix} || n, 'paid', 'tap', '{}', true, 'pending', 'paid'
       from generate_series(1, ${count}::integer) n`;
     const rowsRead = sql`select coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) as read
       from pg_stat_xact_user_tables where relname = 'payment_events'`;
-    const storeSet = (group: InvoiceJson[]) =>
-      sql`select * from receive_payment_notification_set(${JSON.stringify(group.map(call))}::jsonb)`;
+    const readGroup = (group: InvoiceJson[]) =>
+      sql`select * from payment_notification_invoices(${JSON.stringify(group.map(lookup))}::jsonb)`;
 
     const read = await service.context.db.transaction(async (tx) => {
       // The plan every later call would keep, made now, while the table holds a few rows.
       await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
       await tx.execute(events(20, 'few-'));
-      await tx.execute(storeSet(invoices.slice(1, 3)));
+      await tx.execute(readGroup(invoices.slice(1, 3)));
       await tx.execute(events(5000, 'many-'));
       const [before] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
-      const stored = rowsOf<{ stored: boolean }>(await tx.execute(storeSet(invoices.slice(3, 5))));
-      expect(stored.map((row) => row.stored)).toEqual([true, true]);
+      const found = rowsOf<{ known: boolean }>(await tx.execute(readGroup(invoices.slice(3, 5))));
+      expect(found.map((row) => row.known)).toEqual([false, false]);
       const [after] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
       return Number(after.read) - Number(before.read);
     });

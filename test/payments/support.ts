@@ -3,6 +3,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Delivery, Invoice } from '../../src/http/admin/payments.js';
+import { type NotificationStore, processNotification } from '../../src/payments/index.js';
+import type { TenantRow } from '../../src/tenants/index.js';
 import type { TestApps, TestTenant } from '../support/apps.js';
 
 export const CALLBACK_PATH = '/api/v1/payments/notify/';
@@ -75,3 +77,19 @@ export function notify(
 }
 
 export const keyOf = (tenant: TestTenant) => ({ 'x-api-key': tenant.credentials.partner_api_key });
+
+/** processNotification as the callback route calls it for `tenant`'s live key, the body sent as JSON text `payloadJson`. */
+export function receiveNotification(
+  store: NotificationStore,
+  tenant: TestTenant,
+  body: Record<string, unknown>,
+  payloadJson = JSON.stringify(body),
+) {
+  return processNotification(store, {
+    tenant: tenant.tenant as unknown as TenantRow,
+    mode: 'live',
+    body,
+    payloadJson,
+    requestId: `req-${Math.random()}`,
+  });
+}
