@@ -132,14 +132,13 @@ const TAKE_LOCK = 0x7061_7931;
 /**
  * The take's indexes, on the queue's own table (pg-boss v10 partitions `pgboss.job` by queue): the
  * waiting jobs by endpoint and due time, the active ones by endpoint. Made by `start` once pg-boss
- * has made or upgraded its schema, so a table pg-boss makes anew gets them again.
+ * has made or upgraded its schema, so a table pg-boss makes anew gets them again; only those
+ * missing, since even `if not exists` locks the table against the enqueueing of running instances.
  */
-const takeIndexes = (table: string) => [
-  `create index if not exists payment_request_waiting on pgboss."${table}"
-     ((data->>'tenant_id'), (data->>'mode'), start_after, id) where state < 'active'`,
-  `create index if not exists payment_request_active on pgboss."${table}"
-     ((data->>'tenant_id'), (data->>'mode')) where state = 'active'`,
-];
+const TAKE_INDEXES: Record<string, string> = {
+  payment_request_waiting: `((data->>'tenant_id'), (data->>'mode'), start_after, id) where state < 'active'`,
+  payment_request_active: `((data->>'tenant_id'), (data->>'mode')) where state = 'active'`,
+};
 
 /**
  * Gives back, to be taken again now, the active jobs of workers that died (silent for longer than
@@ -187,12 +186,18 @@ export class PaymentQueue {
       retryLimit: CRASH_RETRIES,
       ...this.jobTiming,
     });
-    const { rows } = await this.database.executeSql('select partition_name from pgboss.queue where name = $1', [
-      PAYMENT_REQUEST_QUEUE,
-    ]);
-    const table = String(rows[0].partition_name);
+    const { rows } = await this.database.executeSql(
+      `select q.partition_name as table, array(select indexname::text from pg_indexes
+                                                where schemaname = 'pgboss' and tablename = q.partition_name) as indexes
+         from pgboss.queue q where q.name = $1`,
+      [PAYMENT_REQUEST_QUEUE],
+    );
+    const { table, indexes } = rows[0] as { table: string; indexes: string[] };
     if (!/^\w+$/.test(table)) throw new Error(`pg-boss queue table not recognised: ${table}`);
-    for (const statement of takeIndexes(table)) await this.database.executeSql(statement);
+    for (const [name, definition] of Object.entries(TAKE_INDEXES)) {
+      if (!indexes.includes(name))
+        await this.database.executeSql(`create index ${name} on pgboss.${table} ${definition}`);
+    }
     this.started = true;
   }
 
@@ -252,7 +257,7 @@ export class PaymentQueue {
    *
    * One call of `take_payment_requests` (migration 0013), under the advisory lock TAKE_LOCK that
    * release 1.0.0's take holds too. Each job carries its endpoint (`tenant_id`, `mode`), indexed
-   * (`takeIndexes`): the take walks the endpoints with waiting jobs, one index probe each, and reads
+   * (TAKE_INDEXES): the take walks the endpoints with waiting jobs, one index probe each, and reads
    * only each one's first free places, so its cost follows the endpoints and the free slots, not the
    * length of the queue. Jobs of release 1.0.0 carry no endpoint: their invoices say it.
    */
