@@ -202,9 +202,9 @@ export class PaymentQueue {
   }
 
   /**
-   * Enqueues attempt `attempt` of the invoice's payment request inside `tx`: it exists exactly when
-   * the transaction commits. One due
-   * now also wakes every worker at that commit (NOTIFY); this process's own is woken by the caller.
+   * Enqueues attempt `attempt` of the invoice's payment request inside `tx`, with the endpoint it
+   * goes to for the take: it exists exactly when the transaction commits. One due now also wakes
+   * every worker at that commit (NOTIFY); this process's own is woken by the caller.
    */
   async enqueue(tx: Executor, invoice: PaymentRequestInvoice, attempt: number, delaySeconds = 0): Promise<void> {
     const job: PaymentRequestJob = { invoice_id: invoice.id, attempt, tenant_id: invoice.tenantId, mode: invoice.mode };
