@@ -151,7 +151,7 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
     .returning();
   if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
-    await queue.enqueue(tx, { invoice_id: invoice.id, attempt: 1 });
+    await queue.enqueue(tx, invoice, 1);
     return { invoice, enqueued: true };
   }
   await tx.insert(paymentDeliveries).values({
@@ -229,7 +229,7 @@ export async function resendPaymentRequest(
       .from(paymentDeliveries)
       .where(eq(paymentDeliveries.invoiceId, invoiceId));
     const attempt = (last ?? 0) + 1;
-    await queue.enqueue(tx, { invoice_id: invoiceId, attempt });
+    await queue.enqueue(tx, invoice, attempt);
     return attempt;
   });
 }

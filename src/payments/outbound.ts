@@ -447,7 +447,7 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
             await tx
               .insert(paymentDeliveries)
               .values({ ...delivery, nextRetryAt: new Date(Date.now() + nextDelay * 1000) });
-            await deps.queue.enqueue(tx, { invoice_id: invoiceId, attempt: attemptNumber + 1 }, nextDelay);
+            await deps.queue.enqueue(tx, found.invoice, attemptNumber + 1, nextDelay);
             await deps.queue.complete(tx, job.id, result);
             return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
           }),

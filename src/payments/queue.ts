@@ -37,6 +37,16 @@ export interface PaymentRequestJob {
   invoice_id: string;
   /** 1 for the first delivery attempt. */
   attempt: number;
+  /** The endpoint it goes to, for `take`; absent from jobs enqueued by release 1.0.0. */
+  tenant_id?: string;
+  mode?: 'live' | 'test';
+}
+
+/** The invoice a payment request is for: what its job carries. */
+export interface PaymentRequestInvoice {
+  id: string;
+  tenantId: string;
+  mode: 'live' | 'test';
 }
 
 /** A job taken by `take`: the tenant whose endpoint it goes to, and when it was enqueued. */
@@ -68,11 +78,10 @@ export interface TakeLimits {
   worker: string;
 }
 
-/** A row of TAKE_JOBS. */
+/** A row of `take_payment_requests`. */
 interface TakenRow {
   id: string;
-  /** JSON: parsed by postgres.js, text from PGlite's `exec`. */
-  data: PaymentRequestJob | string;
+  data: PaymentRequestJob;
   tenant_id: string | null;
   created_on: string | Date;
 }
@@ -87,59 +96,19 @@ interface TakenRow {
  */
 const CRASH_RETRIES = 3;
 
-/** Serialises `take` across instances, so that the per-endpoint limit is counted exactly. */
+/** Serialises `take` across instances (release 1.0.0's too), so that the per-endpoint limit is counted exactly. */
 const TAKE_LOCK = 0x7061_7931;
 
 /**
- * The next jobs for this worker, oldest first within an endpoint and one endpoint after another
- * (the first waiting request of every tenant's live and test endpoint before anyone's second),
- * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open, except for one probe once its
- * time has come (which turns the breaker half-open until the probe's result, or the job timeout).
- * pg-boss's own fetch takes jobs in creation order only: it knows neither tenants nor breakers.
- * $1 queue, $2 slots, $3 per endpoint, $4 worker, $5 give-up seconds, $6 job timeout seconds: all
- * written into the script by `take`, numbers and our own names only.
+ * The take's indexes, on the queue's own table (pg-boss v10 partitions `pgboss.job` by queue): the
+ * waiting jobs by endpoint and due time, the active ones by endpoint. Made by `start` once pg-boss
+ * has made or upgraded its schema, so a table pg-boss makes anew gets them again; only those
+ * missing, since even `if not exists` locks the table against the enqueueing of running instances.
  */
-const TAKE_JOBS = `
-  with running as (
-    select i.tenant_id, i.mode, count(*)::int as in_flight
-      from pgboss.job j join invoices i on i.id = (j.data->>'invoice_id')::uuid
-     where j.name = $1 and j.state = 'active'
-     group by i.tenant_id, i.mode
-  ),
-  due as (
-    select j.id, j.created_on, i.tenant_id, coalesce(r.in_flight, 0) as in_flight,
-           b.state as breaker, b.probe_at <= now() as probe_due,
-           i.created_at < now() - make_interval(secs => $5) as past_give_up,
-           row_number() over (partition by i.tenant_id, i.mode order by j.created_on, j.id) as place
-      from pgboss.job j
-      left join invoices i on i.id = (j.data->>'invoice_id')::uuid
-      left join running r on r.tenant_id = i.tenant_id and r.mode = i.mode
-      left join payment_endpoint_breakers b on b.tenant_id = i.tenant_id and i.mode = 'live'
-     where j.name = $1 and j.state < 'active' and j.start_after < now()
-  ),
-  chosen as (
-    select id, tenant_id, coalesce(breaker, 'closed') <> 'closed' as probe
-      from due
-     where place <= $3 - in_flight
-       and (coalesce(breaker, 'closed') = 'closed' or past_give_up or (probe_due and place = 1 and in_flight = 0))
-     order by place, created_on
-     limit $2
-  ),
-  taken as (
-    update pgboss.job j
-       set state = 'active', started_on = now(), output = jsonb_build_object('worker', $4::text),
-           retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-      from chosen
-     where j.name = $1 and j.id = chosen.id and j.state < 'active'
-    returning j.id, j.data, j.created_on, chosen.tenant_id, chosen.probe
-  ),
-  probing as (
-    update payment_endpoint_breakers b
-       set state = 'half_open', probe_at = now() + make_interval(secs => $6)
-      from taken
-     where taken.probe and b.tenant_id = taken.tenant_id
-  )
-  select id, data, created_on, tenant_id from taken`;
+const TAKE_INDEXES: Record<string, string> = {
+  payment_request_waiting: `((data->>'tenant_id'), (data->>'mode'), start_after, id) where state < 'active'`,
+  payment_request_active: `((data->>'tenant_id'), (data->>'mode')) where state = 'active'`,
+};
 
 /**
  * Gives back, to be taken again now, the active jobs of workers that died (silent for longer than
@@ -187,14 +156,28 @@ export class PaymentQueue {
       retryLimit: CRASH_RETRIES,
       ...this.jobTiming,
     });
+    const { rows } = await this.database.executeSql(
+      `select q.partition_name as table, array(select indexname::text from pg_indexes
+                                                where schemaname = 'pgboss' and tablename = q.partition_name) as indexes
+         from pgboss.queue q where q.name = $1`,
+      [PAYMENT_REQUEST_QUEUE],
+    );
+    const { table, indexes } = rows[0] as { table: string; indexes: string[] };
+    if (!/^\w+$/.test(table)) throw new Error(`pg-boss queue table not recognised: ${table}`);
+    for (const [name, definition] of Object.entries(TAKE_INDEXES)) {
+      if (!indexes.includes(name))
+        await this.database.executeSql(`create index ${name} on pgboss.${table} ${definition}`);
+    }
     this.started = true;
   }
 
   /**
-   * Enqueues a delivery attempt inside `tx`: it exists exactly when the transaction commits. One due
-   * now also wakes every worker at that commit (NOTIFY); this process's own is woken by the caller.
+   * Enqueues attempt `attempt` of the invoice's payment request inside `tx`, with the endpoint it
+   * goes to for the take: it exists exactly when the transaction commits. One due now also wakes
+   * every worker at that commit (NOTIFY); this process's own is woken by the caller.
    */
-  async enqueue(tx: Transaction, job: PaymentRequestJob, delaySeconds = 0): Promise<void> {
+  async enqueue(tx: Transaction, invoice: PaymentRequestInvoice, attempt: number, delaySeconds = 0): Promise<void> {
+    const job: PaymentRequestJob = { invoice_id: invoice.id, attempt, tenant_id: invoice.tenantId, mode: invoice.mode };
     const runner = this.runnerFor(tx);
     await this.boss.send(PAYMENT_REQUEST_QUEUE, job, {
       db: runner,
@@ -234,38 +217,36 @@ export class PaymentQueue {
     return { waiting: Number(rows[0].waiting), oldestAgeSeconds: Number(rows[0].oldest) };
   }
 
-  /** Takes up to `limits.slots` jobs fairly (TAKE_JOBS), marked active for `limits.worker`. */
+  /**
+   * The next jobs for this worker, up to `limits.slots`, marked active for `limits.worker`: oldest
+   * due first within an endpoint and one endpoint after another (the first waiting request of every
+   * tenant's live and test endpoint before anyone's second), skipping endpoints with `perEndpoint`
+   * requests in flight and live ones whose breaker is open, except for one probe once its time has
+   * come (which turns the breaker half-open until the probe's result, or the job timeout). pg-boss's
+   * own fetch takes jobs in creation order only: it knows neither tenants nor breakers.
+   *
+   * One call of `take_payment_requests` (migration 0013), under the advisory lock TAKE_LOCK that
+   * release 1.0.0's take holds too. Each job carries its endpoint (`tenant_id`, `mode`), indexed
+   * (TAKE_INDEXES): the take walks the endpoints with waiting jobs, one index probe each, and reads
+   * only each one's first free places, so its cost follows the endpoints and the free slots, not the
+   * length of the queue. Jobs of release 1.0.0 carry no endpoint: their invoices say it.
+   */
   async take(limits: TakeLimits): Promise<TakenJob[]> {
-    const values = [
+    const { rows } = await this.database.executeSql('select * from take_payment_requests($1, $2, $3, $4, $5, $6, $7)', [
       PAYMENT_REQUEST_QUEUE,
       limits.slots,
       limits.perEndpoint,
       limits.worker,
       limits.giveUpAfterSeconds,
       this.options.jobTimeoutSeconds,
-    ].map((value) => (typeof value === 'number' ? String(Math.trunc(value)) : `'${value.replaceAll("'", "''")}'`));
-    // One round trip: two statements sent together run as one transaction, the second with a
-    // snapshot taken once the lock is held (so the previous holder's take is counted). Not waiting
-    // for the disk at commit: the request leaves right after it, and a take lost in a database
-    // crash only makes the attempt again, as a worker's crash does.
-    const script = `select pg_advisory_xact_lock(${TAKE_LOCK}), set_config('synchronous_commit', 'off', true);
-      ${TAKE_JOBS.replace(/\$(\d)/g, (_match, index) => values[Number(index) - 1])}`;
-    const rows = await this.runScript(script);
-    return rows.map((row) => ({
+      TAKE_LOCK,
+    ]);
+    return (rows as TakenRow[]).map((row) => ({
       id: row.id,
-      data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
+      data: row.data,
       tenantId: row.tenant_id,
       enqueuedAt: new Date(row.created_on),
     }));
-  }
-
-  /** Runs statements in one round trip (the simple protocol: no parameters); the rows of the last. */
-  private async runScript(script: string): Promise<TakenRow[]> {
-    // postgres.js answers a script with the rows of each statement. On the pool, never on a
-    // reserved connection: postgres.js 3.4 throws out of the process when one's server goes away
-    // (porsager/postgres#1208).
-    const { rows } = await this.database.executeSql(script);
-    return (rows.at(-1) ?? []) as TakenRow[];
   }
 
   /** Gives back jobs whose worker is gone, or that `worker` holds but no longer runs (RECLAIM_JOBS). */

@@ -192,6 +192,24 @@ describe('payment request worker', () => {
     expect(endpoints.mostOpen.get('/slow')).toBe(2);
   });
 
+  it('delivers the requests release 1.0.0 enqueued (no endpoint in their job) beside new ones, within the limit', async () => {
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+    const mixed = await tenantAt(service, '/mixed', { status: 200, delayMs: 50 });
+    const invoices = [];
+    for (let i = 0; i < 12; i++) invoices.push(await createInvoice(service, mixed));
+    const { rows } = await service.context.database.executeSql(
+      `update pgboss.job set data = data - 'tenant_id' - 'mode'
+        where name = 'payment-request' and data->>'invoice_id' = any($1::text[]) returning id`,
+      [invoices.filter((_, index) => index % 2 === 0).map((invoice) => invoice.id)],
+    );
+    expect(rows).toHaveLength(6);
+    const config = loadConfig(testEnv(service.database.target, { PAYMENT_ENDPOINT_CONCURRENCY: '2' }));
+    others.push(await startService(config, createLogger('silent')));
+    await waitFor('every invoice delivered', () => endpoints.delivered('/mixed').size === invoices.length, 20_000);
+    expect([...endpoints.delivered('/mixed').values()].every((times) => times === 1)).toBe(true);
+    expect(endpoints.mostOpen.get('/mixed')).toBe(2);
+  });
+
   it("delivers a killed worker's requests in flight soon after a restart", async () => {
     const database = await copyTemplateDatabase(inject('databaseTemplate'));
     const env = testEnv(database.target);
