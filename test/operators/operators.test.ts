@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CACHE_INVALIDATION_CHANNEL } from '../../src/cache.js';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { useApps } from '../support/apps.js';
 import { connectTo } from '../support/database.js';
 
-let apps: TestApps;
-beforeAll(async () => {
-  apps = await startTestApps(['admin']);
-});
-afterAll(() => apps.stop());
+const apps = useApps(['admin']);
 
 const SOME_ID = '00000000-0000-4000-8000-000000000000';
 

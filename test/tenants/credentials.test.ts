@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { waitFor } from '../support/partner-endpoint.js';
 
-let service: TestApps;
-beforeAll(async () => {
-  service = await startTestApps(['admin']);
-});
-afterAll(() => service.stop());
+const service = useApps(['admin']);
 
 const db = () => service.context.db;
 
@@ -27,12 +23,8 @@ async function resolvedTenantIds(secret: string) {
 }
 
 describe('tenant credentials', () => {
-  let acme: TestTenant;
-  let other: TestTenant;
-  beforeAll(async () => {
-    acme = await service.createTenant();
-    other = await service.createTenant();
-  });
+  const acme = useTenant(service);
+  const other = useTenant(service);
 
   it('gives a new tenant three secrets, each resolving to it only through its own resolver', async () => {
     const { sso_hmac_secret, partner_api_key, payment_endpoint_secret } = acme.credentials;

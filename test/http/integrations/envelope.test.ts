@@ -1,20 +1,17 @@
 // The `/api/v1/` skin: envelope on every answer, auth, tenant guard, routing, no CORS.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { createLogger } from '../../../src/logger.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { type TestTenant, useApps, useTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 describe('integrations host /api/v1 skin', () => {
-  let service: TestApps;
-  let owner: TestTenant;
+  const service = useApps(['integrations', 'admin'], { listen: true });
+  const owner = useTenant(service);
   let api: ApiRequest;
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin'], { listen: true });
-    owner = await service.createTenant();
     api = apiAs(service, owner.credentials.sso_hmac_secret);
   });
-  afterAll(() => service.stop());
 
   it('answers a success in the envelope, with nothing else at the top level', async () => {
     const data = expectOk(await api('GET', '/api/v1/suggested-prompts/'));
