@@ -7,8 +7,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { createInvoice, showInvoice } from '../payments/support.js';
+import { useTenant } from '../support/apps.js';
 import { waitFor } from '../support/partner-endpoint.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 const guide = readFileSync(path.join(projectRoot, 'docs/partners.md'), 'utf8');
 
@@ -23,14 +24,12 @@ function codeBlock(language: string, firstLine: string): string {
 }
 
 describe('docs/partners.md', () => {
-  let service: TestService;
-  let tenant: TestTenant;
+  const service = useService();
+  const tenant = useTenant(service);
   let endpoint: ChildProcess;
   let endpointUrl: string;
 
   beforeAll(async () => {
-    service = await startTestService();
-    tenant = await service.createTenant();
     // Next to node_modules, so the example's `import 'standardwebhooks'` resolves as in a project.
     const dir = path.join(projectRoot, 'node_modules/.cache/docs-examples');
     mkdirSync(dir, { recursive: true });
@@ -48,7 +47,6 @@ describe('docs/partners.md', () => {
   });
   afterAll(async () => {
     endpoint?.kill();
-    await service.stop();
   });
 
   it('Node example: verifies a ping and a real payment request, and answers the payment_url', async () => {

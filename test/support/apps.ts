@@ -27,7 +27,7 @@ export interface TestContext {
   database: TestDatabase;
   /** A tenant with one secret of each kind, as the admin API creates it and shows it. */
   createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
-  /** Closes the context (and apps), keeping the database: for a test that hands it to a process. */
+  /** Closes the context (and apps), keeping the database: for a test that hands it to a process. Once only. */
   close(): Promise<void>;
   /** Closes, then drops the database. */
   stop(): Promise<void>;
@@ -63,6 +63,8 @@ export function adminRequests(app: HostApp | undefined): TestApps['admin'] {
 export async function openTestContext(env: Record<string, string> = {}): Promise<TestContext> {
   const database = await copyTemplateDatabase(inject('databaseTemplate'));
   const context = await openContext(loadConfig(testEnv(database.target, env)));
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= context.database.close());
   return {
     context,
     database,
@@ -76,9 +78,9 @@ export async function openTestContext(env: Record<string, string> = {}): Promise
       );
       return { tenant: tenantView(tenant), credentials: secrets };
     },
-    close: () => context.database.close(),
+    close,
     async stop() {
-      await context.database.close();
+      await close();
       await database.drop();
     },
   };
@@ -99,10 +101,12 @@ export async function startTestApps(
   const opened = await openTestContext(env);
   const apps: TestApps['apps'] = {};
   const urls: TestApps['urls'] = {};
-  const close = async () => {
-    await Promise.all(Object.values(apps).map((app) => app.close()));
-    await opened.close();
-  };
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      await Promise.all(Object.values(apps).map((app) => app.close()));
+      await opened.close();
+    })());
   try {
     for (const name of hosts) {
       apps[name] = await HOST_BUILDERS[name](opened.context, logger);

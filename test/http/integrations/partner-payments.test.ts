@@ -11,7 +11,7 @@ import {
   showInvoice,
   tripStatus,
 } from '../../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { type TestTenant, useApps } from '../../support/apps.js';
 import { waitFor } from '../../support/partner-endpoint.js';
 import { parsePrometheus } from '../../support/prometheus.js';
 import { apiAs, expectError, expectOk } from './api.js';
@@ -21,7 +21,7 @@ interface ModalTenant extends TestTenant {
   test: { sso: string; partnerKey: string };
 }
 
-let service: TestApps;
+const service = useApps(['integrations', 'admin']);
 let tenant: ModalTenant;
 let other: ModalTenant;
 
@@ -66,14 +66,12 @@ const answerOf = (response: { statusCode: number; json(): unknown }) => ({
 });
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'admin']);
   // Resends and invoices of tenants with an endpoint enqueue, and /metrics reads the queue: no worker.
   await service.context.paymentQueue.start(() => {});
   [tenant, other] = await Promise.all([modalTenant(), modalTenant()]);
 });
 afterAll(async () => {
   await service.context.paymentQueue.stop();
-  await service.stop();
 });
 
 describe('test credentials', () => {

@@ -1,7 +1,7 @@
 // `/api/v1/suggested-prompts/`: CRUD, the effective set of spec §1 rule 3, tenant isolation,
 // the admin default sets, and every bad input answered with a 4xx envelope.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -21,7 +21,7 @@ interface Prompt {
 }
 
 describe('suggested prompts', () => {
-  let service: TestApps;
+  const service = useApps(['integrations', 'admin']);
   let api: ApiRequest;
 
   const tenantApi = async () => apiAs(service, (await service.createTenant()).credentials.sso_hmac_secret);
@@ -33,10 +33,8 @@ describe('suggested prompts', () => {
     expectOk(await request('GET', `${BASE}effective/?language=${language}`));
 
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin']);
     api = await tenantApi();
   });
-  afterAll(() => service.stop());
 
   it('creates with defaults: sort_order 0, active, trimmed text, name = text, source tenant', async () => {
     const response = await api('POST', BASE, { language: 'en', text: '  Where should I eat tonight?  \n' });

@@ -3,14 +3,15 @@
 // reports outcomes with its test key, reads them back in its log, resends and pings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoice, notificationFor, notify } from '../../payments/support.js';
+import { useTenant } from '../../support/apps.js';
 import { PartnerEndpoint, waitFor } from '../../support/partner-endpoint.js';
 import { parsePrometheus } from '../../support/prometheus.js';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { useService } from '../../support/service.js';
 import { apiAs, expectError, expectOk } from './api.js';
 
 describe('test mode with a real payment endpoint', () => {
-  let service: TestService;
-  let tenant: TestTenant;
+  const service = useService({ env: { PAYMENT_RETRY_BASE_SECONDS: '0.5' } });
+  const tenant = useTenant(service, { gateway: 'tap' });
   let testSso: string;
   let testKey: string;
   let liveUrl: string;
@@ -19,8 +20,6 @@ describe('test mode with a real payment endpoint', () => {
 
   beforeAll(async () => {
     await partner.start();
-    service = await startTestService({ PAYMENT_RETRY_BASE_SECONDS: '0.5' });
-    tenant = await service.createTenant({ gateway: 'tap' });
     const secrets = [tenant.credentials.payment_endpoint_secret];
     liveUrl = partner.route('/live', secrets, [{ status: 200 }]);
     testUrl = partner.route('/test', secrets, [{ status: 200, body: { payment_url: 'https://sandbox.pay/s/1' } }]);
@@ -33,7 +32,6 @@ describe('test mode with a real payment endpoint', () => {
     [testSso, testKey] = [await issue('test_sso_hmac_secret'), await issue('test_partner_api_key')];
   });
   afterAll(async () => {
-    await service?.stop();
     await partner.stop();
   });
 
