@@ -117,11 +117,13 @@ describe('operators', () => {
     const session = await consoleSession(token);
     expect((await as(token, 'GET', '/admin/v1/tenants')).statusCode).toBe(200);
     const listener = connectTo(apps.database.target.databaseUrl!);
+    let notify: (payload: string) => void = () => {};
     const notified = new Promise<string>((resolve) => {
-      void listener.listen(CACHE_INVALIDATION_CHANNEL, resolve);
+      notify = resolve;
     });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Resolves once the LISTEN has run: the deletion's notice cannot come before it.
+      await listener.listen(CACHE_INVALIDATION_CHANNEL, notify);
       expect((await apps.admin('DELETE', `/operators/${operator.id}`)).statusCode).toBe(200);
       expect(await notified).toBe('operators');
     } finally {

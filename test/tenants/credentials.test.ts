@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { resolveBackendPartnerKey, resolvePartnerApiKey, resolveSsoSecret } from '../../src/tenants/credentials.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
@@ -7,6 +7,8 @@ import { waitFor } from '../support/partner-endpoint.js';
 const service = useApps(['admin']);
 
 const db = () => service.context.db;
+/** How often, at most, a credential's use is written ("at most once a minute"). */
+const A_MINUTE_MS = 60_000;
 
 async function partnerKey(body: Record<string, unknown>) {
   const response = await service.admin('POST', '/partner-keys', body);
@@ -123,10 +125,24 @@ describe('tenant credentials', () => {
     });
     expect(Date.parse(recorded)).toBeGreaterThanOrEqual(before - 1000);
     expect((await lastUse()).find(([kind]: [string]) => kind === 'partner_api_key')[1]).toBeNull();
-    // Used again within the minute: not written again.
-    await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1]).toBe(recorded);
+    // Used again within the minute: not written again. Seen through a use just past the minute,
+    // which is written: had the use within the minute been written, this one would be too soon.
+    const firstUse = Date.parse(recorded);
+    const pastTheMinute = firstUse + A_MINUTE_MS + 1000;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(firstUse + A_MINUTE_MS / 2);
+      await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+      vi.setSystemTime(pastTheMinute);
+      await resolveSsoSecret(db(), tenant.credentials.sso_hmac_secret);
+    } finally {
+      vi.useRealTimers();
+    }
+    const rewritten = await waitFor('the use past the minute', async () => {
+      const used = (await lastUse()).find(([kind]: [string]) => kind === 'sso_hmac_secret')[1];
+      return used !== recorded && used;
+    });
+    expect(Date.parse(rewritten)).toBe(pastTheMinute);
   });
 
   it('stores no issued secret in clear anywhere in the database', async () => {
