@@ -20,9 +20,7 @@ describe('partner tools', () => {
   const tenant = useTenant(service);
   let receiver: ChildProcess | undefined;
 
-  afterAll(async () => {
-    receiver?.kill();
-  });
+  afterAll(() => receiver?.kill());
 
   it('receive verifies a real payment request after failing it once on demand, and refuses a tampered one', async () => {
     const receive = await startReceive([

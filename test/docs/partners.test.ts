@@ -45,9 +45,7 @@ describe('docs/partners.md', () => {
     endpointUrl = `http://127.0.0.1:${port}/`;
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: endpointUrl });
   });
-  afterAll(async () => {
-    endpoint?.kill();
-  });
+  afterAll(() => endpoint?.kill());
 
   it('Node example: verifies a ping and a real payment request, and answers the payment_url', async () => {
     const ping = await service.admin('POST', `/tenants/${tenant.tenant.id}/payment-endpoint/ping`);

@@ -155,7 +155,7 @@ describe('rejected bodies', () => {
   });
 });
 
-it('registers on an instance with the TypeBox type provider, and parses its routes\' bodies', async () => {
+it("registers on an instance with the TypeBox type provider, and parses its routes' bodies", async () => {
   const typed = Fastify().withTypeProvider<TypeBoxTypeProvider>();
   registerJsonBodyParser(typed);
   typed.post('/lossless', { config: { losslessJsonNumbers: true } }, async (request) => {

@@ -1,6 +1,6 @@
 // Refused callbacks on record (src/payments/refusals.ts): written off the callback's statement,
 // bounded in payload and in count, and pruned by age and per tenant (the retention prune's rule).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
 import {
   REFUSALS_KEPT_PER_TENANT,
@@ -8,10 +8,10 @@ import {
   REFUSED_PAYLOAD_MAX_BYTES,
   RefusalRecorder,
 } from '../../src/payments/refusals.js';
-import { openTestContext, type TestContext, type TestTenant } from '../support/apps.js';
+import { useTenant, useTestContext } from '../support/apps.js';
 
-let opened: TestContext;
-let tenant: TestTenant;
+const opened = useTestContext();
+const tenant = useTenant(opened);
 
 const countOf = async (where: string, values: unknown[]) =>
   (
@@ -30,12 +30,6 @@ const refusal = (tenantId: string, payload: string | null = '{}') => ({
   requestId: 'req-test',
   payload,
 });
-
-beforeAll(async () => {
-  opened = await openTestContext();
-  tenant = await opened.createTenant();
-});
-afterAll(() => opened.stop());
 
 describe('the recorder', () => {
   it('writes a burst in one go, cuts long payloads, and drops what arrives while it is too far behind', async () => {

@@ -51,9 +51,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
     second = await startService(loadConfig(testEnv(first.database.target)), createLogger('silent'));
     tenant = await first.createTenant();
   });
-  afterAll(async () => {
-    await second.close();
-  });
+  afterAll(() => second.close());
 
   it('each sees the prompts the other writes', async () => {
     const viaFirst = apiAs(first, tenant.credentials.sso_hmac_secret);

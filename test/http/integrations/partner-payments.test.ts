@@ -70,9 +70,7 @@ beforeAll(async () => {
   await service.context.paymentQueue.start(() => {});
   [tenant, other] = await Promise.all([modalTenant(), modalTenant()]);
 });
-afterAll(async () => {
-  await service.context.paymentQueue.stop();
-});
+afterAll(() => service.context.paymentQueue.stop());
 
 describe('test credentials', () => {
   it('carry their own readable prefixes and are listed, rotated and revoked like live ones', async () => {

@@ -31,9 +31,7 @@ describe('test mode with a real payment endpoint', () => {
       (await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind })).json().secret as string;
     [testSso, testKey] = [await issue('test_sso_hmac_secret'), await issue('test_partner_api_key')];
   });
-  afterAll(async () => {
-    await partner.stop();
-  });
+  afterAll(() => partner.stop());
 
   const api = () => apiAs(service, testSso);
 
