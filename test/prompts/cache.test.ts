@@ -29,7 +29,8 @@ describe('effective prompts cache', () => {
   });
 
   const effectiveSource = async () =>
-    expectOk(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE)).source;
+    expectOk<'getEffectiveSuggestedPrompts'>(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE))
+      .source;
 
   it("sees a change made behind the service's back, in SQL, through the invalidation trigger", async () => {
     expect(await effectiveSource()).toBe('default');
@@ -65,7 +66,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
       ).json().data;
 
     expect((await effectiveOnSecond()).source).toBe('default');
-    const created = expectOk(
+    const created = expectOk<'createSuggestedPrompt'>(
       await viaFirst('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Plan my Umrah' }),
       201,
     );

@@ -292,7 +292,8 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
       request_id: 'req-audit-1',
     });
     expect(Date.parse(shown.events[0].received_at)).not.toBeNaN();
-    expect(shown.events[0].payload.gateway_data.card).toEqual({ brand: 'visa', last4: '4242' });
+    const { gateway_data } = shown.events[0].payload as { gateway_data: { card: unknown } };
+    expect(gateway_data.card).toEqual({ brand: 'visa', last4: '4242' });
     // The digits as sent: 100.10 (not 100.1), 2.50, and a 20-digit integer intact.
     expect(shown.raw).toContain('"amount":100.10');
     expect(shown.raw).toContain('"fee":2.50');

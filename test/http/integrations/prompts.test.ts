@@ -26,11 +26,11 @@ describe('suggested prompts', () => {
 
   const tenantApi = async () => apiAs(service, (await service.createTenant()).credentials.sso_hmac_secret);
   const create = async (request: ApiRequest, body: Record<string, unknown>): Promise<Prompt> =>
-    expectOk(await request('POST', BASE, body), 201).prompt;
+    expectOk<'createSuggestedPrompt'>(await request('POST', BASE, body), 201).prompt;
   const list = async (request: ApiRequest, query = ''): Promise<Prompt[]> =>
-    expectOk(await request('GET', `${BASE}${query}`)).prompts;
+    expectOk<'listSuggestedPrompts'>(await request('GET', `${BASE}${query}`)).prompts;
   const effective = async (request: ApiRequest, language: string) =>
-    expectOk(await request('GET', `${BASE}effective/?language=${language}`));
+    expectOk<'getEffectiveSuggestedPrompts'>(await request('GET', `${BASE}effective/?language=${language}`));
 
   beforeAll(async () => {
     api = await tenantApi();
@@ -40,7 +40,7 @@ describe('suggested prompts', () => {
     const response = await api('POST', BASE, { language: 'en', text: '  Where should I eat tonight?  \n' });
     expect(response.statusCode).toBe(201);
     expect(response.json().message).toBe('Suggested prompt created.');
-    const { prompt } = expectOk(response, 201);
+    const { prompt } = expectOk<'createSuggestedPrompt'>(response, 201);
     expect(Object.keys(prompt).sort()).toEqual([
       'created_at',
       'id',
@@ -112,7 +112,7 @@ describe('suggested prompts', () => {
     const request = await tenantApi();
     const prompt = await create(request, { language: 'en', text: 'Original', sort_order: 4 });
     const patch = async (body: Record<string, unknown>): Promise<Prompt> =>
-      expectOk(await request('PATCH', `${BASE}${prompt.id}/`, body)).prompt;
+      expectOk<'updateSuggestedPrompt'>(await request('PATCH', `${BASE}${prompt.id}/`, body)).prompt;
 
     const off = await patch({ is_active: false });
     expect(off).toMatchObject({ id: prompt.id, is_active: false, text: 'Original', sort_order: 4 });
@@ -142,7 +142,7 @@ describe('suggested prompts', () => {
     const prompt = await create(request, { language: 'ar', text: 'احذفني' });
     expect((await effective(request, 'ar')).source).toBe('tenant');
     const response = await request('DELETE', `${BASE}${prompt.id}/`);
-    expect(expectOk(response)).toEqual({ id: prompt.id });
+    expect(expectOk<'deleteSuggestedPrompt'>(response)).toEqual({ id: prompt.id });
     expect(await list(request)).toEqual([]);
     expect(await list(request, '?language=ar')).toEqual([]);
     const after = await effective(request, 'ar');
@@ -615,8 +615,8 @@ describe('suggested prompts', () => {
         payload: raw ?? JSON.stringify(body),
       });
       const error = expectError(response, status, code);
-      if (field) expect(error.details.map((d: { field: string }) => d.field)).toContain(field);
-      if (code === 'VALIDATION_ERROR' && field) expect(response.json().message).toContain(error.details[0].field);
+      if (field) expect(error.details?.map((detail) => detail.field)).toContain(field);
+      if (code === 'VALIDATION_ERROR' && field) expect(response.json().message).toContain(error.details?.[0].field);
     });
 
     it('left nothing behind', async () => {

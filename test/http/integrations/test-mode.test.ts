@@ -37,7 +37,10 @@ describe('test mode with a real payment endpoint', () => {
 
   it('sends a signed payment request for a test invoice to the test endpoint only, and shows the attempt', async () => {
     const before = parsePrometheus((await service.apps.admin!.inject({ method: 'GET', url: '/metrics' })).body);
-    const created = expectOk(await api()('POST', '/api/v1/test/invoices/', { amount: '75.50', currency: 'SAR' }), 201);
+    const created = expectOk<'createTestInvoice'>(
+      await api()('POST', '/api/v1/test/invoices/', { amount: '75.50', currency: 'SAR' }),
+      201,
+    );
     const invoiceId = created.payment_request.invoice_id;
     expect(created.payment_request).toMatchObject({ mode: 'test', amount: '75.50', status: 'pending' });
 
@@ -50,7 +53,7 @@ describe('test mode with a real payment endpoint', () => {
     expect(partner.received.get('/live')).toEqual([]);
 
     const shown = await waitFor('the attempt on record', async () => {
-      const data = expectOk(await api()('GET', `/api/v1/payment-requests/${invoiceId}/`));
+      const data = expectOk<'getPaymentRequest'>(await api()('GET', `/api/v1/payment-requests/${invoiceId}/`));
       return data.payment_request.attempts.length === 1 && data.payment_request;
     });
     expect(shown.attempts[0]).toMatchObject({ attempt: 1, http_status: 200, error: null, next_retry_at: null });
@@ -74,25 +77,25 @@ describe('test mode with a real payment endpoint', () => {
     const paid = await notify(service, notificationFor(invoice), { 'x-api-key': testKey });
     expect(paid.json()).toEqual({ status: 'success' });
     const log = await waitFor('both callbacks in the log', async () => {
-      const data = expectOk(await api()('GET', '/api/v1/payment-notifications/'));
+      const data = expectOk<'listPaymentNotifications'>(await api()('GET', '/api/v1/payment-notifications/'));
       return data.count === 2 && data;
     });
-    expect(log.results.map((entry: any) => [entry.outcome, entry.error, entry.invoice_id])).toEqual([
+    expect(log.results.map((entry) => [entry.outcome, entry.error, entry.invoice_id])).toEqual([
       ['accepted', null, invoiceId],
       ['refused', 'Amount mismatch', invoiceId],
     ]);
     expectError(await api()('POST', `/api/v1/payment-requests/${invoiceId}/resend/`), 409, 'CONFLICT');
     // The live secret sees none of it.
-    const liveLog = expectOk(
+    const liveLog = expectOk<'listPaymentNotifications'>(
       await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', '/api/v1/payment-notifications/'),
     );
     expect(liveLog.count).toBe(0);
   });
 
   it('pings the endpoint of the credential mode', async () => {
-    const pinged = expectOk(await api()('POST', '/api/v1/payment-endpoint/ping/'));
+    const pinged = expectOk<'pingPaymentEndpoint'>(await api()('POST', '/api/v1/payment-endpoint/ping/'));
     expect(pinged.ping).toMatchObject({ ok: true, http_status: 200, endpoint_url: testUrl });
-    const live = expectOk(
+    const live = expectOk<'pingPaymentEndpoint'>(
       await apiAs(service, tenant.credentials.sso_hmac_secret)('POST', '/api/v1/payment-endpoint/ping/'),
     );
     expect(live.ping).toMatchObject({ ok: true, endpoint_url: liveUrl });

@@ -68,7 +68,7 @@ describe('trips', () => {
     });
     expect(trip.created_at).toMatch(ISO_WITH_OFFSET);
     const response = await api('GET', `/api/v1/trips/${trip.id}/`);
-    expect(expectOk(response)).toEqual({ trip });
+    expect(expectOk<'getTrip'>(response)).toEqual({ trip });
     expect((await service.admin('GET', `/trips/${trip.id}`)).json()).toEqual({ trip });
   });
 
@@ -97,7 +97,7 @@ describe('trips', () => {
     const { trip } = created.json();
     const { title, start_date, end_date, travelers, destinations, itinerary } = body;
     expect(trip).toMatchObject({ title, start_date, end_date, travelers, destinations, itinerary, status: 'draft' });
-    expect(expectOk(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
+    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
   });
 
   it("answers another tenant's trip, an unknown id and a malformed id with a 404", async () => {
