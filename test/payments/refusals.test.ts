@@ -64,12 +64,14 @@ describe('the prune', () => {
   it('removes records older than the retention and keeps the newest per tenant', async () => {
     const old = await opened.createTenant();
     const crowded = await opened.createTenant();
+    // One reference time for the rows and the check of the newest: a slow run takes seconds between them.
+    const insertedAt = new Date().toISOString();
     const insert = (tenantId: string, count: number, age: string) =>
       opened.context.database.executeSql(
         `insert into refused_notifications (tenant_id, mode, http_status, error, received_at, payload)
-         select $1, 'live', 400, 'Amount mismatch', now() - $2::interval - make_interval(secs => n), '{}'
+         select $1, 'live', 400, 'Amount mismatch', $4::timestamptz - $2::interval - make_interval(secs => n), '{}'
          from generate_series(1, $3::integer) n`,
-        [tenantId, age, count],
+        [tenantId, age, count, insertedAt],
       );
     await insert(old.tenant.id, 5, '31 days');
     await insert(old.tenant.id, 3, '1 day');
@@ -83,10 +85,10 @@ describe('the prune', () => {
     expect(await countOf('tenant_id = $1', [crowded.tenant.id])).toBe(REFUSALS_KEPT_PER_TENANT);
     // What stays is the newest.
     expect(
-      await countOf("tenant_id = $1 and received_at > now() - interval '1 hour' - make_interval(secs => $2)", [
-        crowded.tenant.id,
-        REFUSALS_KEPT_PER_TENANT + 1,
-      ]),
+      await countOf(
+        "tenant_id = $1 and received_at > $3::timestamptz - interval '1 hour' - make_interval(secs => $2)",
+        [crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1, insertedAt],
+      ),
     ).toBe(REFUSALS_KEPT_PER_TENANT);
     expect(await pruneRefusals()).toBe(0);
   });
