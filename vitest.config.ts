@@ -6,6 +6,7 @@ export default defineConfig({
     // The fault suite has its own run: npm run test:faults (vitest.faults.config.ts).
     exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['./test/support/global-setup.ts'],
+    setupFiles: ['./test/support/every-test-asserts.ts'],
     pool: 'forks',
     // Files share their worker's module graph: loading the app's modules and compiling PGlite's
     // WebAssembly once per worker, not once per file, halved the suite's CPU time. Each file still

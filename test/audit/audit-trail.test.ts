@@ -2,23 +2,19 @@
 // on what, never a secret), listed paged and filtered by target by the API and by partnerctl.
 
 import type { Static } from '@sinclair/typebox';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildAdminApp } from '../../src/http/admin/app.js';
 import type { AuditEvent as AuditEventShape } from '../../src/http/admin/audit.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 type AuditEvent = Static<typeof AuditEventShape>;
 
 const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(() => service.stop());
+const service = useService();
 
 async function eventsFor(targetId: string): Promise<AuditEvent[]> {
   const response = await service.admin('GET', `/audit-events?target_id=${encodeURIComponent(targetId)}&limit=100`);

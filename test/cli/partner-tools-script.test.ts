@@ -12,19 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToolsBundle } from '../../scripts/generate-partner-tools.js';
 import { partnerToolsFile } from '../../src/paths.js';
 import { createInvoice, showInvoice } from '../payments/support.js';
+import { useTenant } from '../support/apps.js';
 import { waitFor } from '../support/partner-endpoint.js';
 import { receiving } from '../support/receive.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
-let service: TestService;
-let tenant: TestTenant;
+const service = useService();
+const tenant = useTenant(service);
 let dir: string;
 let script: string;
 let receiver: ChildProcess | undefined;
 
 beforeAll(async () => {
-  service = await startTestService();
-  tenant = await service.createTenant();
   dir = mkdtempSync(path.join(tmpdir(), 'partner-tools-'));
   script = path.join(dir, 'partner-tools.mjs');
   const download = await fetch(`${service.urls.integrations}/docs/partner-tools.mjs`);
@@ -34,7 +33,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   receiver?.kill();
-  await service.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

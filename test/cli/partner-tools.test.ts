@@ -3,30 +3,24 @@
 // callback a partner's backend would (success, then duplicate).
 import type { ChildProcess } from 'node:child_process';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createInvoice, showInvoice } from '../payments/support.js';
+import { useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { waitFor } from '../support/partner-endpoint.js';
 import { partnerctl, runPartnerctl } from '../support/process.js';
 import { receiving } from '../support/receive.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 /** A running `partnerctl receive --json`. */
 const startReceive = (args: string[]) => receiving(runPartnerctl(['receive', '--port', '0', '--json', ...args], {}));
 
 describe('partner tools', () => {
-  let service: TestService;
-  let tenant: TestTenant;
+  const service = useService({ env: { PAYMENT_RETRY_BASE_SECONDS: '0.5' } });
+  const tenant = useTenant(service);
   let receiver: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    service = await startTestService({ PAYMENT_RETRY_BASE_SECONDS: '0.5' });
-    tenant = await service.createTenant();
-  });
-  afterAll(async () => {
-    receiver?.kill();
-    await service.stop();
-  });
+  afterAll(() => receiver?.kill());
 
   it('receive verifies a real payment request after failing it once on demand, and refuses a tampered one', async () => {
     const receive = await startReceive([

@@ -4,22 +4,17 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backendClient, integrationsClient } from '../../clients/typescript/index.js';
 import { GENERATED_DIR, generatedClientFiles } from '../../scripts/generate-client.js';
 import { projectRoot } from '../../src/paths.js';
 import { createTrip } from '../payments/support.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useTenant } from '../support/apps.js';
+import { useService } from '../support/service.js';
 
 describe('the typed client', () => {
-  let service: TestService;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    tenant = await service.createTenant();
-  });
-  afterAll(() => service.stop());
+  const service = useService();
+  const tenant = useTenant(service);
 
   it('is generated from the current documents (run `npm run generate:client` when this fails)', async () => {
     const files = await generatedClientFiles();

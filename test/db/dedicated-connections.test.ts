@@ -1,13 +1,9 @@
 // DatabaseHandle.dedicatedConnections (src/db/client.ts): the hottest statements on connections of
 // their own, so that they keep to the same warm backends whatever the pool has opened.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestContext, type TestContext } from '../support/apps.js';
+import { describe, expect, it } from 'vitest';
+import { useTestContext } from '../support/apps.js';
 
-let test: TestContext;
-beforeAll(async () => {
-  test = await openTestContext();
-});
-afterAll(() => test?.stop());
+const test = useTestContext();
 
 const backendOf = async (query: (text: string, values: unknown[]) => Promise<{ pid: number }[]>) =>
   (await query('select pg_backend_pid() as pid', []))[0].pid;

@@ -4,10 +4,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { parsePrometheus, type Scrape } from '../support/prometheus.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 const PROMETHEUS_DIR = path.join(projectRoot, 'deploy/prometheus');
 const DASHBOARD = path.join(projectRoot, 'deploy/grafana/partner-integrations.json');
@@ -70,10 +70,9 @@ function ruleExpressions(): string[] {
   return expressions;
 }
 
-let service: TestService;
+const service = useService();
 let scrape: Scrape;
 beforeAll(async () => {
-  service = await startTestService();
   // Some traffic, so that labelled series have samples too.
   await fetch(`${service.urls.integrations}/api/v1/countries/`);
   const response = await fetch(`${service.urls.admin}/metrics`);
@@ -81,7 +80,6 @@ beforeAll(async () => {
   expect(response.status, text).toBe(200);
   scrape = parsePrometheus(text);
 });
-afterAll(() => service.stop());
 
 describe('monitoring shipped in deploy/', () => {
   it('reads series names the way PromQL does', () => {

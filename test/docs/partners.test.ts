@@ -7,8 +7,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { createInvoice, showInvoice } from '../payments/support.js';
+import { useTenant } from '../support/apps.js';
 import { waitFor } from '../support/partner-endpoint.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 const guide = readFileSync(path.join(projectRoot, 'docs/partners.md'), 'utf8');
 
@@ -23,14 +24,12 @@ function codeBlock(language: string, firstLine: string): string {
 }
 
 describe('docs/partners.md', () => {
-  let service: TestService;
-  let tenant: TestTenant;
+  const service = useService();
+  const tenant = useTenant(service);
   let endpoint: ChildProcess;
   let endpointUrl: string;
 
   beforeAll(async () => {
-    service = await startTestService();
-    tenant = await service.createTenant();
     // Next to node_modules, so the example's `import 'standardwebhooks'` resolves as in a project.
     const dir = path.join(projectRoot, 'node_modules/.cache/docs-examples');
     mkdirSync(dir, { recursive: true });
@@ -46,10 +45,7 @@ describe('docs/partners.md', () => {
     endpointUrl = `http://127.0.0.1:${port}/`;
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: endpointUrl });
   });
-  afterAll(async () => {
-    endpoint?.kill();
-    await service.stop();
-  });
+  afterAll(() => endpoint?.kill());
 
   it('Node example: verifies a ping and a real payment request, and answers the payment_url', async () => {
     const ping = await service.admin('POST', `/tenants/${tenant.tenant.id}/payment-endpoint/ping`);

@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../support/apps.js';
 
-let service: TestApps;
+const service = useApps(['admin']);
 let saudiArabiaId: string;
 
 beforeAll(async () => {
-  service = await startTestApps(['admin']);
   saudiArabiaId = (await service.admin('GET', '/countries/sa')).json().country.id;
 });
-afterAll(() => service.stop());
 
 const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 

@@ -1,13 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
 import { openContext } from '../../src/server.js';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { useApps } from '../support/apps.js';
 import { testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 
-let service: TestApps;
+// The first test closes the apps before it compares the database before and after an import.
+const service = useApps(['admin']);
 const MECCA = 104515;
 const LA_PAZ = 3911925;
 
@@ -47,11 +48,6 @@ async function snapshot(): Promise<Snapshot> {
     await context.database.close();
   }
 }
-
-beforeAll(async () => {
-  service = await startTestApps(['admin']);
-});
-afterAll(() => service.database.drop());
 
 describe('reference data import', () => {
   it('imported all countries and cities on first start; a re-run of partnerctl data import changes nothing', async () => {

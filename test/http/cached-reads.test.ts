@@ -2,25 +2,22 @@
 // any request: byte for byte and header for header what the first answer was, under the same
 // credential checks, rate limits, logs and metrics.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestTenant, useApps, useTenant } from '../support/apps.js';
 import { loggerInto } from '../support/logs.js';
 
 const lines: string[] = [];
-let service: TestApps;
-let tenant: TestTenant;
+const service = useApps(['backend', 'integrations', 'admin'], {
+  listen: true,
+  logger: loggerInto(lines, 'info'),
+  env: { RATE_LIMIT_PER_MINUTE: '6', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' },
+});
+const tenant = useTenant(service);
 let citiesKey: string;
 
 beforeAll(async () => {
-  service = await startTestApps(['backend', 'integrations', 'admin'], {
-    listen: true,
-    logger: loggerInto(lines, 'info'),
-    env: { RATE_LIMIT_PER_MINUTE: '6', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' },
-  });
-  tenant = await service.createTenant();
   citiesKey = (await service.admin('POST', '/partner-keys', { name: 'reads', scopes: ['cities:read'] })).json().key;
 });
-afterAll(() => service.stop());
 
 /** Responses a service sent from cached bytes so far. */
 const cachedAnswers = (apps = service) => apps.context.caches.statistics().get('responses')?.hits ?? 0;
@@ -127,18 +124,14 @@ describe('a repeated cached read', () => {
 });
 
 describe('a repeated cached read with the counters in Redis', () => {
-  let shared: TestApps;
-  beforeAll(async () => {
-    shared = await startTestApps(['backend', 'admin'], {
-      listen: true,
-      env: {
-        REDIS_URL: 'redis://127.0.0.1:6379',
-        REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}`,
-        RATE_LIMIT_PER_MINUTE: '3',
-      },
-    });
+  const shared = useApps(['backend', 'admin'], {
+    listen: true,
+    env: {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}`,
+      RATE_LIMIT_PER_MINUTE: '3',
+    },
   });
-  afterAll(() => shared.stop());
 
   it('is answered once Redis has counted it, and the request over the limit is refused', async () => {
     const { key } = (await shared.admin('POST', '/partner-keys', { name: 'redis', scopes: ['cities:read'] })).json();
@@ -153,14 +146,10 @@ describe('a repeated cached read with the counters in Redis', () => {
 });
 
 describe('a repeated cached read from an address over its failure budget', () => {
-  let limited: TestApps;
-  beforeAll(async () => {
-    limited = await startTestApps(['backend', 'admin'], {
-      listen: true,
-      env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '1' },
-    });
+  const limited = useApps(['backend', 'admin'], {
+    listen: true,
+    env: { AUTH_FAILURE_LIMIT_PER_MINUTE: '1' },
   });
-  afterAll(() => limited.stop());
 
   it('is still answered to a valid key: only failures are refused', async () => {
     const { key } = (await limited.admin('POST', '/partner-keys', { name: 'shared', scopes: ['cities:read'] })).json();

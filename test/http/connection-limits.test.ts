@@ -3,9 +3,9 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 /** How long a test waits for the server to close a connection before calling it never closed. */
 const CLOSE_DEADLINE_MS = 5000;
@@ -28,11 +28,7 @@ async function openSocket(baseUrl: string): Promise<{ socket: Socket; closed: Pr
 }
 
 describe('slow clients', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2' });
-  });
-  afterAll(() => service.stop());
+  const service = useService({ env: { HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2' } });
 
   it.each(['integrations', 'backend', 'admin'] as const)(
     '%s closes a connection whose headers never end while serving others',
@@ -59,11 +55,7 @@ describe('slow clients', () => {
 });
 
 describe('connection cap', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ MAX_CONNECTIONS: '2', LISTENERS: 'backend,admin' });
-  });
-  afterAll(() => service.stop());
+  const service = useService({ env: { MAX_CONNECTIONS: '2', LISTENERS: 'backend,admin' } });
 
   it('closes connections past MAX_CONNECTIONS at once, and serves again when one is freed', async () => {
     const held = [await openSocket(service.urls.backend!), await openSocket(service.urls.backend!)];

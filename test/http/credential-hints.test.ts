@@ -2,17 +2,15 @@
 // hosts, and a hint (in the envelope on /api/v1/, in the challenge elsewhere, whose bodies are
 // fixed) that reads the headers' shape and the key's prefix only. A valid key of the right kind
 // that was revoked gets the same hint as one never issued.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps, useTenant } from '../support/apps.js';
 
-let service: TestApps;
-let tenant: TestTenant;
+const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+const tenant = useTenant(service);
 let revokedSso: string;
 let backendKey: string;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  tenant = await service.createTenant();
   const issued = (
     await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' })
   ).json();
@@ -20,7 +18,6 @@ beforeAll(async () => {
   revokedSso = issued.secret;
   backendKey = (await service.admin('POST', '/partner-keys', { name: 'hints', scopes: ['cities:read'] })).json().key;
 });
-afterAll(() => service.stop());
 
 const resource = (headers: Record<string, string>) =>
   service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/countries/', headers });

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/logger.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
 import { copyTemplateDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { type TestTenant, useService } from '../support/service.js';
 
 /** The database as a failing driver leaves it: every statement rejected with `cause` underneath. */
 function failingDatabase(context: AppContext, cause: Error & { code: string }) {
@@ -37,17 +37,15 @@ const CAUSES = {
 };
 
 describe('a database that is unavailable', () => {
-  let service: TestService;
+  const service = useService();
   let tenant: TestTenant;
   let partnerKey: string;
 
   beforeAll(async () => {
-    service = await startTestService();
     tenant = await service.createTenant();
     partnerKey = (await service.admin('POST', '/partner-keys', { name: 'outage', scopes: ['countries:read'] })).json()
       .key;
   });
-  afterAll(() => service?.stop());
 
   it.each(Object.entries(CAUSES))(
     '%s: each host answers 503 in its own body, with Retry-After',
@@ -132,21 +130,21 @@ async function timed(request: Promise<Response>): Promise<{ status: number; ms: 
 describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL going away and coming back', () => {
   let database: TestDatabase;
   let relay: Relay;
-  let service: TestService;
-
   beforeAll(async () => {
     const { inject } = await import('vitest');
     database = await copyTemplateDatabase(inject('databaseTemplate'));
     relay = new Relay(new URL(database.target.databaseUrl!));
     await relay.open();
-    const url = new URL(database.target.databaseUrl!);
-    url.port = String(relay.port);
-    service = await startTestService({ DATABASE_URL: url.toString() });
   });
   afterAll(async () => {
-    await service?.stop();
     await relay?.cut().catch(() => {});
     await database?.drop();
+  });
+  // The service reaches its database through the relay only.
+  const service = useService(() => {
+    const url = new URL(database.target.databaseUrl!);
+    url.port = String(relay.port);
+    return { env: { DATABASE_URL: url.toString() } };
   });
 
   it('answers 503 within 2 s while it is away, again and again, and 200 as soon as it is back', async () => {

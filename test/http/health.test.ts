@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { describe, expect, it } from 'vitest';
+import { useApps } from '../support/apps.js';
 import { packageVersion } from '../support/release.js';
 
 describe('health probes', () => {
-  let service: TestApps;
-  beforeAll(async () => {
-    service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  });
-  afterAll(() => service.stop());
+  const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
 
   it.each(['integrations', 'backend', 'admin'] as const)(
     '%s answers /healthz and /readyz without auth',

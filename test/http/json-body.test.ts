@@ -155,9 +155,23 @@ describe('rejected bodies', () => {
   });
 });
 
-it('registers on an instance with the TypeBox type provider', async () => {
+it("registers on an instance with the TypeBox type provider, and parses its routes' bodies", async () => {
   const typed = Fastify().withTypeProvider<TypeBoxTypeProvider>();
   registerJsonBodyParser(typed);
-  await typed.ready();
-  await typed.close();
+  typed.post('/lossless', { config: { losslessJsonNumbers: true } }, async (request) => {
+    const { amount } = request.body as { amount: unknown };
+    return { lossless: isLosslessNumber(amount), amount: String(amount) };
+  });
+  try {
+    const response = await typed.inject({
+      method: 'POST',
+      url: '/lossless',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"amount":100.10}',
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ lossless: true, amount: '100.10' });
+  } finally {
+    await typed.close();
+  }
 });

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { describe, expect, it } from 'vitest';
+import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
 
 describe('request logs', () => {
   const lines: string[] = [];
-  let service: TestApps;
-  let tenant: TestTenant;
-  beforeAll(async () => {
-    service = await startTestApps(['integrations'], { logger: loggerInto(lines, 'debug'), listen: true });
-    tenant = await service.createTenant();
-  });
-  afterAll(() => service.stop());
+  const service = useApps(['integrations'], { logger: loggerInto(lines, 'debug'), listen: true });
+  const tenant = useTenant(service);
 
   it('are JSON lines with the request id, and never carry a secret, a key header or the admin token', async () => {
     const { sso_hmac_secret, partner_api_key } = tenant.credentials;

@@ -1,20 +1,18 @@
 // Listing pages and effective prompt sets are answered from cached bytes (src/http/response-cache.ts):
 // a change to their data shows on the very next request, a revoked credential is refused on a
 // cached page, and the cache keeps to READ_CACHE_MB.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { responseCacheBytes } from '../../src/http/response-cache.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useTenant } from '../support/apps.js';
+import { useService } from '../support/service.js';
 
-let service: TestService;
-let tenant: TestTenant;
+const service = useService();
+const tenant = useTenant(service);
 let partner: { id: string; key: string };
 
 beforeAll(async () => {
-  service = await startTestService();
-  tenant = await service.createTenant();
   partner = (await service.admin('POST', '/partner-keys', { name: 'cache', scopes: ['countries:read'] })).json();
 });
-afterAll(() => service.stop());
 
 const responseHits = () => service.context.caches.statistics().get('responses')?.hits ?? 0;
 
@@ -98,11 +96,7 @@ describe('effective prompts from cached bytes', () => {
 });
 
 describe('READ_CACHE_MB', () => {
-  let small: TestService;
-  beforeAll(async () => {
-    small = await startTestService({ READ_CACHE_MB: '1' });
-  });
-  afterAll(() => small.stop());
+  const small = useService({ env: { READ_CACHE_MB: '1' } });
 
   it('keeps the cached responses within the bound', async () => {
     const { key } = (await small.admin('POST', '/partner-keys', { name: 'bound', scopes: ['cities:read'] })).json();

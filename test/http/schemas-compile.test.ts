@@ -1,14 +1,10 @@
 // Route validators and serialisers are compiled on first use (src/http/host.ts): this compiles
 // every one of every host, so that a schema that cannot compile fails here, not on a request.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileAllSchemas } from '../../src/http/host.js';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { useApps } from '../support/apps.js';
 
-let service: TestApps;
-beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin']);
-});
-afterAll(() => service.stop());
+const service = useApps(['integrations', 'backend', 'admin']);
 
 describe('every validator and serialiser', () => {
   it.each(['integrations', 'backend', 'admin'] as const)('of the %s host compiles', (host) => {

@@ -15,7 +15,7 @@ import { adminRequests } from '../support/apps.js';
 import { connectTo, createEmptyDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 /** Tables the callback load writes to while the backup runs: compared by key, not by content. */
 const WRITTEN_DURING_LOAD: Record<string, string> = {
@@ -28,16 +28,14 @@ const WRITTEN_DURING_LOAD: Record<string, string> = {
   payment_workers: 'id',
 };
 
-let service: TestService;
+const service = useService();
 let restored: TestDatabase;
 let directory: string;
 beforeAll(async () => {
-  service = await startTestService();
   restored = await createEmptyDatabase();
   directory = mkdtempSync(path.join(tmpdir(), 'pi-backup-'));
 });
 afterAll(async () => {
-  await service.stop();
   await restored.drop();
   rmSync(directory, { recursive: true, force: true });
 });

@@ -1,15 +1,11 @@
 // Retention: the prune deletes what is past its age, in batches, table by table; keeps what is
 // younger, whatever a setting of 0 names, and every payment event.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
-import { openTestContext, type TestContext } from '../support/apps.js';
+import { useTestContext } from '../support/apps.js';
 import { partnerctl } from '../support/process.js';
 
-let test: TestContext;
-beforeAll(async () => {
-  test = await openTestContext();
-});
-afterAll(() => test.stop());
+const test = useTestContext();
 
 const sql = (text: string, values: unknown[] = []) => test.context.database.executeSql(text, values);
 const count = async (table: string) => Number((await sql(`select count(*)::int as n from ${table}`)).rows[0].n);

@@ -3,10 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInvoice, keyOf, notificationFor, notify, showInvoice } from '../payments/support.js';
+import { useTenant } from '../support/apps.js';
 import { parsePrometheus, type Scrape } from '../support/prometheus.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 async function waitFor(condition: () => Promise<boolean>) {
   for (let tries = 0; tries < 150; tries++) {
@@ -19,14 +20,8 @@ async function waitFor(condition: () => Promise<boolean>) {
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 describe('metrics', () => {
-  let service: TestService;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    tenant = await service.createTenant();
-  });
-  afterAll(() => service?.stop());
+  const service = useService();
+  const tenant = useTenant(service);
 
   async function scrape(): Promise<Scrape> {
     const response = await service.apps.admin!.inject({ method: 'GET', url: '/metrics' });

@@ -8,11 +8,11 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, keyOf, notificationFor } from '../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { startTestApps, type TestApps, useApps, useTenant } from '../support/apps.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService, type TestService, useService } from '../support/service.js';
 
 const LIMITS = { AUTH_FAILURE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_PER_MINUTE: '1200' };
 const ATTACKER = '203.0.113.7';
@@ -45,18 +45,15 @@ async function backendKey(service: TestApps): Promise<string> {
 }
 
 describe('failed authentications per client address', () => {
-  let service: TestApps;
-  let tenant: TestTenant;
+  const service = useApps(['integrations', 'backend', 'admin'], { env: LIMITS });
+  const tenant = useTenant(service);
   let partnerKey: string;
   let invoiceBody: Record<string, unknown>;
 
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'backend', 'admin'], { env: LIMITS });
-    tenant = await service.createTenant();
     partnerKey = await backendKey(service);
     invoiceBody = notificationFor(await createInvoice(service, tenant));
   });
-  afterAll(() => service?.stop());
 
   const probes: Probe[] = [
     {
@@ -177,16 +174,10 @@ describe('X-Forwarded-For while TRUST_PROXY is off', () => {
 });
 
 describe('requests per credential', () => {
-  let service: TestApps;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    service = await startTestApps(['integrations', 'backend', 'admin'], {
-      env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_WINDOW_SECONDS: '2' },
-    });
-    tenant = await service.createTenant();
+  const service = useApps(['integrations', 'backend', 'admin'], {
+    env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_WINDOW_SECONDS: '2' },
   });
-  afterAll(() => service?.stop());
+  const tenant = useTenant(service);
 
   it('carries RateLimit headers on every answer, refuses past the budget, and recovers after the reset', async () => {
     const request: InjectOptions = {
@@ -233,16 +224,9 @@ describe('counters in Redis, shared by two instances', () => {
     REDIS_URL: 'redis://127.0.0.1:6379',
     REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}`,
   };
-  let first: TestService;
+  const first = useService({ env: shared });
   let second: RunningService | undefined;
-
-  beforeAll(async () => {
-    first = await startTestService(shared);
-  });
-  afterAll(async () => {
-    await second?.close();
-    await first?.stop();
-  });
+  afterAll(() => second?.close());
 
   async function startSecond(databaseTarget: TestService['database']['target'], env: Record<string, string>) {
     second = await startService(loadConfig(testEnv(databaseTarget, { ...shared, ...env })), createLogger('silent'));

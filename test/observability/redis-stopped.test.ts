@@ -3,28 +3,25 @@
 // database's, and the limits are shared again once Redis answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/rate-limit-store.js';
+import { useTenant } from '../support/apps.js';
 import { parsePrometheus } from '../support/prometheus.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/redis.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 let redis: PrivateRedis;
-let service: TestService;
-let tenant: TestTenant;
-
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  service = await startTestService({
+});
+afterAll(() => redis?.stop());
+const service = useService(() => ({
+  env: {
     REDIS_URL: redis.url,
     REDIS_KEY_PREFIX: 'wt25-redis-stopped',
     RATE_LIMIT_PER_MINUTE: '1000',
     AUTH_FAILURE_LIMIT_PER_MINUTE: '5',
-  });
-  tenant = await service.createTenant();
-});
-afterAll(async () => {
-  await service?.stop();
-  await redis?.stop();
-});
+  },
+}));
+const tenant = useTenant(service);
 
 const timed = async (request: () => Promise<Response>) => {
   const started = performance.now();

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CACHE_INVALIDATION_CHANNEL } from '../../src/cache.js';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { useApps } from '../support/apps.js';
 import { connectTo } from '../support/database.js';
 
-let apps: TestApps;
-beforeAll(async () => {
-  apps = await startTestApps(['admin']);
-});
-afterAll(() => apps.stop());
+const apps = useApps(['admin']);
 
 const SOME_ID = '00000000-0000-4000-8000-000000000000';
 
@@ -121,11 +117,13 @@ describe('operators', () => {
     const session = await consoleSession(token);
     expect((await as(token, 'GET', '/admin/v1/tenants')).statusCode).toBe(200);
     const listener = connectTo(apps.database.target.databaseUrl!);
+    let notify: (payload: string) => void = () => {};
     const notified = new Promise<string>((resolve) => {
-      void listener.listen(CACHE_INVALIDATION_CHANNEL, resolve);
+      notify = resolve;
     });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Resolves once the LISTEN has run: the deletion's notice cannot come before it.
+      await listener.listen(CACHE_INVALIDATION_CHANNEL, notify);
       expect((await apps.admin('DELETE', `/operators/${operator.id}`)).statusCode).toBe(200);
       expect(await notified).toBe('operators');
     } finally {

@@ -4,25 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
+import { useTenant } from '../support/apps.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 import { CALLBACK_PATH, createInvoice, type InvoiceJson, keyOf, notificationFor, showInvoice } from './support.js';
 
 describe.skipIf(!TEST_DATABASE_URL)('payment callback under concurrency (PostgreSQL)', () => {
-  let service: TestService;
+  const service = useService();
   let second: RunningService;
-  let tenant: TestTenant;
+  const tenant = useTenant(service, { gateway: 'tap' });
 
   beforeAll(async () => {
-    service = await startTestService();
     second = await startService(loadConfig(testEnv(service.database.target)), createLogger('silent'));
-    tenant = await service.createTenant({ gateway: 'tap' });
   });
-  afterAll(async () => {
-    await second?.close();
-    await service?.stop();
-  });
+  afterAll(() => second?.close());
 
   const post = async (baseUrl: string, body: unknown) => {
     const response = await fetch(`${baseUrl}${CALLBACK_PATH}`, {

@@ -1,17 +1,12 @@
 // `Idempotency-Key` on invoice creation: a retried call makes one invoice and one payment request.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 describe('idempotent invoice creation', () => {
-  let service: TestService;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    service = await startTestService({ PAYMENT_WORKER: 'false' });
-    tenant = await service.createTenant({ payment_endpoint_url: 'http://127.0.0.1:1/requests' });
-  });
-  afterAll(() => service.stop());
+  const service = useService({ env: { PAYMENT_WORKER: 'false' } });
+  const tenant = useTenant(service, { payment_endpoint_url: 'http://127.0.0.1:1/requests' });
 
   const create = (key: string | undefined, body: Record<string, unknown>) =>
     service.apps.admin!.inject({

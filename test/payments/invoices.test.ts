@@ -1,18 +1,12 @@
 // Invoices through the admin API (DECISIONS §8) and partnerctl.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { describe, expect, it } from 'vitest';
+import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, tripStatus } from './support.js';
 
-let service: TestApps;
-let tenant: TestTenant;
-
-beforeAll(async () => {
-  service = await startTestApps(['admin', 'integrations'], { listen: true });
-  tenant = await service.createTenant({ gateway: 'tap' });
-});
-afterAll(() => service.stop());
+const service = useApps(['admin', 'integrations'], { listen: true });
+const tenant = useTenant(service, { gateway: 'tap' });
 
 describe('POST /admin/v1/invoices', () => {
   it.each([

@@ -1,11 +1,11 @@
 // Group commit of payment notifications (src/payments/notification-store.ts): notifications that
 // arrive together are read by one statement and stored by one, and each is answered as it would be alone.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rowsOf } from '../../src/db/client.js';
 import type { CallbackResult } from '../../src/payments/index.js';
 import { NotificationStore, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import {
   createInvoice,
   createTrip,
@@ -16,13 +16,8 @@ import {
   tripStatus,
 } from './support.js';
 
-let service: TestApps;
-let tenant: TestTenant;
-beforeAll(async () => {
-  service = await startTestApps(['admin']);
-  tenant = await service.createTenant({ gateway: 'tap' });
-});
-afterAll(() => service?.stop());
+const service = useApps(['admin']);
+const tenant = useTenant(service, { gateway: 'tap' });
 
 /**
  * A store on the test database that records the statements it sends (with the number of

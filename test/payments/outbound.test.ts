@@ -15,7 +15,7 @@ import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
 import { PartnerEndpoint, type Reply, waitFor } from '../support/partner-endpoint.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService, type TestService, useService } from '../support/service.js';
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
 const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
@@ -372,17 +372,10 @@ describe('outbound payment request', () => {
 });
 
 describe('SSRF guard', () => {
-  let service: TestService;
   const partner = new PartnerEndpoint();
-
-  beforeAll(async () => {
-    await partner.start();
-    service = await startTestService({ ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'false' });
-  });
-  afterAll(async () => {
-    await service.stop();
-    await partner.stop();
-  });
+  beforeAll(() => partner.start());
+  afterAll(() => partner.stop());
+  const service = useService({ env: { ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'false' } });
 
   it('refuses an endpoint on a loopback address, records why, and never calls it', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
@@ -404,19 +397,12 @@ describe('SSRF guard', () => {
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('PAYMENT_WORKER=false (PostgreSQL: two instances on one database)', () => {
-  let service: TestService;
   let worker: RunningService | undefined;
   const partner = new PartnerEndpoint();
-
-  beforeAll(async () => {
-    await partner.start();
-    service = await startTestService({ PAYMENT_WORKER: 'false' });
-  });
-  afterAll(async () => {
-    await worker?.close();
-    await service.stop();
-    await partner.stop();
-  });
+  beforeAll(() => partner.start());
+  afterAll(() => partner.stop());
+  const service = useService({ env: { PAYMENT_WORKER: 'false' } });
+  afterAll(() => worker?.close());
 
   it('enqueues without delivering; a worker-only instance delivers', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });

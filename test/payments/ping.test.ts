@@ -4,20 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { PartnerEndpoint } from '../support/partner-endpoint.js';
 import { partnerctl } from '../support/process.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { useService } from '../support/service.js';
 
 describe('payment endpoint ping', () => {
-  let service: TestService;
+  const service = useService();
   const partner = new PartnerEndpoint();
 
-  beforeAll(async () => {
-    await partner.start();
-    service = await startTestService();
-  });
-  afterAll(async () => {
-    await service.stop();
-    await partner.stop();
-  });
+  beforeAll(() => partner.start());
+  afterAll(() => partner.stop());
 
   async function tenantAnswering(path: string, status: number) {
     const tenant = await service.createTenant();

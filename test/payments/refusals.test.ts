@@ -1,6 +1,6 @@
 // Refused callbacks on record (src/payments/refusals.ts): written off the callback's statement,
 // bounded in payload and in count, and pruned by age and per tenant (the retention prune's rule).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
 import {
   REFUSALS_KEPT_PER_TENANT,
@@ -8,10 +8,10 @@ import {
   REFUSED_PAYLOAD_MAX_BYTES,
   RefusalRecorder,
 } from '../../src/payments/refusals.js';
-import { openTestContext, type TestContext, type TestTenant } from '../support/apps.js';
+import { useTenant, useTestContext } from '../support/apps.js';
 
-let opened: TestContext;
-let tenant: TestTenant;
+const opened = useTestContext();
+const tenant = useTenant(opened);
 
 const countOf = async (where: string, values: unknown[]) =>
   (
@@ -30,12 +30,6 @@ const refusal = (tenantId: string, payload: string | null = '{}') => ({
   requestId: 'req-test',
   payload,
 });
-
-beforeAll(async () => {
-  opened = await openTestContext();
-  tenant = await opened.createTenant();
-});
-afterAll(() => opened.stop());
 
 describe('the recorder', () => {
   it('writes a burst in one go, cuts long payloads, and drops what arrives while it is too far behind', async () => {
@@ -70,12 +64,14 @@ describe('the prune', () => {
   it('removes records older than the retention and keeps the newest per tenant', async () => {
     const old = await opened.createTenant();
     const crowded = await opened.createTenant();
+    // One reference time for the rows and the check of the newest: a slow run takes seconds between them.
+    const insertedAt = new Date().toISOString();
     const insert = (tenantId: string, count: number, age: string) =>
       opened.context.database.executeSql(
         `insert into refused_notifications (tenant_id, mode, http_status, error, received_at, payload)
-         select $1, 'live', 400, 'Amount mismatch', now() - $2::interval - make_interval(secs => n), '{}'
+         select $1, 'live', 400, 'Amount mismatch', $4::timestamptz - $2::interval - make_interval(secs => n), '{}'
          from generate_series(1, $3::integer) n`,
-        [tenantId, age, count],
+        [tenantId, age, count, insertedAt],
       );
     await insert(old.tenant.id, 5, '31 days');
     await insert(old.tenant.id, 3, '1 day');
@@ -89,10 +85,10 @@ describe('the prune', () => {
     expect(await countOf('tenant_id = $1', [crowded.tenant.id])).toBe(REFUSALS_KEPT_PER_TENANT);
     // What stays is the newest.
     expect(
-      await countOf("tenant_id = $1 and received_at > now() - interval '1 hour' - make_interval(secs => $2)", [
-        crowded.tenant.id,
-        REFUSALS_KEPT_PER_TENANT + 1,
-      ]),
+      await countOf(
+        "tenant_id = $1 and received_at > $3::timestamptz - interval '1 hour' - make_interval(secs => $2)",
+        [crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1, insertedAt],
+      ),
     ).toBe(REFUSALS_KEPT_PER_TENANT);
     expect(await pruneRefusals()).toBe(0);
   });

@@ -2,7 +2,8 @@
 
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Delivery, Invoice } from '../../src/http/admin/payments.js';
+import type { components } from '../../clients/typescript/generated/integrations.js';
+import type { Delivery, Invoice, PaymentEvent } from '../../src/http/admin/payments.js';
 import { type NotificationStore, processNotification } from '../../src/payments/index.js';
 import type { TenantRow } from '../../src/tenants/index.js';
 import type { TestApps, TestTenant } from '../support/apps.js';
@@ -11,6 +12,8 @@ export const CALLBACK_PATH = '/api/v1/payments/notify/';
 
 /** An invoice as the admin API shows it. */
 export type InvoiceJson = Static<typeof Invoice>;
+/** A trip as both APIs show it. */
+export type TripJson = components['schemas']['Trip'];
 
 export async function createInvoice(
   service: TestApps,
@@ -24,17 +27,17 @@ export async function createInvoice(
     ...fields,
   });
   if (response.statusCode !== 201) throw new Error(`invoice not created: ${response.statusCode} ${response.body}`);
-  return response.json().invoice;
+  return response.json<{ invoice: InvoiceJson }>().invoice;
 }
 
-export async function createTrip(service: TestApps, tenant: TestTenant): Promise<{ id: string; status: string }> {
+export async function createTrip(service: TestApps, tenant: TestTenant): Promise<TripJson> {
   const response = await service.admin('POST', '/trips', { tenant_id: tenant.tenant.id, title: 'Umrah and AlUla' });
   if (response.statusCode !== 201) throw new Error(`trip not created: ${response.statusCode} ${response.body}`);
-  return response.json().trip;
+  return response.json<{ trip: TripJson }>().trip;
 }
 
 export async function tripStatus(service: TestApps, tripId: string): Promise<string> {
-  return (await service.admin('GET', `/trips/${tripId}`)).json().trip.status;
+  return (await service.admin('GET', `/trips/${tripId}`)).json<{ trip: TripJson }>().trip.status;
 }
 
 export async function showInvoice(service: TestApps, invoiceId: string) {
@@ -42,7 +45,7 @@ export async function showInvoice(service: TestApps, invoiceId: string) {
   if (response.statusCode !== 200) throw new Error(`invoice not shown: ${response.statusCode} ${response.body}`);
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
-    events: Record<string, any>[];
+    events: Static<typeof PaymentEvent>[];
     deliveries: Static<typeof Delivery>[];
     raw: string;
   };

@@ -7,7 +7,7 @@ import { type RunningService, startService } from '../../src/server.js';
 import { apiAs, expectOk } from '../http/integrations/api.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
-import { startTestService, type TestService, type TestTenant } from '../support/service.js';
+import { type TestTenant, useService } from '../support/service.js';
 
 const EFFECTIVE = '/api/v1/suggested-prompts/effective/?language=en';
 
@@ -22,16 +22,15 @@ async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boole
 }
 
 describe('effective prompts cache', () => {
-  let service: TestService;
+  const service = useService();
   let tenant: TestTenant;
   beforeAll(async () => {
-    service = await startTestService();
     tenant = await service.createTenant();
   });
-  afterAll(() => service.stop());
 
   const effectiveSource = async () =>
-    expectOk(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE)).source;
+    expectOk<'getEffectiveSuggestedPrompts'>(await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', EFFECTIVE))
+      .source;
 
   it("sees a change made behind the service's back, in SQL, through the invalidation trigger", async () => {
     expect(await effectiveSource()).toBe('default');
@@ -46,18 +45,14 @@ describe('effective prompts cache', () => {
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
-  let first: TestService;
+  const first = useService();
   let second: RunningService;
   let tenant: TestTenant;
   beforeAll(async () => {
-    first = await startTestService();
     second = await startService(loadConfig(testEnv(first.database.target)), createLogger('silent'));
     tenant = await first.createTenant();
   });
-  afterAll(async () => {
-    await second.close();
-    await first.stop();
-  });
+  afterAll(() => second.close());
 
   it('each sees the prompts the other writes', async () => {
     const viaFirst = apiAs(first, tenant.credentials.sso_hmac_secret);
@@ -71,7 +66,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two instances on one database', () => {
       ).json().data;
 
     expect((await effectiveOnSecond()).source).toBe('default');
-    const created = expectOk(
+    const created = expectOk<'createSuggestedPrompt'>(
       await viaFirst('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Plan my Umrah' }),
       201,
     );

@@ -1,18 +1,14 @@
 // The default prompt sets: seeded once per language, left alone once an operator sets them.
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultPrompts } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { SEED_DEFAULT_PROMPTS, seedDefaultPrompts } from '../../src/prompts/defaults.js';
 import { listDefaultPrompts, replaceDefaultPrompts } from '../../src/prompts/prompts.js';
-import { openTestContext, type TestContext } from '../support/apps.js';
+import { useTestContext } from '../support/apps.js';
 
 describe('default prompt sets', () => {
-  let service: TestContext;
-  beforeAll(async () => {
-    service = await openTestContext();
-  });
-  afterAll(() => service.stop());
+  const service = useTestContext();
 
   it('are seeded with six prompts per language, in order', async () => {
     for (const language of ['en', 'ar'] as const) {

@@ -1,17 +1,15 @@
 // `partnerctl default-prompts` and `partnerctl trips`, as real processes against a test service.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 
 describe('partnerctl default-prompts and trips', () => {
-  let service: TestApps;
+  const service = useApps(['admin'], { listen: true });
   let env: Record<string, string>;
   beforeAll(async () => {
-    service = await startTestApps(['admin'], { listen: true });
     env = { ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN };
   });
-  afterAll(() => service.stop());
 
   it("replaces and shows a language's default set", async () => {
     const set = await partnerctl(

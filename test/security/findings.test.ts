@@ -3,22 +3,16 @@
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { CALLBACK_PATH, createInvoice, keyOf, notificationFor, notify } from '../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import { createEmptyDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl, startServiceProcess } from '../support/process.js';
 
-let service: TestApps;
-let tenant: TestTenant;
-
-beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  tenant = await service.createTenant();
-});
-afterAll(() => service?.stop());
+const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+const tenant = useTenant(service);
 
 describe('payment callback fields', () => {
   it.each([

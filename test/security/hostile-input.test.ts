@@ -4,24 +4,21 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.js';
 import { CALLBACK_PATH, createInvoice, keyOf, notificationFor } from '../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 
-let service: TestApps;
-let tenant: TestTenant;
+const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+const tenant = useTenant(service);
 let backendKey: string;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  tenant = await service.createTenant();
   backendKey = (await service.admin('POST', '/partner-keys', { name: 'hostile', scopes: ['countries:read'] })).json()
     .key;
 });
-afterAll(() => service?.stop());
 
 /** One raw HTTP/1.1 exchange: the request exactly as written, the whole answer as text. */
 function rawExchange(base: string, request: string): Promise<string> {

@@ -8,11 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
 import { createInvoice } from '../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 
 type Schema = Record<string, any>;
@@ -27,21 +27,18 @@ const DOCUMENTS: Record<ListenerName, string> = {
   admin: '/admin/v1/openapi.json',
 };
 
-let service: TestApps;
-let tenant: TestTenant;
+const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+const tenant = useTenant(service);
 let partnerKey: string;
 /** Ids of real rows, for fields and path parameters that must name one. */
 let ids: Record<string, string>;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  tenant = await service.createTenant();
   partnerKey = (await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read'] })).json().key;
   const invoice = await createInvoice(service, tenant);
   const city = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json().cities[0];
   ids = { tenant_id: tenant.tenant.id, invoice_id: invoice.id, city: city.id, country: city.country_id };
 });
-afterAll(() => service?.stop());
 
 async function rowCount(): Promise<number> {
   const tables = rowsOf<{ name: string }>(

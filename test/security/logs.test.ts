@@ -2,12 +2,12 @@
 // (Drizzle's error, parameters in its message) included, holds no issued secret and no card number.
 import { connect } from 'node:net';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
@@ -28,19 +28,16 @@ function rawRequest(url: string, bytes: string): Promise<string> {
 
 describe('the log of a scenario at trace level', () => {
   const lines: string[] = [];
-  let service: TestApps;
-  let tenant: TestTenant;
+  const service = useApps(['integrations', 'backend', 'admin'], {
+    logger: loggerInto(lines, 'trace'),
+    listen: true,
+  });
+  const tenant = useTenant(service);
   let partnerKey: string;
 
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'backend', 'admin'], {
-      logger: loggerInto(lines, 'trace'),
-      listen: true,
-    });
-    tenant = await service.createTenant();
     partnerKey = (await service.admin('POST', '/partner-keys', { name: 'logs', scopes: ['cities:read'] })).json().key;
   });
-  afterAll(() => service?.stop());
 
   it('holds no secret and no card number, whatever the requests', async () => {
     const { sso_hmac_secret, partner_api_key } = tenant.credentials;

@@ -3,11 +3,12 @@
 // listeners, no payment worker, no LISTEN for other processes' changes: a test that needs those
 // starts a real service.
 import { randomBytes } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { type ListenerName, loadConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
-import { tenantView } from '../../src/http/admin/tenants.js';
+import { type Tenant, tenantView } from '../../src/http/admin/tenants.js';
 import type { HostApp } from '../../src/http/host.js';
 import { createLogger } from '../../src/logger.js';
 import { freePort, HOST_BUILDERS, openContext } from '../../src/server.js';
@@ -15,15 +16,9 @@ import { createTenant } from '../../src/tenants/tenants.js';
 import { copyTemplateDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
 
+/** A tenant as the admin API shows it on creation, with its three secrets. */
 export interface TestTenant {
-  tenant: {
-    id: string;
-    slug: string;
-    name: string;
-    gateway: string;
-    is_active: boolean;
-    payment_endpoint_url: string | null;
-  };
+  tenant: Static<typeof Tenant>;
   credentials: { sso_hmac_secret: string; partner_api_key: string; payment_endpoint_secret: string };
 }
 
@@ -32,7 +27,7 @@ export interface TestContext {
   database: TestDatabase;
   /** A tenant with one secret of each kind, as the admin API creates it and shows it. */
   createTenant(fields?: Record<string, unknown>): Promise<TestTenant>;
-  /** Closes the context (and apps), keeping the database: for a test that hands it to a process. */
+  /** Closes the context (and apps), keeping the database: for a test that hands it to a process. Once only. */
   close(): Promise<void>;
   /** Closes, then drops the database. */
   stop(): Promise<void>;
@@ -68,6 +63,8 @@ export function adminRequests(app: HostApp | undefined): TestApps['admin'] {
 export async function openTestContext(env: Record<string, string> = {}): Promise<TestContext> {
   const database = await copyTemplateDatabase(inject('databaseTemplate'));
   const context = await openContext(loadConfig(testEnv(database.target, env)));
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= context.database.close());
   return {
     context,
     database,
@@ -81,9 +78,9 @@ export async function openTestContext(env: Record<string, string> = {}): Promise
       );
       return { tenant: tenantView(tenant), credentials: secrets };
     },
-    close: () => context.database.close(),
+    close,
     async stop() {
-      await context.database.close();
+      await close();
       await database.drop();
     },
   };
@@ -107,10 +104,12 @@ export async function startTestApps(
   const opened = await openTestContext({ ...ports, ...env });
   const apps: TestApps['apps'] = {};
   const urls: TestApps['urls'] = {};
-  const close = async () => {
-    await Promise.all(Object.values(apps).map((app) => app.close()));
-    await opened.close();
-  };
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      await Promise.all(Object.values(apps).map((app) => app.close()));
+      await opened.close();
+    })());
   try {
     for (const name of hosts) {
       apps[name] = await HOST_BUILDERS[name](opened.context, logger);
@@ -133,4 +132,53 @@ export async function startTestApps(
       await opened.database.drop();
     },
   };
+}
+
+/**
+ * What `make` returns, made by a `beforeAll` hook of the enclosing file or `describe` block. The
+ * object is returned at once, for the tests and later hooks to close over, and filled in when the
+ * hook has run. `release`, when given, runs in the matching `afterAll` (only if `make` succeeded).
+ */
+export function madeBeforeAll<T extends object>(make: () => Promise<T>, release?: (made: T) => Promise<void>): T {
+  const made = {} as T;
+  let ready = false;
+  beforeAll(async () => {
+    Object.assign(made, await make());
+    ready = true;
+  });
+  if (release) afterAll(async () => ready && (await release(made)));
+  return made;
+}
+
+/** Options, or a function giving them when the hook runs (for a value an earlier hook makes). */
+export type OptionsWhenStarted<T> = T | (() => T);
+
+export const optionsNow = <T>(options: OptionsWhenStarted<T>): T =>
+  typeof options === 'function' ? (options as () => T)() : options;
+
+/**
+ * The named hosts' apps (startTestApps) for the tests of the enclosing file or `describe` block:
+ * started before them, stopped and their database dropped after them.
+ *
+ *   const service = useApps(['integrations', 'admin']);
+ *   const tenant = useTenant(service);
+ */
+export function useApps(hosts: ListenerName[], options: OptionsWhenStarted<TestAppsOptions> = {}): TestApps {
+  return madeBeforeAll(
+    () => startTestApps(hosts, optionsNow(options)),
+    (apps) => apps.stop(),
+  );
+}
+
+/** A bare test context (openTestContext) for the tests of the enclosing file or `describe` block. */
+export function useTestContext(env: OptionsWhenStarted<Record<string, string>> = {}): TestContext {
+  return madeBeforeAll(
+    () => openTestContext(optionsNow(env)),
+    (opened) => opened.stop(),
+  );
+}
+
+/** A tenant created before the tests of the enclosing file or `describe` block, shared by them. */
+export function useTenant(apps: Pick<TestContext, 'createTenant'>, fields?: Record<string, unknown>): TestTenant {
+  return madeBeforeAll(() => apps.createTenant(fields));
 }

@@ -5,7 +5,16 @@ import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import { adminRequests, type TestApps, type TestTenant, uniqueSlug } from './apps.js';
+import {
+  adminRequests,
+  madeBeforeAll,
+  type OptionsWhenStarted,
+  optionsNow,
+  type TestApps,
+  type TestAppsOptions,
+  type TestTenant,
+  uniqueSlug,
+} from './apps.js';
 import { copyTemplateDatabase } from './database.js';
 import { testEnv } from './env.js';
 
@@ -28,13 +37,29 @@ export async function startTestService(
       const slug = uniqueSlug();
       const response = await admin('POST', '/tenants', { name: `Tenant ${slug}`, slug, gateway: 'tap', ...fields });
       if (response.statusCode !== 201) throw new Error(`tenant not created: ${response.statusCode} ${response.body}`);
-      return response.json();
+      return response.json<TestTenant>();
     },
     async stop() {
       await service.close();
       await database.drop();
     },
   };
+}
+
+export type TestServiceOptions = Omit<TestAppsOptions, 'listen'>;
+
+/**
+ * A whole service (startTestService) for the tests of the enclosing file or `describe` block:
+ * started before them, stopped and its database dropped after them.
+ */
+export function useService(options: OptionsWhenStarted<TestServiceOptions> = {}): TestService {
+  return madeBeforeAll(
+    () => {
+      const { env, logger } = optionsNow(options);
+      return startTestService(env, logger);
+    },
+    (service) => service.stop(),
+  );
 }
 
 export type { TestTenant };

@@ -1,18 +1,13 @@
 // The trip domain: status changes inside the payment flow's transaction, and the latest invoice.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { invoices } from '../../src/db/schema.js';
 import { setTripStatus, TRIP_STATUSES } from '../../src/trips/status.js';
 import { createTrip, getTrip } from '../../src/trips/trips.js';
-import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
+import { useApps, useTenant } from '../support/apps.js';
 
 describe('trip domain', () => {
-  let service: TestApps;
-  let tenant: TestTenant;
-  beforeAll(async () => {
-    service = await startTestApps(['integrations']);
-    tenant = await service.createTenant();
-  });
-  afterAll(() => service.stop());
+  const service = useApps(['integrations']);
+  const tenant = useTenant(service);
 
   it("setTripStatus moves a trip inside the caller's transaction, and not when it rolls back", async () => {
     const { db } = service.context;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../../support/apps.js';
 
-let service: TestApps;
+const service = useApps(['backend', 'admin'], { listen: true });
 let key: string;
 let saudiArabia: { id: string };
 let riyadhId: string;
@@ -27,7 +27,6 @@ async function list(path: string, headers: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  service = await startTestApps(['backend', 'admin'], { listen: true });
   key = (await partnerKey(['countries:read', 'cities:read'])).key;
   saudiArabia = (await service.admin('GET', '/countries/SA')).json().country;
   const { cities } = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json();
@@ -35,7 +34,6 @@ beforeAll(async () => {
     (city: { name: string; capital: string }) => city.name === 'Riyadh' && city.capital === 'primary',
   ).id;
 });
-afterAll(() => service.stop());
 
 describe('backend host: real reference data', () => {
   it('lists all 250 countries by name, Saudi Arabia with +966 and a flag served as SVG', async () => {

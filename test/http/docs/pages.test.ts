@@ -3,22 +3,17 @@
 // reference every operation of the live document (a route added later included); nothing in
 // either can run a script.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { escapeHtml, renderMarkdown, slugOf } from '../../../src/http/docs/markdown.js';
 import { renderReference } from '../../../src/http/docs/reference.js';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { operationsOf } from '../../../src/http/openapi.js';
 import { createLogger } from '../../../src/logger.js';
 import { partnerGuideFile } from '../../../src/paths.js';
-import { startTestApps, type TestApps } from '../../support/apps.js';
+import { useApps } from '../../support/apps.js';
 import { launchChromium } from '../../support/browser.js';
 
-let service: TestApps;
-
-beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend'], { listen: true });
-});
-afterAll(() => service.stop());
+const service = useApps(['integrations', 'backend'], { listen: true });
 
 /** A GET over real HTTP, as a browser with no credential would send it. */
 async function get(host: 'integrations' | 'backend', path: string, headers: Record<string, string> = {}) {

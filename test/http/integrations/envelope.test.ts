@@ -1,23 +1,20 @@
 // The `/api/v1/` skin: envelope on every answer, auth, tenant guard, routing, no CORS.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { createLogger } from '../../../src/logger.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { type TestTenant, useApps, useTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 describe('integrations host /api/v1 skin', () => {
-  let service: TestApps;
-  let owner: TestTenant;
+  const service = useApps(['integrations', 'admin'], { listen: true });
+  const owner = useTenant(service);
   let api: ApiRequest;
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin'], { listen: true });
-    owner = await service.createTenant();
     api = apiAs(service, owner.credentials.sso_hmac_secret);
   });
-  afterAll(() => service.stop());
 
   it('answers a success in the envelope, with nothing else at the top level', async () => {
-    const data = expectOk(await api('GET', '/api/v1/suggested-prompts/'));
+    const data = expectOk<'listSuggestedPrompts'>(await api('GET', '/api/v1/suggested-prompts/'));
     expect(data).toEqual({ prompts: [] });
   });
 
@@ -27,7 +24,10 @@ describe('integrations host /api/v1 skin', () => {
         expect((await api('GET', `${url}?language=en`)).statusCode, url).toBe(200);
       }
     }
-    const created = expectOk(await api('POST', '/api/v1/suggested-prompts', { language: 'en', text: 'No slash' }), 201);
+    const created = expectOk<'createSuggestedPrompt'>(
+      await api('POST', '/api/v1/suggested-prompts', { language: 'en', text: 'No slash' }),
+      201,
+    );
     const id = created.prompt.id;
     expectOk(await api('PATCH', `/api/v1/suggested-prompts/${id}`, { sort_order: 3 }));
     expectOk(await api('PATCH', `/api/v1/suggested-prompts/${id}/`, { sort_order: 4 }));
@@ -126,7 +126,7 @@ describe('integrations host /api/v1 skin', () => {
       const value = field === 'tenant_id' ? owner.tenant.id : owner.tenant.slug;
       const created = await api('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Hi', [field]: value });
       expectError(created, 400, 'TENANT_NOT_ALLOWED');
-      const prompt = expectOk(
+      const prompt = expectOk<'createSuggestedPrompt'>(
         await api('POST', '/api/v1/suggested-prompts/', { language: 'en', text: 'Hi' }),
         201,
       ).prompt;
@@ -136,8 +136,10 @@ describe('integrations host /api/v1 skin', () => {
         'TENANT_NOT_ALLOWED',
       );
       // Nothing was created by the refused request.
-      const listed = expectOk(await api('GET', '/api/v1/suggested-prompts/?language=en')).prompts;
-      expect(listed.filter((p: { text: string }) => p.text === 'Hi')).toHaveLength(1);
+      const listed = expectOk<'listSuggestedPrompts'>(
+        await api('GET', '/api/v1/suggested-prompts/?language=en'),
+      ).prompts;
+      expect(listed.filter((p) => p.text === 'Hi')).toHaveLength(1);
       expectOk(await api('DELETE', `/api/v1/suggested-prompts/${prompt.id}/`));
     });
 

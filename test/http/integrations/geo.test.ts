@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps, useTenant } from '../../support/apps.js';
 
-let service: TestApps;
-let tenant: TestTenant;
+const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+const tenant = useTenant(service);
 let partnerKey: string;
 let saudiArabiaId: string;
 
@@ -21,14 +21,11 @@ async function envelope(path: string, headers: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
-  tenant = await service.createTenant();
   partnerKey = (
     await service.admin('POST', '/partner-keys', { name: 'k', scopes: ['countries:read', 'cities:read'] })
   ).json().key;
   saudiArabiaId = (await service.admin('GET', '/countries/SA')).json().country.id;
 });
-afterAll(() => service.stop());
 
 describe('integrations host: countries and cities', () => {
   it('wraps the paged list of countries in the envelope, links on this host', async () => {

@@ -1,20 +1,18 @@
 // The integrations host's OpenAPI document, and the docs UI on the admin listener only.
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../../support/apps.js';
 
 const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '429', '500', '503'];
 
 describe('OpenAPI', () => {
-  let service: TestApps;
+  const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
   let document: any;
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'backend', 'admin'], { listen: true });
     const response = await fetch(`${service.urls.integrations}/api/v1/openapi.json`);
     expect(response.status).toBe(200);
     document = await response.json();
   });
-  afterAll(() => service.stop());
 
   it('is a valid OpenAPI 3.1 document, served without auth', async () => {
     expect(document.openapi).toBe('3.1.0');

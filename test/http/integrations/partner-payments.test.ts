@@ -11,7 +11,7 @@ import {
   showInvoice,
   tripStatus,
 } from '../../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { type TestTenant, useApps } from '../../support/apps.js';
 import { waitFor } from '../../support/partner-endpoint.js';
 import { parsePrometheus } from '../../support/prometheus.js';
 import { apiAs, expectError, expectOk } from './api.js';
@@ -21,7 +21,7 @@ interface ModalTenant extends TestTenant {
   test: { sso: string; partnerKey: string };
 }
 
-let service: TestApps;
+const service = useApps(['integrations', 'admin']);
 let tenant: ModalTenant;
 let other: ModalTenant;
 
@@ -47,7 +47,7 @@ const live = (who: ModalTenant) => ({
 const test = (who: ModalTenant) => ({ api: apiAs(service, who.test.sso), key: who.test.partnerKey });
 
 async function createTestInvoice(who: ModalTenant, fields: Record<string, unknown> = {}): Promise<InvoiceJson> {
-  const data = expectOk(
+  const data = expectOk<'createTestInvoice'>(
     await test(who).api('POST', '/api/v1/test/invoices/', { amount: '250.00', currency: 'SAR', ...fields }),
     201,
   );
@@ -66,15 +66,11 @@ const answerOf = (response: { statusCode: number; json(): unknown }) => ({
 });
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'admin']);
   // Resends and invoices of tenants with an endpoint enqueue, and /metrics reads the queue: no worker.
   await service.context.paymentQueue.start(() => {});
   [tenant, other] = await Promise.all([modalTenant(), modalTenant()]);
 });
-afterAll(async () => {
-  await service.context.paymentQueue.stop();
-  await service.stop();
-});
+afterAll(() => service.context.paymentQueue.stop());
 
 describe('test credentials', () => {
   it('carry their own readable prefixes and are listed, rotated and revoked like live ones', async () => {
@@ -206,8 +202,8 @@ describe('live and test never mix', () => {
         expectError(await as.api('GET', `/api/v1/payment-requests/${invoice.id}/`), 404, 'NOT_FOUND');
         expectError(await as.api('POST', `/api/v1/payment-requests/${invoice.id}/resend/`), 404, 'NOT_FOUND');
       }
-      const listed = expectOk(await as.api('GET', '/api/v1/payment-requests/?limit=100'));
-      const ids = listed.results.map((request: { invoice_id: string }) => request.invoice_id);
+      const listed = expectOk<'listPaymentRequests'>(await as.api('GET', '/api/v1/payment-requests/?limit=100'));
+      const ids = listed.results.map((request) => request.invoice_id);
       expect(ids).toContain(own.id);
       for (const invoice of foreign) expect(ids).not.toContain(invoice.id);
     }
@@ -221,14 +217,14 @@ describe('live and test never mix', () => {
     });
     await notify(service, notificationFor(myTest), { 'x-api-key': tenant.test.partnerKey });
     await waitFor('the refusals on record', async () => {
-      const refused = expectOk(
+      const refused = expectOk<'listPaymentNotifications'>(
         await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=refused&limit=100'),
       );
-      return refused.results.some((entry: { invoice_id: string }) => entry.invoice_id === mine.id);
+      return refused.results.some((entry) => entry.invoice_id === mine.id);
     });
     for (const { as, own, foreign } of cases) {
-      const log = expectOk(await as.api('GET', '/api/v1/payment-notifications/?limit=100'));
-      const invoices = log.results.map((entry: { invoice_id: string | null }) => entry.invoice_id);
+      const log = expectOk<'listPaymentNotifications'>(await as.api('GET', '/api/v1/payment-notifications/?limit=100'));
+      const invoices = log.results.map((entry) => entry.invoice_id);
       expect(invoices).toContain(own.id);
       for (const invoice of foreign) expect(invoices).not.toContain(invoice.id);
     }
@@ -236,7 +232,9 @@ describe('live and test never mix', () => {
 
   it('resends and pings within the mode: a 409 once an outcome is reported, or with no endpoint of that mode', async () => {
     const invoice = await createTestInvoice(tenant);
-    const resent = expectOk(await test(tenant).api('POST', `/api/v1/payment-requests/${invoice.id}/resend/`));
+    const resent = expectOk<'resendPaymentRequest'>(
+      await test(tenant).api('POST', `/api/v1/payment-requests/${invoice.id}/resend/`),
+    );
     expect(resent).toEqual({ invoice_id: invoice.id, attempt: 2 });
     await notify(service, notificationFor(invoice, { status: 'failed' }), { 'x-api-key': tenant.test.partnerKey });
     const refused = expectError(
@@ -287,17 +285,19 @@ describe('every callback of an authenticated tenant on record', () => {
       not_applied_reason: null,
     });
 
-    const log = expectOk(await live(tenant).api('GET', '/api/v1/payment-notifications/?limit=100'));
-    const forInvoice = log.results.filter((entry: { invoice_id: string }) => entry.invoice_id === invoice.id);
-    expect(forInvoice.map((entry: any) => [entry.outcome, entry.http_status, entry.error])).toEqual([
+    const log = expectOk<'listPaymentNotifications'>(
+      await live(tenant).api('GET', '/api/v1/payment-notifications/?limit=100'),
+    );
+    const forInvoice = log.results.filter((entry) => entry.invoice_id === invoice.id);
+    expect(forInvoice.map((entry) => [entry.outcome, entry.http_status, entry.error])).toEqual([
       ['accepted', 200, null],
       ['refused', 400, 'Currency mismatch'],
       ['refused', 400, 'Amount mismatch'],
     ]);
-    const onlyAccepted = expectOk(
+    const onlyAccepted = expectOk<'listPaymentNotifications'>(
       await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=accepted&limit=100'),
     );
-    expect(onlyAccepted.results.every((entry: { outcome: string }) => entry.outcome === 'accepted')).toBe(true);
+    expect(onlyAccepted.results.every((entry) => entry.outcome === 'accepted')).toBe(true);
     expectError(
       await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=duplicate'),
       400,
@@ -327,17 +327,17 @@ describe('every callback of an authenticated tenant on record', () => {
     ).toBe(1);
 
     const log = await waitFor('three refusals', async () => {
-      const data = expectOk(
+      const data = expectOk<'listPaymentNotifications'>(
         await apiAs(service, fresh.credentials.sso_hmac_secret)('GET', '/api/v1/payment-notifications/'),
       );
       return data.count === 3 && data;
     });
-    expect(log.results.map((entry: any) => [entry.error, entry.invoice_id]).sort()).toEqual([
+    expect(log.results.map((entry) => [entry.error, entry.invoice_id]).sort()).toEqual([
       ['Forbidden', null],
       ['Invalid JSON body', null],
       ['Invoice not found', null],
     ]);
-    expect(log.results.find((entry: any) => entry.error === 'Invalid JSON body').payload).toBeNull();
+    expect(log.results.find((entry) => entry.error === 'Invalid JSON body')?.payload).toBeNull();
     const { rows } = await service.context.database.executeSql(
       'select count(*)::int as stored from refused_notifications where payload like $1',
       [`%${anonymous.transaction_id}%`],
@@ -423,10 +423,10 @@ describe('an unknown status', () => {
       ['PAID', false, 'unknown status, not applied'],
       ['succeeded', false, 'unknown status, not applied'],
     ]);
-    const log = expectOk(await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=accepted&limit=100'));
-    const notes = log.results
-      .filter((entry: { invoice_id: string }) => entry.invoice_id === invoice.id)
-      .map((entry: { note: string }) => entry.note);
+    const log = expectOk<'listPaymentNotifications'>(
+      await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=accepted&limit=100'),
+    );
+    const notes = log.results.filter((entry) => entry.invoice_id === invoice.id).map((entry) => entry.note);
     expect(notes).toEqual(['unknown status, not applied', 'unknown status, not applied']);
   });
 });
@@ -436,12 +436,11 @@ describe('paging', () => {
     const fresh = await modalTenant();
     const made = [];
     for (let i = 0; i < 3; i++) made.push(await createTestInvoice(fresh));
-    const first = expectOk(await test(fresh).api('GET', '/api/v1/payment-requests/?limit=2&status=pending'));
+    const first = expectOk<'listPaymentRequests'>(
+      await test(fresh).api('GET', '/api/v1/payment-requests/?limit=2&status=pending'),
+    );
     expect(first.count).toBe(3);
-    expect(first.results.map((request: { invoice_id: string }) => request.invoice_id)).toEqual([
-      made[2].id,
-      made[1].id,
-    ]);
+    expect(first.results.map((request) => request.invoice_id)).toEqual([made[2].id, made[1].id]);
     expect(first.next).toMatch(/\/api\/v1\/payment-requests\/\?status=pending&limit=2&offset=2$/);
     expect(first.results[0].attempts).toEqual([
       expect.objectContaining({

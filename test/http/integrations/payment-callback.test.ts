@@ -1,6 +1,6 @@
 // The payment callback over HTTP: every row of spec 7.3 and every step of DECISIONS §4, with the
 // exact status codes and bodies, and the full forward-only state table.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CALLBACK_PATH,
   createInvoice,
@@ -12,20 +12,16 @@ import {
   showInvoice,
   tripStatus,
 } from '../../payments/support.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { useApps, useTenant } from '../../support/apps.js';
 
-let service: TestApps;
-let tenant: TestTenant;
-let other: TestTenant;
+const service = useApps(['integrations', 'admin'], { listen: true });
+const tenant = useTenant(service, { gateway: 'tap' });
+const other = useTenant(service, { gateway: 'tap' });
 let invoice: InvoiceJson;
 
 beforeAll(async () => {
-  service = await startTestApps(['integrations', 'admin'], { listen: true });
-  tenant = await service.createTenant({ gateway: 'tap' });
-  other = await service.createTenant({ gateway: 'tap' });
   invoice = await createInvoice(service, tenant);
 });
-afterAll(() => service.stop());
 
 const expectAnswer = (response: { statusCode: number; json(): unknown }, status: number, body: unknown) => {
   expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body });
@@ -296,7 +292,8 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
       request_id: 'req-audit-1',
     });
     expect(Date.parse(shown.events[0].received_at)).not.toBeNaN();
-    expect(shown.events[0].payload.gateway_data.card).toEqual({ brand: 'visa', last4: '4242' });
+    const { gateway_data } = shown.events[0].payload as { gateway_data: { card: unknown } };
+    expect(gateway_data.card).toEqual({ brand: 'visa', last4: '4242' });
     // The digits as sent: 100.10 (not 100.1), 2.50, and a 20-digit integer intact.
     expect(shown.raw).toContain('"amount":100.10');
     expect(shown.raw).toContain('"fee":2.50');

@@ -1,7 +1,7 @@
 // `/api/v1/suggested-prompts/`: CRUD, the effective set of spec §1 rule 3, tenant isolation,
 // the admin default sets, and every bad input answered with a 4xx envelope.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApps, type TestApps } from '../../support/apps.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApps } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -21,28 +21,26 @@ interface Prompt {
 }
 
 describe('suggested prompts', () => {
-  let service: TestApps;
+  const service = useApps(['integrations', 'admin']);
   let api: ApiRequest;
 
   const tenantApi = async () => apiAs(service, (await service.createTenant()).credentials.sso_hmac_secret);
   const create = async (request: ApiRequest, body: Record<string, unknown>): Promise<Prompt> =>
-    expectOk(await request('POST', BASE, body), 201).prompt;
+    expectOk<'createSuggestedPrompt'>(await request('POST', BASE, body), 201).prompt;
   const list = async (request: ApiRequest, query = ''): Promise<Prompt[]> =>
-    expectOk(await request('GET', `${BASE}${query}`)).prompts;
+    expectOk<'listSuggestedPrompts'>(await request('GET', `${BASE}${query}`)).prompts;
   const effective = async (request: ApiRequest, language: string) =>
-    expectOk(await request('GET', `${BASE}effective/?language=${language}`));
+    expectOk<'getEffectiveSuggestedPrompts'>(await request('GET', `${BASE}effective/?language=${language}`));
 
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin']);
     api = await tenantApi();
   });
-  afterAll(() => service.stop());
 
   it('creates with defaults: sort_order 0, active, trimmed text, name = text, source tenant', async () => {
     const response = await api('POST', BASE, { language: 'en', text: '  Where should I eat tonight?  \n' });
     expect(response.statusCode).toBe(201);
     expect(response.json().message).toBe('Suggested prompt created.');
-    const { prompt } = expectOk(response, 201);
+    const { prompt } = expectOk<'createSuggestedPrompt'>(response, 201);
     expect(Object.keys(prompt).sort()).toEqual([
       'created_at',
       'id',
@@ -114,7 +112,7 @@ describe('suggested prompts', () => {
     const request = await tenantApi();
     const prompt = await create(request, { language: 'en', text: 'Original', sort_order: 4 });
     const patch = async (body: Record<string, unknown>): Promise<Prompt> =>
-      expectOk(await request('PATCH', `${BASE}${prompt.id}/`, body)).prompt;
+      expectOk<'updateSuggestedPrompt'>(await request('PATCH', `${BASE}${prompt.id}/`, body)).prompt;
 
     const off = await patch({ is_active: false });
     expect(off).toMatchObject({ id: prompt.id, is_active: false, text: 'Original', sort_order: 4 });
@@ -144,7 +142,7 @@ describe('suggested prompts', () => {
     const prompt = await create(request, { language: 'ar', text: 'احذفني' });
     expect((await effective(request, 'ar')).source).toBe('tenant');
     const response = await request('DELETE', `${BASE}${prompt.id}/`);
-    expect(expectOk(response)).toEqual({ id: prompt.id });
+    expect(expectOk<'deleteSuggestedPrompt'>(response)).toEqual({ id: prompt.id });
     expect(await list(request)).toEqual([]);
     expect(await list(request, '?language=ar')).toEqual([]);
     const after = await effective(request, 'ar');
@@ -617,8 +615,8 @@ describe('suggested prompts', () => {
         payload: raw ?? JSON.stringify(body),
       });
       const error = expectError(response, status, code);
-      if (field) expect(error.details.map((d: { field: string }) => d.field)).toContain(field);
-      if (code === 'VALIDATION_ERROR' && field) expect(response.json().message).toContain(error.details[0].field);
+      if (field) expect(error.details?.map((detail) => detail.field)).toContain(field);
+      if (code === 'VALIDATION_ERROR' && field) expect(response.json().message).toContain(error.details?.[0].field);
     });
 
     it('left nothing behind', async () => {

@@ -3,14 +3,15 @@
 // reports outcomes with its test key, reads them back in its log, resends and pings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoice, notificationFor, notify } from '../../payments/support.js';
+import { useTenant } from '../../support/apps.js';
 import { PartnerEndpoint, waitFor } from '../../support/partner-endpoint.js';
 import { parsePrometheus } from '../../support/prometheus.js';
-import { startTestService, type TestService, type TestTenant } from '../../support/service.js';
+import { useService } from '../../support/service.js';
 import { apiAs, expectError, expectOk } from './api.js';
 
 describe('test mode with a real payment endpoint', () => {
-  let service: TestService;
-  let tenant: TestTenant;
+  const service = useService({ env: { PAYMENT_RETRY_BASE_SECONDS: '0.5' } });
+  const tenant = useTenant(service, { gateway: 'tap' });
   let testSso: string;
   let testKey: string;
   let liveUrl: string;
@@ -19,8 +20,6 @@ describe('test mode with a real payment endpoint', () => {
 
   beforeAll(async () => {
     await partner.start();
-    service = await startTestService({ PAYMENT_RETRY_BASE_SECONDS: '0.5' });
-    tenant = await service.createTenant({ gateway: 'tap' });
     const secrets = [tenant.credentials.payment_endpoint_secret];
     liveUrl = partner.route('/live', secrets, [{ status: 200 }]);
     testUrl = partner.route('/test', secrets, [{ status: 200, body: { payment_url: 'https://sandbox.pay/s/1' } }]);
@@ -32,16 +31,16 @@ describe('test mode with a real payment endpoint', () => {
       (await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind })).json().secret as string;
     [testSso, testKey] = [await issue('test_sso_hmac_secret'), await issue('test_partner_api_key')];
   });
-  afterAll(async () => {
-    await service?.stop();
-    await partner.stop();
-  });
+  afterAll(() => partner.stop());
 
   const api = () => apiAs(service, testSso);
 
   it('sends a signed payment request for a test invoice to the test endpoint only, and shows the attempt', async () => {
     const before = parsePrometheus((await service.apps.admin!.inject({ method: 'GET', url: '/metrics' })).body);
-    const created = expectOk(await api()('POST', '/api/v1/test/invoices/', { amount: '75.50', currency: 'SAR' }), 201);
+    const created = expectOk<'createTestInvoice'>(
+      await api()('POST', '/api/v1/test/invoices/', { amount: '75.50', currency: 'SAR' }),
+      201,
+    );
     const invoiceId = created.payment_request.invoice_id;
     expect(created.payment_request).toMatchObject({ mode: 'test', amount: '75.50', status: 'pending' });
 
@@ -54,7 +53,7 @@ describe('test mode with a real payment endpoint', () => {
     expect(partner.received.get('/live')).toEqual([]);
 
     const shown = await waitFor('the attempt on record', async () => {
-      const data = expectOk(await api()('GET', `/api/v1/payment-requests/${invoiceId}/`));
+      const data = expectOk<'getPaymentRequest'>(await api()('GET', `/api/v1/payment-requests/${invoiceId}/`));
       return data.payment_request.attempts.length === 1 && data.payment_request;
     });
     expect(shown.attempts[0]).toMatchObject({ attempt: 1, http_status: 200, error: null, next_retry_at: null });
@@ -78,25 +77,25 @@ describe('test mode with a real payment endpoint', () => {
     const paid = await notify(service, notificationFor(invoice), { 'x-api-key': testKey });
     expect(paid.json()).toEqual({ status: 'success' });
     const log = await waitFor('both callbacks in the log', async () => {
-      const data = expectOk(await api()('GET', '/api/v1/payment-notifications/'));
+      const data = expectOk<'listPaymentNotifications'>(await api()('GET', '/api/v1/payment-notifications/'));
       return data.count === 2 && data;
     });
-    expect(log.results.map((entry: any) => [entry.outcome, entry.error, entry.invoice_id])).toEqual([
+    expect(log.results.map((entry) => [entry.outcome, entry.error, entry.invoice_id])).toEqual([
       ['accepted', null, invoiceId],
       ['refused', 'Amount mismatch', invoiceId],
     ]);
     expectError(await api()('POST', `/api/v1/payment-requests/${invoiceId}/resend/`), 409, 'CONFLICT');
     // The live secret sees none of it.
-    const liveLog = expectOk(
+    const liveLog = expectOk<'listPaymentNotifications'>(
       await apiAs(service, tenant.credentials.sso_hmac_secret)('GET', '/api/v1/payment-notifications/'),
     );
     expect(liveLog.count).toBe(0);
   });
 
   it('pings the endpoint of the credential mode', async () => {
-    const pinged = expectOk(await api()('POST', '/api/v1/payment-endpoint/ping/'));
+    const pinged = expectOk<'pingPaymentEndpoint'>(await api()('POST', '/api/v1/payment-endpoint/ping/'));
     expect(pinged.ping).toMatchObject({ ok: true, http_status: 200, endpoint_url: testUrl });
-    const live = expectOk(
+    const live = expectOk<'pingPaymentEndpoint'>(
       await apiAs(service, tenant.credentials.sso_hmac_secret)('POST', '/api/v1/payment-endpoint/ping/'),
     );
     expect(live.ping).toMatchObject({ ok: true, endpoint_url: liveUrl });

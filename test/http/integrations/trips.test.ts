@@ -1,15 +1,15 @@
 // `GET /api/v1/trips/<uuid>/` and the admin routes that create trips (DECISIONS §6, §8).
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cities, countries } from '../../../src/db/schema.js';
-import { startTestApps, type TestApps, type TestTenant } from '../../support/apps.js';
+import { useApps, useTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 describe('trips', () => {
-  let service: TestApps;
-  let owner: TestTenant;
+  const service = useApps(['integrations', 'admin']);
+  const owner = useTenant(service);
   let api: ApiRequest;
   const place = { country: '', city: '', otherCountry: '', otherCity: '' };
 
@@ -32,15 +32,12 @@ describe('trips', () => {
     service.admin('POST', '/trips', { tenant_id: owner.tenant.id, ...body });
 
   beforeAll(async () => {
-    service = await startTestApps(['integrations', 'admin']);
-    owner = await service.createTenant();
     api = apiAs(service, owner.credentials.sso_hmac_secret);
     place.country = await addCountry();
     place.city = await addCity(place.country, 'Test City');
     place.otherCountry = await addCountry();
     place.otherCity = await addCity(place.otherCountry, 'Elsewhere');
   });
-  afterAll(() => service.stop());
 
   it('creates a draft trip with defaults and serves it to its tenant in the envelope', async () => {
     const created = await createTrip({ title: '  Weekend away ' });
@@ -71,7 +68,7 @@ describe('trips', () => {
     });
     expect(trip.created_at).toMatch(ISO_WITH_OFFSET);
     const response = await api('GET', `/api/v1/trips/${trip.id}/`);
-    expect(expectOk(response)).toEqual({ trip });
+    expect(expectOk<'getTrip'>(response)).toEqual({ trip });
     expect((await service.admin('GET', `/trips/${trip.id}`)).json()).toEqual({ trip });
   });
 
@@ -100,7 +97,7 @@ describe('trips', () => {
     const { trip } = created.json();
     const { title, start_date, end_date, travelers, destinations, itinerary } = body;
     expect(trip).toMatchObject({ title, start_date, end_date, travelers, destinations, itinerary, status: 'draft' });
-    expect(expectOk(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
+    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
   });
 
   it("answers another tenant's trip, an unknown id and a malformed id with a 404", async () => {

@@ -2,22 +2,20 @@
 // carries what a partner's tooling needs: an operationId, a summary, tags, and examples of its
 // request and of every response, each documented error with its exact body.
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { operationsOf } from '../../../src/http/openapi.js';
 import { packageVersion } from '../../support/release.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { useService } from '../../support/service.js';
 
-let service: TestService;
+const service = useService();
 const documents: Record<string, any> = {};
 
 beforeAll(async () => {
-  service = await startTestService();
   const fetchJson = async (url: string) => (await fetch(url)).json();
   documents.integrations = await fetchJson(`${service.urls.integrations}/api/v1/openapi.json`);
   documents.backend = await fetchJson(`${service.urls.backend}/v1/openapi.json`);
   documents.admin = (await service.admin('GET', '/openapi.json')).json();
 });
-afterAll(() => service.stop());
 
 /** Every media type of an operation's request and responses, with where it is. */
 function mediaOf(operation: any): [string, any][] {

@@ -4,25 +4,25 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoice, type InvoiceJson, keyOf, notificationFor, notify } from '../../../payments/support.js';
+import { useTenant } from '../../../support/apps.js';
 import { launchChromium, screenshotOnFailure } from '../../../support/browser.js';
 import { TEST_ADMIN_TOKEN } from '../../../support/env.js';
 import { waitFor } from '../../../support/partner-endpoint.js';
-import { startTestService, type TestService, type TestTenant } from '../../../support/service.js';
+import { useService } from '../../../support/service.js';
 
 describe('console: callbacks and search', () => {
-  let service: TestService;
+  const service = useService();
   let browser: Browser;
   let page: Page;
-  let tenant: TestTenant;
+  const tenant = useTenant(service, { gateway: 'tap' });
   let invoice: InvoiceJson;
   let testInvoiceId: string;
   const paidTransaction = `chg_console_${Date.now()}`;
   const url = (path: string) => `${service.urls.admin}/console${path}`;
 
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startTestService(), launchChromium()]);
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    tenant = await service.createTenant({ gateway: 'tap' });
     invoice = await createInvoice(service, tenant);
     await notify(service, notificationFor(invoice, { amount: '1.00' }), keyOf(tenant));
     await notify(service, notificationFor(invoice, { status: 'PAID' }), keyOf(tenant));
@@ -52,10 +52,7 @@ describe('console: callbacks and search', () => {
   afterEach(async ({ task }) => {
     if (task.result?.state === 'fail') await screenshotOnFailure(page, `console callbacks ${task.name}`);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
+  afterAll(() => browser?.close());
 
   it("lists the tenant's callbacks, accepted and refused, and filters them by outcome", async () => {
     await page.goto(url(`/tenants/${tenant.tenant.id}`));

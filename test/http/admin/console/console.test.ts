@@ -7,10 +7,10 @@ import { createInvoice, createTrip, showInvoice } from '../../../payments/suppor
 import { launchChromium, screenshotOnFailure } from '../../../support/browser.js';
 import { TEST_ADMIN_TOKEN } from '../../../support/env.js';
 import { PartnerEndpoint, waitFor } from '../../../support/partner-endpoint.js';
-import { startTestService, type TestService, type TestTenant } from '../../../support/service.js';
+import { type TestTenant, useService } from '../../../support/service.js';
 
 describe('operators console', () => {
-  let service: TestService;
+  const service = useService({ env: { PAYMENT_RETRY_BASE_SECONDS: '0.5' } });
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -34,7 +34,7 @@ describe('operators console', () => {
 
   beforeAll(async () => {
     await partner.start();
-    [service, browser] = await Promise.all([startTestService({ PAYMENT_RETRY_BASE_SECONDS: '0.5' }), launchChromium()]);
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('dialog', (dialog) => dialog.accept());
@@ -44,7 +44,6 @@ describe('operators console', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await service?.stop();
     await partner.stop();
   });
 
