@@ -1,5 +1,5 @@
 // Configuration comes from the environment and is validated once, at start. Every variable is
-// documented in the README; a bad value stops the process with one readable line.
+// documented in docs/configuration.md; a bad value stops the process with one readable line.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // The country and city listings: ordered, filtered, paged. `offset` must be cheap even at 100,000
 // and `count` must not rescan 125k rows per page, so each filter's full order is computed once per
-// geo data version (one index-only scan, kept as a single string of fixed-width ids: ~4.6 MB for
-// all cities) and a page is then a slice of it plus a primary-key fetch of `limit` rows. (The
+// geo data version (one index-only scan, kept as a single string of fixed-width ids, a few bytes
+// a city) and a page is then a slice of it plus a primary-key fetch of `limit` rows. (The
 // hosts keep the pages themselves, as response bytes: src/http/response-cache.ts.) A change
 // through the admin API or an import raises the version (data-version.ts), which every process
 // reads (at most a second old), so a cached order never outlives its data by more than that.
@@ -53,7 +53,7 @@ class OrderedIds {
 }
 
 /**
- * Orders kept at once, in bytes: every city once in the all-cities order (~4.6 MB), once more across
+ * Orders kept at once, in bytes: every city once in the all-cities order, once more across
  * the per-country orders, and the small supported-with-attractions ones. Least recently used go first,
  * so arbitrary `country` values cannot pile up, nor the orders of versions gone by.
  */
