@@ -143,6 +143,14 @@ export class ShortLivedCache<V> {
     return entry.value;
   }
 
+  /** The loaded value of `key` when it is current; nothing is loaded. */
+  peek(key: string): V | undefined {
+    const cached = this.entries.get(key);
+    if (!cached?.loaded || !this.isCurrent(cached, Date.now())) return undefined;
+    this.hit(key, cached);
+    return cached.loaded.value;
+  }
+
   private isCurrent(entry: Entry<V>, now: number): boolean {
     return entry.expiresAt > now && (entry.generation === this.caches.current || this.options.keyedByVersion === true);
   }

@@ -3,13 +3,24 @@
 // the rate limits. A callback-style onRequest hook: a cached credential costs no promise of ours.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { LookedUp } from '../tenants/index.js';
-import type { RateLimitGuard } from './rate-limit.js';
+import type { CredentialCount, RateLimitGuard } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whose answers its credential may be given (see `CredentialCheck.audienceOf`). */
+    audience: string;
+  }
+}
 
 export interface CredentialCheck<C> {
-  /** The credential the request presents, null when none is valid. */
-  lookUp(request: FastifyRequest): LookedUp<C | null>;
+  /** The credential an Authorization header presents, null when none is valid. */
+  lookUp(authorization: string | undefined): LookedUp<C | null>;
   /** What its rate limit counts: the credential's id. */
   idOf(credential: C): string;
+  /** Whose answers it may be given: part of the key of a cached response. */
+  audienceOf(credential: C): string;
+  /** Whether it may read what needs `scope` (routes without one need none). */
+  grants(credential: C, scope: string | undefined): boolean;
   /** The error answering a request without a valid credential. */
   refusal(request: FastifyRequest, reply: FastifyReply): Error;
   /** Within the limits: the request takes its credential; an error when the route refuses it anyway. */
@@ -22,13 +33,41 @@ export function authenticator<C>(limits: RateLimitGuard, check: CredentialCheck<
       if (credential === null) {
         limits.authenticationFailed(request, reply).then(() => done(check.refusal(request, reply)), done);
       } else {
+        request.audience = check.audienceOf(credential);
         limits
           .authenticated(request, reply, check.idOf(credential))
           .then(() => done(check.accept(request, credential)), done);
       }
     };
-    const found = check.lookUp(request);
+    const found = check.lookUp(request.headers.authorization);
     if (found instanceof Promise) found.then(decide, done);
     else decide(found);
+  };
+}
+
+/** A credential as a request not routed yet needs it. */
+export interface ReadCredential {
+  audience: string;
+  grants(scope: string | undefined): boolean;
+  /** Counts the request against the credential's rate limit. */
+  count(): Promise<CredentialCount>;
+}
+
+/**
+ * The same check for a request not routed yet: the credential of an Authorization header when the
+ * credential cache has it now; null otherwise (not there yet, or not valid), and Fastify decides.
+ */
+export function cachedCredential<C>(
+  limits: RateLimitGuard,
+  check: CredentialCheck<C>,
+): (authorization: string | undefined) => ReadCredential | null {
+  return (authorization) => {
+    const credential = check.lookUp(authorization);
+    if (credential === null || credential instanceof Promise) return null;
+    return {
+      audience: check.audienceOf(credential),
+      grants: (scope) => check.grants(credential, scope),
+      count: () => limits.countCredential(check.idOf(credential)),
+    };
   };
 }

@@ -71,7 +71,7 @@ function etagMatches(header: string | undefined, etag: string): boolean {
  * Answers a listing: 304 when `If-None-Match` names the current ETag (no list query is run), else
  * the wrapped paged list, from cached bytes when this page was served since the data last changed.
  * The ETag covers the geo data version and everything else the body depends on (list, filters,
- * page, language, the public URLs of links and flags); so does the cache key. In callback style:
+ * page, language, the public URLs of links and flags); the cache key names the request. In callback style:
  * a page cached under a cached version is sent in the same tick.
  */
 function serveListing<T, Wrapped>(
@@ -95,7 +95,7 @@ function serveListing<T, Wrapped>(
       if (etagMatches(ifNoneMatch, current))
         return void reply.code(304).headers(listingHeaders(language, current)).send();
     }
-    sendCachedResponse(context, reply, `${fingerprint}|g${version}`, async () => {
+    sendCachedResponse(context, request, reply, async () => {
       const { count, results } = await source.fetch(version, page, language);
       return {
         payload: wrap(pagedList(context.publicUrls[host], path, source.filters, page, count, results)),

@@ -1,7 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -25,7 +25,18 @@ import { loggableUrl } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
 import { SERVICE_VERSION } from '../version.js';
+import type { ReadCredential } from './authentication.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { type CachedResponse, cachedResponse, responseKey } from './response-cache.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Which listener the host is. */
+    listener: ListenerName;
+    /** Requests answered before routing so far (see `answerBeforeRouting`). */
+    answeredBeforeRouting: number;
+  }
+}
 
 export type HostApp = FastifyInstance<
   RawServerDefault,
@@ -183,6 +194,23 @@ const PROTECTIVE_HEADERS: Readonly<Record<string, string>> = (() => {
   return headers;
 })();
 
+/** The headers every answer of a host carries: the protective ones and its request id. */
+const everyAnswerHeaders = (id: string): Record<string, string> => ({ ...PROTECTIVE_HEADERS, 'x-request-id': id });
+
+const REQUEST_ID_LOG_LABEL = 'request_id';
+
+/** An answered request, as its log line and metric name it. */
+interface CompletedRequest {
+  method: string;
+  url: string;
+  /** The route template, never the URL. */
+  route: string;
+  status: number;
+  ms: number;
+  /** The request's logger (made only when its line is written). */
+  log(): FastifyBaseLogger;
+}
+
 /** A request duration series, labelled once. */
 interface DurationSeries {
   observe(seconds: number): void;
@@ -199,25 +227,36 @@ class RequestCompletion extends LogController {
   constructor(
     private readonly listener: ListenerName,
     private readonly requestDuration: Metrics['requestDuration'],
+    /** The host's logger: each request's logs as a child of it with its `request_id`. */
+    private readonly logger: FastifyBaseLogger,
   ) {
-    super({ requestIdLogLabel: 'request_id' });
+    super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL });
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    const ms = reply.elapsedTime;
-    this.durationOf(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode).observe(ms / 1000);
+    this.completed(
+      {
+        method: request.method,
+        url: request.url,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+        log: () => reply.log,
+      },
+      error,
+    );
+  }
+
+  /** What an answer leaves, whoever gave it: Fastify or the path before routing. */
+  completed({ method, url, route, status, ms, log }: CompletedRequest, error: Error | null): void {
+    this.durationOf(route, method, status).observe(ms / 1000);
     const level = error ? 'error' : 'info';
-    if (!(reply.log as Logger).isLevelEnabled(level)) return;
-    const line = {
-      method: request.method,
-      url: loggableUrl(request.url),
-      status: reply.statusCode,
-      ms: Math.round(ms * 100) / 100,
-    };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log.info(line, 'request completed');
+    if (!(this.logger as Logger).isLevelEnabled(level)) return;
+    const line = { method, url: loggableUrl(url), status, ms: Math.round(ms * 100) / 100 };
+    if (error) log().error({ ...line, err: error }, 'request errored');
+    else log().info(line, 'request completed');
   }
 
   private durationOf(route: string, method: string, status: number): DurationSeries {
@@ -241,6 +280,8 @@ interface HostOptions {
    * host it was meant for.
    */
   refusalBody(error: AppError, target: string): unknown;
+  /** For a host with cached reads: the credential of an Authorization header, from the credential cache. */
+  cachedReadCredential?: (authorization: string | undefined) => ReadCredential | null;
 }
 
 /** The target of a request's first line (`GET /path?query HTTP/1.1`), from the bytes a client error kept. */
@@ -295,31 +336,143 @@ function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
   return trustProxy === 1 ? (_address: string, hop: number) => hop < 1 : trustProxy;
 }
 
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What the path before routing needs of its host. */
+interface BeforeRouting {
+  context: AppContext;
+  listener: ListenerName;
+  logger: FastifyBaseLogger;
+  completion: RequestCompletion;
+  credentialOf: (authorization: string | undefined) => ReadCredential | null;
+  /** A closing server leaves its answer (503, Connection: close) to Fastify. */
+  listening(): boolean;
+  /** Counts an answer given here. */
+  answered(): void;
+}
+
+/**
+ * A repeated cached read, answered in the server's request listener before Fastify routes it, by
+ * the same functions as Fastify's path: the host's credential check (only when the credential
+ * cache has the credential now), the response cache entry the route stored under the same key,
+ * the host's rate limit, the headers every answer carries, the log line and the metric. Routing,
+ * schemas and hooks have nothing left to decide for a request the route already answered for the
+ * same audience. Whatever is not so answered goes to Fastify (`handler`), which answers as always:
+ * another method, `If-None-Match`, a body, a credential or response not cached now, a scope the
+ * credential lacks, a limit reached, a closing server.
+ */
+function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): RequestListener {
+  const fail = (error: unknown, req: IncomingMessage, res: ServerResponse) => {
+    // Never the process: Fastify answers, or the connection ends when an answer was begun.
+    host.logger.error({ err: error }, 'answer before routing failed');
+    if (res.headersSent) res.destroy();
+    else handler(req, res);
+  };
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    response: CachedResponse,
+    limit: Record<string, number>,
+    started: number,
+  ) => {
+    const id = requestId(req);
+    res.writeHead(200, {
+      ...everyAnswerHeaders(id),
+      ...limit,
+      ...response.headers,
+      'content-length': response.body.length,
+    });
+    res.end(response.body);
+    host.answered();
+    const url = req.url ?? '';
+    host.completion.completed(
+      {
+        method: 'GET',
+        url,
+        route: response.route,
+        status: 200,
+        ms: performance.now() - started,
+        log: () => host.logger.child({ [REQUEST_ID_LOG_LABEL]: id }),
+      },
+      null,
+    );
+  };
+  return (req, res) => {
+    const started = performance.now();
+    const { headers } = req;
+    if (
+      req.method !== 'GET' ||
+      headers['if-none-match'] !== undefined ||
+      headers['content-length'] !== undefined ||
+      headers['transfer-encoding'] !== undefined ||
+      !host.listening()
+    ) {
+      return handler(req, res);
+    }
+    try {
+      const credential = host.credentialOf(headers.authorization);
+      const response =
+        credential &&
+        cachedResponse(
+          host.context,
+          responseKey(host.listener, credential.audience, req.url ?? '', headers['accept-language']),
+        );
+      if (!credential || !response || !credential.grants(response.scope)) return handler(req, res);
+      credential
+        .count()
+        .then((count) => {
+          // Over the limit: Fastify counts it too and answers the 429.
+          if (count.refused) handler(req, res);
+          else send(req, res, response, count.headers, started);
+        })
+        .catch((error: unknown) => fail(error, req, res));
+    } catch (error) {
+      fail(error, req, res);
+    }
+  };
+}
+
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
   const logger = options.logger.child({ listener: options.listener });
+  const completion = new RequestCompletion(options.listener, context.metrics.requestDuration, logger);
+  const { cachedReadCredential } = options;
   const app = Fastify({
-    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS).
+    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS)
+    // and, on a host with cached reads, the path before routing.
     serverFactory: (handler) => {
-      const server = createServer(
-        {
-          headersTimeout: limits.headersTimeoutSeconds * 1000,
-          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-          requestTimeout: limits.requestTimeoutSeconds * 1000,
-        },
-        handler,
+      const server = createServer({
+        headersTimeout: limits.headersTimeoutSeconds * 1000,
+        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+        requestTimeout: limits.requestTimeoutSeconds * 1000,
+      });
+      server.on(
+        'request',
+        cachedReadCredential
+          ? answerBeforeRouting(
+              {
+                context,
+                listener: options.listener,
+                logger,
+                completion,
+                credentialOf: cachedReadCredential,
+                listening: () => server.listening,
+                answered: () => app.answeredBeforeRouting++,
+              },
+              handler,
+            )
+          : handler,
       );
       server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
       return server;
     },
     loggerInstance: logger,
-    logController: new RequestCompletion(options.listener, context.metrics.requestDuration),
+    logController: completion,
     // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
     frameworkErrors: (_error, request, reply) => {
       const error = new AppError(ErrorCode.MALFORMED_REQUEST);
       (reply as FastifyReply)
-        .headers(PROTECTIVE_HEADERS)
-        .header('x-request-id', request.id)
+        .headers(everyAnswerHeaders(request.id))
         .code(error.statusCode)
         .send(options.refusalBody(error, request.raw.url ?? ''));
     },
@@ -347,12 +500,15 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   // Past the cap, new connections are closed at once: the process keeps file descriptors and
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
+  app.decorate('listener', options.listener);
+  app.decorate('answeredBeforeRouting', 0);
+  app.decorateRequest('audience', '');
 
   compileOnFirstUse(app);
   // Hooks run on every request take a callback: an async one costs a promise each time.
   let forwardedIgnored = context.config.trustProxy !== false;
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(PROTECTIVE_HEADERS).header('x-request-id', request.id);
+    reply.headers(everyAnswerHeaders(request.id));
     if (!forwardedIgnored && request.headers['x-forwarded-for'] !== undefined) {
       // Behind a proxy every client then has the proxy's address, and shares its failure budget.
       forwardedIgnored = true;

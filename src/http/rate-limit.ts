@@ -18,9 +18,19 @@ import type { AppContext } from '../context.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { inProcessLimiter, type Limiter, type LimitOptions } from '../rate-limit-store.js';
 
+/** A request of a credential, counted against its budget. */
+export interface CredentialCount {
+  /** The RateLimit headers of its answer (and Retry-After when refused). */
+  headers: Readonly<Record<string, number>>;
+  /** Past the limit: the request is answered 429. */
+  refused: boolean;
+}
+
 export interface RateLimitGuard {
   /** A credential was refused: counted against the client's address; past the budget, refused. */
   authenticationFailed(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Counts a request of an accepted credential: what `authenticated` does, for a request not routed yet. */
+  countCredential(credentialId: string): Promise<CredentialCount>;
   /** A credential was accepted: counted against its own budget, whose state every answer carries. */
   authenticated(request: FastifyRequest, reply: FastifyReply, credentialId: string): Promise<void>;
 }
@@ -95,6 +105,12 @@ function limitHeaders(max: number, count: RateLimiterRes): Record<string, number
   };
 }
 
+/** The same, with Retry-After, for a request refused by that limit. */
+function refusalHeaders(max: number, count: RateLimiterRes): Record<string, number> {
+  const headers = limitHeaders(max, count);
+  return { ...headers, 'retry-after': Math.max(1, headers['ratelimit-reset']) };
+}
+
 /** The rate limits of one host. */
 export function rateLimitGuard(
   { config, rateLimitStore, metrics }: AppContext,
@@ -111,33 +127,44 @@ export function rateLimitGuard(
   const perCredential = limiter('credential', maxPerCredential);
   const authFailures = limiter('auth', maxFailures);
   const failingAddresses = new FailingAddresses(durationSeconds * 1000);
-  /** The limiter's refusal as our 429, counted in the metrics; anything else it throws goes on as it is. */
-  const refuse = (reply: FastifyReply, limit: 'credential' | 'auth_failures', max: number) => (refusal: unknown) => {
-    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+  /** A refusal of `limit` as our 429, counted in the metrics. */
+  const refuse = (reply: FastifyReply, limit: 'credential' | 'auth_failures', headers: Record<string, number>) => {
     metrics.rateLimited.inc({ listener, limit });
-    const headers = limitHeaders(max, refusal);
-    reply.headers(headers).header('retry-after', Math.max(1, headers['ratelimit-reset']));
+    reply.headers(headers);
     throw new AppError(ErrorCode.RATE_LIMITED);
+  };
+  const countCredential = (credentialId: string): Promise<CredentialCount> => {
+    if (!perCredential) return NOTHING_TO_COUNT;
+    return perCredential.consume(credentialId).then(
+      (count) => ({ headers: limitHeaders(maxPerCredential, count), refused: false }),
+      (refusal: unknown) => {
+        // Anything but the limiter's refusal goes on as it is.
+        if (!(refusal instanceof RateLimiterRes)) throw refusal;
+        return { headers: refusalHeaders(maxPerCredential, refusal), refused: true };
+      },
+    );
   };
 
   return {
     async authenticationFailed(request, reply) {
       if (!authFailures) return;
       const key = `${listener}:${failingAddresses.keyOf(addressKey(request.ip))}`;
-      await authFailures
-        .consume(key)
-        .then((count) => failingAddresses.counted(count), refuse(reply, 'auth_failures', maxFailures));
+      await authFailures.consume(key).then(
+        (count) => failingAddresses.counted(count),
+        (refusal: unknown) => {
+          if (!(refusal instanceof RateLimiterRes)) throw refusal;
+          refuse(reply, 'auth_failures', refusalHeaders(maxFailures, refusal));
+        },
+      );
     },
-    authenticated(request, reply, credentialId) {
-      if (!perCredential) return NOTHING_TO_COUNT;
-      return perCredential
-        .consume(credentialId)
-        .then(
-          (count) => void reply.headers(limitHeaders(maxPerCredential, count)),
-          refuse(reply, 'credential', maxPerCredential),
-        );
+    countCredential,
+    authenticated(_request, reply, credentialId) {
+      return countCredential(credentialId).then(({ headers, refused }) => {
+        if (refused) refuse(reply, 'credential', headers);
+        else reply.headers(headers);
+      });
     },
   };
 }
 
-const NOTHING_TO_COUNT = Promise.resolve();
+const NOTHING_TO_COUNT: Promise<CredentialCount> = Promise.resolve({ headers: {}, refused: false });

@@ -1,6 +1,6 @@
-// Repeated reads are answered from cached bytes (src/http/response-cache.ts) by the same pipeline as
-// any request: byte for byte and header for header what the first answer was, under the same
-// credential checks, rate limits, logs and metrics.
+// Repeated reads are answered from cached bytes (src/http/response-cache.ts), before routing
+// (src/http/host.ts) by the same functions as Fastify's path: byte for byte and header for header
+// what the first answer was, under the same credential checks, rate limits, logs and metrics.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type TestTenant, useApps, useTenant } from '../support/apps.js';
@@ -19,8 +19,33 @@ beforeAll(async () => {
   citiesKey = (await service.admin('POST', '/partner-keys', { name: 'reads', scopes: ['cities:read'] })).json().key;
 });
 
-/** Responses a service sent from cached bytes so far. */
-const cachedAnswers = (apps = service) => apps.context.caches.statistics().get('responses')?.hits ?? 0;
+/** Requests a service's backend and integrations hosts answered before routing so far. */
+const answeredBeforeRouting = (apps = service) =>
+  (apps.apps.backend?.answeredBeforeRouting ?? 0) + (apps.apps.integrations?.answeredBeforeRouting ?? 0);
+
+/** The log line of a request, without what differs from one request to the next. */
+function logLineOf(requestId: string) {
+  const line = lines.map((text) => JSON.parse(text)).find((record) => record.request_id === requestId);
+  const { time: _time, ms, request_id: _id, ...fields } = line;
+  expect(typeof ms).toBe('number');
+  return fields;
+}
+
+/** How many durations a route's series of 200s holds. */
+async function durationCount(listener: string, route: string) {
+  const histogram = (await service.context.metrics.registry.getMetricsAsJSON()).find(
+    (candidate) => candidate.name === 'http_request_duration_seconds',
+  );
+  const count = (histogram?.values ?? []).find(
+    (value) =>
+      'metricName' in value &&
+      value.metricName === 'http_request_duration_seconds_count' &&
+      value.labels.listener === listener &&
+      value.labels.route === route &&
+      value.labels.status === 200,
+  );
+  return count?.value ?? 0;
+}
 
 async function get(url: string, headers: Record<string, string>) {
   const response = await fetch(url, { headers });
@@ -33,27 +58,26 @@ const stable = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !REQUEST_OWN.includes(name)));
 
 describe('a repeated cached read', () => {
-  it('is answered from cached bytes with the bytes and headers of the first answer', async () => {
+  it('is answered before routing with the status, bytes, headers, log line and metric of the first answer', async () => {
     // A page no other test asks for: the first request is Fastify's.
     const url = `${service.urls.backend}/v1/cities/?limit=3&offset=7`;
     const headers = { authorization: `Api-Key ${citiesKey}`, 'accept-language': 'ar' };
-    const answered = cachedAnswers();
-    const first = await get(url, headers);
+    const answered = answeredBeforeRouting();
+    const counted = await durationCount('backend', '/v1/cities/');
+    const first = await get(url, { ...headers, 'x-request-id': 'routed-read-1' });
     expect(first.status).toBe(200);
-    expect(cachedAnswers()).toBe(answered);
+    expect(answeredBeforeRouting()).toBe(answered);
     const again = await get(url, { ...headers, 'x-request-id': 'cached-read-1' });
-    expect(cachedAnswers()).toBe(answered + 1);
+    expect(answeredBeforeRouting()).toBe(answered + 1);
+    expect(again.status).toBe(first.status);
     expect(again.body).toBe(first.body);
     expect(stable(again.headers)).toEqual(stable(first.headers));
     expect(again.headers['x-request-id']).toBe('cached-read-1');
     expect(Number(again.headers['ratelimit-remaining'])).toBe(Number(first.headers['ratelimit-remaining']) - 1);
 
-    const logged = lines.map((line) => JSON.parse(line)).find((record) => record.request_id === 'cached-read-1');
-    expect(logged).toMatchObject({ msg: 'request completed', listener: 'backend', method: 'GET', status: 200 });
-    const metrics = await service.context.metrics.registry.getSingleMetricAsString('http_request_duration_seconds');
-    expect(metrics).toMatch(
-      /http_request_duration_seconds_count\{listener="backend",route="\/v1\/cities\/",method="GET",status="200"\} [2-9]/,
-    );
+    expect(logLineOf('cached-read-1')).toEqual(logLineOf('routed-read-1'));
+    expect(logLineOf('cached-read-1')).toMatchObject({ msg: 'request completed', listener: 'backend', status: 200 });
+    expect(await durationCount('backend', '/v1/cities/')).toBe(counted + 2);
   });
 
   it('is refused on the next request once its key is revoked, and a key without the scope gets 403', async () => {
@@ -62,40 +86,57 @@ describe('a repeated cached read', () => {
     ).json();
     const url = `${service.urls.backend}/v1/cities/?limit=2&offset=11`;
     expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
-    const answered = cachedAnswers();
+    const answered = answeredBeforeRouting();
     expect((await get(url, { authorization: `Api-Key ${key}` })).status).toBe(200);
-    expect(cachedAnswers()).toBe(answered + 1);
+    expect(answeredBeforeRouting()).toBe(answered + 1);
     const countriesOnly = (
       await service.admin('POST', '/partner-keys', { name: 'other', scopes: ['countries:read'] })
     ).json().key;
-    expect((await get(url, { authorization: `Api-Key ${countriesOnly}` })).status).toBe(403);
+    // Known to the credential cache, so that the request is refused for its scope alone.
+    expect(
+      (await get(`${service.urls.backend}/v1/countries/`, { authorization: `Api-Key ${countriesOnly}` })).status,
+    ).toBe(200);
+    const forbidden = await get(url, { authorization: `Api-Key ${countriesOnly}` });
+    expect(forbidden.status).toBe(403);
+    expect(JSON.parse(forbidden.body)).toEqual({ detail: 'This API key lacks the cities:read permission.' });
     expect((await service.admin('DELETE', `/partner-keys/${id}`)).statusCode).toBe(200);
     const refused = await get(url, { authorization: `Api-Key ${key}` });
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.body)).toEqual({ detail: 'Invalid API key.' });
+    expect(answeredBeforeRouting()).toBe(answered + 1);
   });
 
   it('is counted against the rate limit, and the request over it is refused', async () => {
     const { key } = (await service.admin('POST', '/partner-keys', { name: 'limited', scopes: ['cities:read'] })).json();
     const url = `${service.urls.backend}/v1/cities/?limit=2&offset=13`;
-    const answered = cachedAnswers();
-    const statuses = [];
-    for (let request = 0; request < 7; request++)
-      statuses.push((await get(url, { authorization: `Api-Key ${key}` })).status);
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
-    expect(cachedAnswers()).toBe(answered + 5);
+    const answered = answeredBeforeRouting();
+    const responses = [];
+    for (let request = 0; request < 7; request++) responses.push(await get(url, { authorization: `Api-Key ${key}` }));
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    expect(responses.map((response) => response.headers['ratelimit-remaining'])).toEqual([
+      '5',
+      '4',
+      '3',
+      '2',
+      '1',
+      '0',
+      '0',
+    ]);
+    expect(Number(responses[6].headers['retry-after'])).toBeGreaterThan(0);
+    expect(answeredBeforeRouting()).toBe(answered + 5);
   });
 
   it('is answered 304 with If-None-Match without the cached bytes, and as HEAD with its headers', async () => {
     const url = `${service.urls.backend}/v1/cities/?limit=2&offset=19`;
     const authorization = `Api-Key ${(await service.admin('POST', '/partner-keys', { name: 'etag', scopes: ['cities:read'] })).json().key}`;
     const first = await get(url, { authorization });
-    const answered = cachedAnswers();
+    const answered = answeredBeforeRouting();
     expect((await get(url, { authorization, 'if-none-match': first.headers.etag })).status).toBe(304);
-    expect(cachedAnswers()).toBe(answered);
+    expect(answeredBeforeRouting()).toBe(answered);
     const head = await fetch(url, { method: 'HEAD', headers: { authorization } });
     expect(head.status).toBe(200);
     expect(head.headers.get('etag')).toBe(first.headers.etag);
+    expect(answeredBeforeRouting()).toBe(answered);
   });
 
   it("gives a tenant its own effective prompts, never another tenant's", async () => {
@@ -108,18 +149,21 @@ describe('a repeated cached read', () => {
       });
     expect((await create(tenant, 'Ours')).status).toBe(201);
     expect((await create(other, 'Theirs')).status).toBe(201);
-    const effective = async (who: TestTenant) => {
-      const response = await get(`${service.urls.integrations}/api/v1/suggested-prompts/effective/?language=en`, {
+    const effective = (who: TestTenant) =>
+      get(`${service.urls.integrations}/api/v1/suggested-prompts/effective/?language=en`, {
         authorization: `Api-Key ${who.credentials.sso_hmac_secret}`,
       });
-      return JSON.parse(response.body).data.prompts.map((prompt: { text: string }) => prompt.text);
-    };
-    const answered = cachedAnswers();
-    expect(await effective(tenant)).toEqual(['Ours']);
-    expect(await effective(tenant)).toEqual(['Ours']);
-    expect(await effective(other)).toEqual(['Theirs']);
-    expect(await effective(other)).toEqual(['Theirs']);
-    expect(cachedAnswers()).toBe(answered + 2);
+    const texts = (response: { body: string }) =>
+      JSON.parse(response.body).data.prompts.map((prompt: { text: string }) => prompt.text);
+    const answered = answeredBeforeRouting();
+    const first = await effective(tenant);
+    const again = await effective(tenant);
+    expect(texts(first)).toEqual(['Ours']);
+    expect(again.body).toBe(first.body);
+    expect(stable(again.headers)).toEqual(stable(first.headers));
+    expect(texts(await effective(other))).toEqual(['Theirs']);
+    expect(texts(await effective(other))).toEqual(['Theirs']);
+    expect(answeredBeforeRouting()).toBe(answered + 2);
   });
 });
 
@@ -136,12 +180,12 @@ describe('a repeated cached read with the counters in Redis', () => {
   it('is answered once Redis has counted it, and the request over the limit is refused', async () => {
     const { key } = (await shared.admin('POST', '/partner-keys', { name: 'redis', scopes: ['cities:read'] })).json();
     const url = `${shared.urls.backend}/v1/cities/?limit=2&offset=23`;
-    const answered = cachedAnswers(shared);
+    const answered = answeredBeforeRouting(shared);
     const responses = [];
     for (let request = 0; request < 4; request++) responses.push(await get(url, { authorization: `Api-Key ${key}` }));
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 429]);
     expect(responses.map((response) => response.headers['ratelimit-remaining'])).toEqual(['2', '1', '0', '0']);
-    expect(cachedAnswers(shared)).toBe(answered + 2);
+    expect(answeredBeforeRouting(shared)).toBe(answered + 2);
   });
 });
 

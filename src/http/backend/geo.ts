@@ -8,7 +8,7 @@ import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
 import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator } from '../authentication.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
@@ -68,26 +68,26 @@ const errorResponses = (scope: BackendScope) => ({
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
-const authenticatePartnerKey = (context: AppContext, limits: RateLimitGuard) =>
-  authenticator<BackendPartner>(limits, {
-    lookUp: (request) =>
-      resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(request.headers.authorization)),
-    idOf: (partner) => partner.keyId,
-    refusal: (request) =>
-      new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
-    accept(request, partner) {
-      const scope = request.routeOptions.config.scope;
-      return scope && !partner.scopes.includes(scope)
-        ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope))
-        : undefined;
-    },
-  });
+export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
+  lookUp: (authorization) =>
+    resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(authorization)),
+  idOf: (partner) => partner.keyId,
+  // Every backend key with the scope reads the same answers.
+  audienceOf: () => '',
+  grants: (partner, scope) => !scope || partner.scopes.includes(scope as BackendScope),
+  refusal: (request) =>
+    new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
+  accept(request, partner) {
+    const scope = request.routeOptions.config.scope;
+    return scope && !this.grants(partner, scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
+  },
+});
 
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
   app,
   { context, limits },
 ) => {
-  app.addHook('onRequest', authenticatePartnerKey(context, limits));
+  app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
   app.addHook('onSend', (request, reply, payload, done) => {
     // The body is `{"detail"}` as specified; what to fix goes in the challenge.
     if (reply.statusCode === 401)

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { cachedCredential } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
@@ -15,20 +16,21 @@ import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCheck } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
+  const limits = rateLimitGuard(context, 'integrations');
   const app = createHostApp(context, {
     listener: 'integrations',
     logger,
     refusalBody: (error, target) =>
       target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
+    cachedReadCredential: cachedCredential(limits, tenantCheck(context)),
   });
   const allowedMethods = trackAllowedMethods(app);
-  const limits = rateLimitGuard(context, 'integrations');
   const authenticate = authenticateTenant(context, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {

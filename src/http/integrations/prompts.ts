@@ -97,7 +97,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       const tenantId = request.tenant.id;
       const { language } = request.query;
       // Cached bytes until any prompt changes (src/http/response-cache.ts).
-      sendCachedResponse(context, reply, `prompts:effective|${tenantId}|${language}`, async () => {
+      sendCachedResponse(context, request, reply, async () => {
         const effective = await effectivePrompts(db, tenantId, language);
         return {
           payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),

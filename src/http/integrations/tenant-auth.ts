@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { type Mode, resolveSsoSecret, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator } from '../authentication.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -20,21 +20,27 @@ declare module 'fastify' {
 
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
-/** The tenant of an `/api/v1/` request, from its SSO secret, under the host's rate limits. */
-export const authenticateTenant = ({ db, caches }: AppContext, limits: RateLimitGuard) =>
-  authenticator<TenantCredential>(limits, {
-    lookUp: (request) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(request.headers.authorization)),
-    idOf: (credential) => credential.credentialId,
-    refusal(request, reply) {
-      reply.header('www-authenticate', 'Api-Key');
-      return new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
-    },
-    accept(request, { tenant, mode }) {
-      request.tenant = tenant;
-      request.mode = mode;
-      return undefined;
-    },
-  });
+/** The tenant of an `/api/v1/` request, from its SSO secret. */
+export const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
+  lookUp: (authorization) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(authorization)),
+  idOf: (credential) => credential.credentialId,
+  // A tenant's answers are its own.
+  audienceOf: (credential) => credential.tenant.id,
+  grants: () => true,
+  refusal(request, reply) {
+    reply.header('www-authenticate', 'Api-Key');
+    return new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
+  },
+  accept(request, { tenant, mode }) {
+    request.tenant = tenant;
+    request.mode = mode;
+    return undefined;
+  },
+});
+
+/** The same, as the host's authenticator under its rate limits. */
+export const authenticateTenant = (context: AppContext, limits: RateLimitGuard) =>
+  authenticator(limits, tenantCheck(context));
 
 const tenantNotAllowed = () => new AppError(ErrorCode.TENANT_NOT_ALLOWED);
 
