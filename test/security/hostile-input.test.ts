@@ -20,11 +20,15 @@ beforeAll(async () => {
     .key;
 });
 
-/** One raw HTTP/1.1 exchange: the request exactly as written, the whole answer as text. */
+/**
+ * One raw HTTP/1.1 exchange: the request exactly as written (with `Connection: close`), the whole
+ * answer as text. The socket stays open for the answer: a client that half-closes first gets none
+ * unless the answer is ready in the same tick.
+ */
 function rawExchange(base: string, request: string): Promise<string> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const socket = connect(Number(port), hostname, () => socket.write(request));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

@@ -67,6 +67,9 @@ const errorResponses = (scope: BackendScope) => ({
 });
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
+const grantsScope = (partner: BackendPartner, scope: string | undefined) =>
+  !scope || partner.scopes.includes(scope as BackendScope);
+
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
 export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
   lookUp: (authorization) =>
@@ -74,12 +77,12 @@ export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPar
   idOf: (partner) => partner.keyId,
   // Every backend key with the scope reads the same answers.
   audienceOf: () => '',
-  grants: (partner, scope) => !scope || partner.scopes.includes(scope as BackendScope),
+  grants: grantsScope,
   refusal: (request) =>
     new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
   accept(request, partner) {
     const scope = request.routeOptions.config.scope;
-    return scope && !this.grants(partner, scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
+    return scope && !grantsScope(partner, scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
   },
 });
 
