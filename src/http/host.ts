@@ -368,6 +368,23 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
     if (res.headersSent) res.destroy();
     else handler(req, res);
   };
+  /**
+   * Each response's headers but the request's own, as the flat name-value list `writeHead` takes
+   * without copying or checking an object's keys: made once per cached response.
+   */
+  const heads = new WeakMap<CachedResponse, string[]>();
+  const headOf = (response: CachedResponse): string[] => {
+    let head = heads.get(response);
+    if (!head) {
+      head = [];
+      const headers = { ...everyAnswerHeaders(''), ...response.headers };
+      delete headers['x-request-id'];
+      for (const name in headers) head.push(name, headers[name]);
+      head.push('content-length', String(response.body.length));
+      heads.set(response, head);
+    }
+    return head;
+  };
   const send = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -376,12 +393,10 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
     started: number,
   ) => {
     const id = requestId(req);
-    res.writeHead(200, {
-      ...everyAnswerHeaders(id),
-      ...limit,
-      ...response.headers,
-      'content-length': response.body.length,
-    });
+    const head = headOf(response).slice();
+    head.push('x-request-id', id);
+    for (const name in limit) head.push(name, String(limit[name]));
+    res.writeHead(200, head);
     res.end(response.body);
     host.answered();
     const url = req.url ?? '';
