@@ -27,6 +27,7 @@ import {
   type AttemptReport,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
+  FinalAttempts,
   failingEndpoints,
   PaymentQueue,
   PaymentWorker,
@@ -167,6 +168,7 @@ async function startPaymentWorker(
   const deps = {
     ...signingDependencies(context),
     queue: context.paymentQueue,
+    finalAttempts: new FinalAttempts(context.db, context.paymentQueue),
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
     breakerPolicy: {
@@ -295,11 +297,8 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
       await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
     });
     await checkSealedSecrets(context);
-    for (const [name, listener] of Object.entries(context.config.listeners) as [ListenerName, ListenerConfig][]) {
-      apps[name] = await HOST_BUILDERS[name](context, logger);
-      urls[name] = await listen(apps[name], listener);
-      logger.info({ listener: name, host: listener.host }, `${name} listener on ${urls[name]}`);
-    }
+    // The worker needs none of the listeners: it starts first, and waiting requests leave while the
+    // hosts are built.
     if (config.paymentWorker) {
       worker = await startPaymentWorker(context, logger, retryPolicy);
       // Worker processes also keep the database's growth bounded.
@@ -308,6 +307,11 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
           ? logger.error({ err: outcome.error }, 'prune failed: retried at the next turn')
           : logger.info({ deleted: outcome.deleted }, 'pruned rows past their retention'),
       );
+    }
+    for (const [name, listener] of Object.entries(context.config.listeners) as [ListenerName, ListenerConfig][]) {
+      apps[name] = await HOST_BUILDERS[name](context, logger);
+      urls[name] = await listen(apps[name], listener);
+      logger.info({ listener: name, host: listener.host }, `${name} listener on ${urls[name]}`);
     }
   } catch (error) {
     await close().catch(() => {});

@@ -39,6 +39,7 @@ export {
   type AttemptResult,
   DEFAULT_RETRY_POLICY,
   deliverPaymentRequest,
+  FinalAttempts,
   isSuccessStatus,
   REQUEST_TIMEOUT_MS,
   RESPONSE_BODY_MAX_BYTES,

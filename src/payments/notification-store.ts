@@ -1,11 +1,10 @@
-// The payment callback's two statements (migrations/0012_…), sent by group commit: the callbacks
-// whose bodies arrived in the same turn of the event loop, or that waited while earlier statements
-// were under way, are read by one statement, and those the rule accepts stored by one statement in
-// one transaction. Under load they share one round trip, one commit (the flush to disk, which
-// PostgreSQL makes once per transaction) and one insert and one update for all; alone, a callback
-// is sent at once, as a group of one. What to answer is decided in callback.ts, never here.
+// The payment callback's two statements (migrations/0012_…), sent by group commit (src/db/group-commit.ts):
+// the callbacks whose bodies arrived in the same turn of the event loop, or that waited while
+// earlier statements were under way, are read by one statement, and those the rule accepts stored
+// by one statement in one transaction. Under load they share one round trip, one commit and one
+// insert and one update for all. What to answer is decided in callback.ts, never here.
 import type { DatabaseHandle, DedicatedConnections } from '../db/client.js';
-import { unavailability } from '../db/errors.js';
+import { answerEach, GroupCommit, itemsJson, type Waiting } from '../db/group-commit.js';
 import type { Mode } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
 import type { InvoiceStatus } from './notification.js';
@@ -71,58 +70,14 @@ const MAX_BATCH = 32;
 const READS_IN_FLIGHT = 1;
 const STORES_IN_FLIGHT = 2;
 
-interface Waiting<Call, Answer> {
-  call: Call;
-  resolve(answer: Answer): void;
-  reject(error: unknown): void;
-}
-
 type Reading = Waiting<InvoiceLookup, InvoiceRead | undefined>;
 type Storing = Waiting<AcceptedNotification, StoreOutcome>;
-
-/**
- * The calls of one statement waiting to be sent, sent as groups once the current turn of the event
- * loop is over: the callbacks whose bodies arrived in the same turn go together, and none waits
- * for more than that, or for a statement under way when `limit` are.
- */
-class GroupCommit<Call, Answer> {
-  private readonly waiting: Waiting<Call, Answer>[] = [];
-  private inFlight = 0;
-  private sendScheduled = false;
-
-  constructor(
-    private readonly limit: number,
-    private readonly send: (group: Waiting<Call, Answer>[]) => Promise<void>,
-  ) {}
-
-  add(call: Call): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ call, resolve, reject });
-      this.scheduleSend();
-    });
-  }
-
-  private scheduleSend(): void {
-    if (this.sendScheduled || this.inFlight >= this.limit || this.waiting.length === 0) return;
-    this.sendScheduled = true;
-    setImmediate(() => {
-      this.sendScheduled = false;
-      while (this.inFlight < this.limit && this.waiting.length > 0) {
-        this.inFlight++;
-        void this.send(this.waiting.splice(0, MAX_BATCH)).finally(() => {
-          this.inFlight--;
-          this.scheduleSend();
-        });
-      }
-    });
-  }
-}
 
 export class NotificationStore {
   /** READS_IN_FLIGHT + STORES_IN_FLIGHT connections of the store's own, one statement under way on each. */
   private readonly connections: DedicatedConnections;
-  private readonly reads = new GroupCommit(READS_IN_FLIGHT, (group: Reading[]) => this.sendRead(group));
-  private readonly stores = new GroupCommit(STORES_IN_FLIGHT, (group: Storing[]) => this.sendStore(group));
+  private readonly reads = new GroupCommit(READS_IN_FLIGHT, MAX_BATCH, (group: Reading[]) => this.sendRead(group));
+  private readonly stores = new GroupCommit(STORES_IN_FLIGHT, MAX_BATCH, (group: Storing[]) => this.sendStore(group));
 
   constructor(database: Pick<DatabaseHandle, 'dedicatedConnections'>) {
     this.connections = database.dedicatedConnections(READS_IN_FLIGHT + STORES_IN_FLIGHT);
@@ -162,29 +117,15 @@ export class NotificationStore {
     for (const set of inTurn(group)) await this.storeSet(set);
   }
 
-  private async storeSet(set: Storing[]): Promise<void> {
-    let rows: { item: number; stored: boolean }[];
-    try {
-      rows = await this.connections.query(STORE_STATEMENT, [itemsJson(set)]);
-    } catch (error) {
-      if (set.length === 1 || unavailability(error)) {
-        for (const each of set) each.reject(error);
-        return;
-      }
-      // One notification failed the transaction (a payload jsonb cannot hold, a deadlock between
-      // trips): nothing was stored, and each is sent again alone to get its own answer.
-      for (const each of set) await this.storeSet([each]);
-      return;
-    }
-    const outcomes = new Array<StoreOutcome>(set.length).fill('invoice_gone');
-    for (const { item, stored } of rows) outcomes[item] = stored ? 'stored' : 'stored_before';
-    for (const [index, each] of set.entries()) each.resolve(outcomes[index]);
+  /** One statement for `set`; a notification that fails it (a payload jsonb cannot hold, a deadlock between trips) is stored alone. */
+  private storeSet(set: Storing[]): Promise<void> {
+    return answerEach(set, async (group) => {
+      const rows = await this.connections.query<{ item: number; stored: boolean }>(STORE_STATEMENT, [itemsJson(group)]);
+      const outcomes = new Array<StoreOutcome>(group.length).fill('invoice_gone');
+      for (const { item, stored } of rows) outcomes[item] = stored ? 'stored' : 'stored_before';
+      return outcomes;
+    });
   }
-}
-
-/** A group as the statements take it: a JSON array of its calls, each with its index as `item`. */
-function itemsJson(group: Waiting<object, unknown>[]): string {
-  return JSON.stringify(group.map((each, item) => ({ item, ...each.call })));
 }
 
 /**

@@ -6,16 +6,17 @@ import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { type Database, rowsOf } from '../db/client.js';
 import { unavailability } from '../db/errors.js';
-import { invoices, paymentDeliveries, paymentEndpointBreakers, tenants } from '../db/schema.js';
+import { answerEach, GroupCommit, itemsJson, type Waiting } from '../db/group-commit.js';
+import { invoices, paymentDeliveries, paymentEndpointBreakers } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { paymentEndpointIn, paymentEndpointSecrets } from '../tenants/index.js';
+import { paymentEndpointIn } from '../tenants/index.js';
 import { storableStart } from '../text.js';
 import { type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from './endpoint-address.js';
-import type { PaymentQueue, PaymentRequestJob } from './queue.js';
+import type { PaymentQueue, PaymentRequestContext, PaymentRequestJob } from './queue.js';
 
 /**
  * When to try again. Attempt n (n >= 1) failed retryably: wait `base × 2^(n-1)` seconds capped at
@@ -171,6 +172,8 @@ interface AttemptOutcome {
 
 export interface OutboundDependencies extends SigningDependencies {
   queue: PaymentQueue;
+  /** Records attempts after which none is due, by group commit: one per process. */
+  finalAttempts: FinalAttempts;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
   retryPolicy: RetryPolicy;
@@ -195,22 +198,9 @@ export interface AttemptReport {
 /** How an attempt ended: delivered, failed with a retry planned, or failed for good. */
 export type AttemptResult = 'delivered' | 'retrying' | 'failed';
 
-/** The invoice, its tenant, and whether attempt `attempt` (or a later one) is already recorded. */
-async function loadInvoiceWithTenant(db: Database, invoiceId: string, attempt: number) {
-  const [found] = await db
-    .select({
-      invoice: invoices,
-      tenant: tenants,
-      recorded: sql<boolean>`exists (select 1 from ${paymentDeliveries}
-        where ${paymentDeliveries.invoiceId} = ${invoices.id} and ${paymentDeliveries.attempt} >= ${attempt})`,
-    })
-    .from(invoices)
-    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
-    .where(eq(invoices.id, invoiceId));
-  return found;
-}
+type RequestedInvoice = PaymentRequestContext['invoice'];
 
-function paymentContext(invoice: typeof invoices.$inferSelect, gateway: string, notifyUrl: string) {
+function paymentContext(invoice: RequestedInvoice, gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,
@@ -241,34 +231,29 @@ export type SignedExchange =
 
 /**
  * POSTs `body` to the tenant's payment endpoint, signed the Standard Webhooks way with every
- * active endpoint secret under `messageId`. Never throws for anything the endpoint or the network
- * does. The payment request and the ping both go through here.
+ * active endpoint secret (`sealedSecrets`, newest first) under `messageId`. Never throws for
+ * anything the endpoint or the network does. The payment request and the ping both go through here.
  */
 export async function sendSignedMessage(
   deps: SigningDependencies,
-  tenant: Pick<typeof tenants.$inferSelect, 'id' | 'paymentEndpointUrl'>,
+  endpoint: { url: string | null; sealedSecrets: string[] },
   messageId: string,
   body: string,
   userAgent: string,
 ): Promise<SignedExchange> {
-  const endpoint = tenant.paymentEndpointUrl;
-  if (!endpoint) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
-  let unreadable: Error | null = null;
-  const secrets = await paymentEndpointSecrets(deps.db, tenant.id, (sealed) => {
+  if (!endpoint.url) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
+  const secrets: string[] = [];
+  for (const sealed of endpoint.sealedSecrets) {
     try {
-      return deps.openSecret(sealed);
+      secrets.push(deps.openSecret(sealed));
     } catch (error) {
       // No configured key opens it (SECRET_ENCRYPTION_KEY changed without a rekey): nothing to sign with.
-      unreadable = error as Error;
-      return '';
+      return { outcome: 'not_sent', error: `payment endpoint secret unreadable: ${(error as Error).message}` };
     }
-  });
-  if (unreadable) {
-    return { outcome: 'not_sent', error: `payment endpoint secret unreadable: ${(unreadable as Error).message}` };
   }
   if (secrets.length === 0) return { outcome: 'not_sent', error: 'tenant has no active payment endpoint secret' };
 
-  const url = new URL(endpoint);
+  const url = new URL(endpoint.url);
   const timestamp = Math.floor(Date.now() / 1000);
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
@@ -298,11 +283,8 @@ export async function sendSignedMessage(
 }
 
 /** One attempt at the payment request: never throws for anything the endpoint or the network does. */
-async function attempt(
-  deps: OutboundDependencies,
-  invoice: typeof invoices.$inferSelect,
-  tenant: typeof tenants.$inferSelect,
-): Promise<AttemptOutcome> {
+async function attempt(deps: OutboundDependencies, request: PaymentRequestContext): Promise<AttemptOutcome> {
+  const { invoice, tenant } = request;
   const endpoint = paymentEndpointIn(tenant, invoice.mode);
   if (!endpoint) {
     const error = `tenant has no ${invoice.mode === 'test' ? 'test ' : ''}payment endpoint configured`;
@@ -312,7 +294,7 @@ async function attempt(
   // The same message id on every attempt, so the partner can deduplicate retries.
   const exchange = await sendSignedMessage(
     deps,
-    { id: tenant.id, paymentEndpointUrl: endpoint },
+    { url: endpoint, sealedSecrets: request.sealedSecrets },
     `msg_${invoice.id}`,
     body,
     'partner-integrations (payment request)',
@@ -377,10 +359,11 @@ async function recordPatiently<T>(deps: OutboundDependencies, trace: object, rec
   }
 }
 
-/** A queued attempt: the job's id and data, and when it was enqueued, when known. */
+/** A queued attempt: the job's id and data, what the attempt needs (null: the invoice is gone), and when it was enqueued, when known. */
 export interface PaymentRequestTask {
   id: string;
   data: PaymentRequestJob;
+  request: PaymentRequestContext | null;
   enqueuedAt?: Date;
 }
 
@@ -391,16 +374,16 @@ export interface PaymentRequestTask {
  */
 export async function deliverPaymentRequest(deps: OutboundDependencies, job: PaymentRequestTask): Promise<void> {
   const { invoice_id: invoiceId, attempt: attemptNumber } = job.data;
-  const found = await loadInvoiceWithTenant(deps.db, invoiceId, attemptNumber);
-  const alreadyRecorded = found?.recorded;
+  const { request } = job;
+  const alreadyRecorded = request?.recorded;
   // Nothing to do when the invoice is gone, when this job ran before and only its completion was
   // lost, or when the partner has already reported an outcome (retrying would ask it to collect
   // a payment it has settled).
-  if (!found || alreadyRecorded || found.invoice.status !== 'pending') {
+  if (!request || alreadyRecorded || request.invoice.status !== 'pending') {
     await deps.db.transaction((tx) => deps.queue.complete(tx, job.id, 'skipped'));
-    if (found && !alreadyRecorded) {
+    if (request && !alreadyRecorded) {
       deps.log.info(
-        { invoice_id: invoiceId, attempt: attemptNumber, status: found.invoice.status },
+        { invoice_id: invoiceId, attempt: attemptNumber, status: request.invoice.status },
         'payment request not retried: invoice settled',
       );
     }
@@ -409,10 +392,10 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   const startedAt = Date.now();
   const waitedSeconds =
     attemptNumber === 1 && job.enqueuedAt ? Math.max(0, startedAt - job.enqueuedAt.getTime()) / 1000 : null;
-  const measured = await attempt(deps, found.invoice, found.tenant);
+  const measured = await attempt(deps, request);
   // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
-  const outcome = found.invoice.mode === 'live' ? measured : { ...measured, verdict: null };
-  const nextDelay = retryDelay(deps.retryPolicy, outcome, attemptNumber, found.invoice.createdAt);
+  const outcome = request.invoice.mode === 'live' ? measured : { ...measured, verdict: null };
+  const nextDelay = retryDelay(deps.retryPolicy, outcome, attemptNumber, request.invoice.createdAt);
   const error = outcome.error !== null && nextDelay === null ? `${outcome.error} (final: not retried)` : outcome.error;
   const result: AttemptResult = error === null ? 'delivered' : nextDelay === null ? 'failed' : 'retrying';
 
@@ -421,7 +404,7 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   // still leaves this line, though the partner will see the request again (same webhook-id).
   deps.onAttempt?.({
     result,
-    mode: found.invoice.mode,
+    mode: request.invoice.mode,
     kind: outcome.kind,
     durationSeconds: outcome.kind === 'not_sent' ? 0 : (Date.now() - startedAt) / 1000,
     waitedSeconds,
@@ -430,7 +413,7 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
     { ...trace, http_status: outcome.httpStatus, latency_ms: outcome.latencyMs, error, retry_in_s: nextDelay },
     error === null ? 'payment request delivered' : 'payment request attempt failed',
   );
-  const tenantId = found.tenant.id;
+  const tenantId = request.tenant.id;
   const delivery = {
     invoiceId,
     attempt: attemptNumber,
@@ -447,7 +430,7 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
             await tx
               .insert(paymentDeliveries)
               .values({ ...delivery, nextRetryAt: new Date(Date.now() + nextDelay * 1000) });
-            await deps.queue.enqueue(tx, found.invoice, attemptNumber + 1, nextDelay);
+            await deps.queue.enqueue(tx, request.invoice, attemptNumber + 1, nextDelay);
             await deps.queue.complete(tx, job.id, result);
             return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
           }),
@@ -455,12 +438,84 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
   if (change) logBreakerChange(deps, tenantId, change, outcome.error);
 }
 
+/** An attempt after which none is due, as the group statement of FinalAttempts records it. */
+interface FinalAttempt {
+  job: string;
+  outcome: AttemptResult;
+  invoice_id: string;
+  attempt: number;
+  http_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  payment_url: string | null;
+  tenant_id: string;
+  /** The endpoint answered (EndpointVerdict 'alive'): its closed breaker's count of failures is cleared. */
+  alive: boolean;
+}
+
+/** Attempts in one statement at most: a bound on how long one transaction holds its row locks. */
+const MAX_GROUP = 32;
+
 /**
- * Records an attempt after which none is due, in one statement (the common case, a delivery, costs
- * one round trip): the attempt, its `payment_url`, the job completed, and a healthy endpoint's
- * count of failures cleared. The rarer breaker changes (a failure, or a success on an endpoint
- * whose breaker opened meanwhile) follow in a transaction of their own.
+ * Records attempts after which none is due by group commit (src/db/group-commit.ts): those that
+ * end while a group is under way go together in the next one, one statement and one commit for
+ * all (the common case, a delivery, costs each its share of one round trip): each attempt, its
+ * `payment_url`, its job completed, and a healthy endpoint's count of failures cleared. One group
+ * under way at a time, so that two never wait for each other's breaker rows. The rarer breaker
+ * changes (a failure, or a success on an endpoint whose breaker opened meanwhile) follow in a
+ * transaction of their own.
  */
+export class FinalAttempts {
+  private readonly groups = new GroupCommit(1, MAX_GROUP, (group: Waiting<FinalAttempt, boolean>[]) =>
+    this.send(group),
+  );
+
+  constructor(
+    private readonly db: Database,
+    private readonly queue: PaymentQueue,
+  ) {}
+
+  /** Records `attempt`; whether the endpoint's breaker is open or half-open. */
+  record(attempt: FinalAttempt): Promise<boolean> {
+    return this.groups.add(attempt);
+  }
+
+  /** One statement for `group`; an attempt that fails it is recorded alone (answerEach). */
+  private send(group: Waiting<FinalAttempt, boolean>[]): Promise<void> {
+    return answerEach(group, async (attempts) => {
+      const rows = rowsOf<{ item: number; failing: boolean }>(
+        await this.db.execute(sql`
+          with attempt as (
+            select * from jsonb_to_recordset(${itemsJson(attempts)}::jsonb) as a(
+              item int, job uuid, outcome text, invoice_id uuid, attempt int, http_status int, latency_ms int,
+              error text, response_body text, payment_url text, tenant_id uuid, alive boolean)
+          ),
+          recorded as (
+            insert into ${paymentDeliveries} (invoice_id, attempt, http_status, latency_ms, error, response_body)
+            select invoice_id, attempt, http_status, latency_ms, error, response_body from attempt
+          ),
+          url as (
+            update ${invoices} i set payment_url = a.payment_url, updated_at = now()
+              from attempt a where i.id = a.invoice_id and a.payment_url is not null
+          ),
+          done as (${this.queue.completionOf('attempt')}),
+          healthy as (
+            delete from ${paymentEndpointBreakers} b using attempt a
+             where b.tenant_id = a.tenant_id and b.state = 'closed' and a.alive
+          )
+          select a.item, exists (select 1 from ${paymentEndpointBreakers} b
+                                  where b.tenant_id = a.tenant_id and b.state <> 'closed') as failing
+            from attempt a`),
+      );
+      const failing = new Array<boolean>(attempts.length);
+      for (const row of rows) failing[row.item] = row.failing;
+      return failing;
+    });
+  }
+}
+
+/** Records an attempt after which none is due (FinalAttempts), then its breaker's change, if any. */
 async function recordFinalAttempt(
   deps: OutboundDependencies,
   jobId: string,
@@ -469,25 +524,19 @@ async function recordFinalAttempt(
   outcome: AttemptOutcome,
   result: AttemptResult,
 ) {
-  const [{ failing }] = rowsOf<{ failing: boolean }>(
-    await deps.db.execute(sql`
-      with attempt as (
-        insert into ${paymentDeliveries} (invoice_id, attempt, http_status, latency_ms, error, response_body)
-        values (${delivery.invoiceId}::uuid, ${delivery.attempt}::int, ${delivery.httpStatus}::int,
-                ${delivery.latencyMs}::int, ${delivery.error}::text, ${delivery.responseBody}::text)
-      ),
-      url as (
-        update ${invoices} set payment_url = ${outcome.paymentUrl ?? null}::text, updated_at = now()
-         where id = ${delivery.invoiceId}::uuid and ${outcome.paymentUrl ?? null}::text is not null
-      ),
-      done as (${deps.queue.completion(jobId, result)}),
-      healthy as (
-        delete from ${paymentEndpointBreakers}
-         where tenant_id = ${tenantId}::uuid and state = 'closed' and ${outcome.verdict === 'alive'}::boolean
-      )
-      select exists (select 1 from ${paymentEndpointBreakers}
-                      where tenant_id = ${tenantId}::uuid and state <> 'closed') as failing`),
-  );
+  const failing = await deps.finalAttempts.record({
+    job: jobId,
+    outcome: result,
+    invoice_id: delivery.invoiceId,
+    attempt: delivery.attempt,
+    http_status: delivery.httpStatus ?? null,
+    latency_ms: delivery.latencyMs ?? null,
+    error: delivery.error ?? null,
+    response_body: delivery.responseBody ?? null,
+    payment_url: outcome.paymentUrl ?? null,
+    tenant_id: tenantId,
+    alive: outcome.verdict === 'alive',
+  });
   const verdict = outcome.verdict;
   if (verdict === 'failing' || (verdict === 'alive' && failing)) {
     return deps.db.transaction((tx) => recordVerdict(tx, tenantId, verdict, outcome.error, deps.breakerPolicy));

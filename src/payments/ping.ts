@@ -6,7 +6,7 @@ import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
-import { type Mode, paymentEndpointIn } from '../tenants/index.js';
+import { type Mode, paymentEndpointIn, sealedPaymentEndpointSecrets } from '../tenants/index.js';
 import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './outbound.js';
 
 export type EndpointPingRow = typeof endpointPings.$inferSelect;
@@ -38,7 +38,7 @@ export async function pingPaymentEndpoint(
   const body = JSON.stringify(pingEvent(tenant.id, new Date()));
   const exchange = await sendSignedMessage(
     deps,
-    { id: tenant.id, paymentEndpointUrl: endpointUrl },
+    { url: endpointUrl, sealedSecrets: await sealedPaymentEndpointSecrets(deps.db, tenant.id) },
     webhookId,
     body,
     'partner-integrations (ping)',

@@ -49,12 +49,32 @@ export interface PaymentRequestInvoice {
   mode: 'live' | 'test';
 }
 
-/** A job taken by `take`: the tenant whose endpoint it goes to, and when it was enqueued. */
+/** A job taken by `take`: when it was enqueued, and what its attempt needs. */
 export interface TakenJob {
   id: string;
   data: PaymentRequestJob;
-  tenantId: string | null;
   enqueuedAt: Date;
+  /** Read by the take itself; null when the invoice is gone. */
+  request: PaymentRequestContext | null;
+}
+
+/** What an attempt needs, as the take reads it with the job. */
+export interface PaymentRequestContext {
+  invoice: {
+    id: string;
+    tenantId: string;
+    mode: 'live' | 'test';
+    status: string;
+    amount: string;
+    currency: string;
+    tripId: string | null;
+    createdAt: Date;
+  };
+  tenant: { id: string; gateway: string; paymentEndpointUrl: string | null; testPaymentEndpointUrl: string | null };
+  /** This attempt, or a later one, is recorded already (it ran, and only its completion was lost). */
+  recorded: boolean;
+  /** The tenant's signing secrets, sealed, newest first (`payment_endpoint_secrets`). */
+  sealedSecrets: string[];
 }
 
 interface QueueOptions {
@@ -78,12 +98,48 @@ export interface TakeLimits {
   worker: string;
 }
 
-/** A row of `take_payment_requests`. */
+/** A row of `take_payment_requests`: the job, and its invoice and tenant (null when the invoice is gone). */
 interface TakenRow {
   id: string;
   data: PaymentRequestJob;
   tenant_id: string | null;
   created_on: string | Date;
+  invoice_tenant_id: string | null;
+  invoice_mode: 'live' | 'test';
+  invoice_status: string;
+  amount: string;
+  currency: string;
+  trip_id: string | null;
+  invoice_created_at: string | Date;
+  recorded: boolean;
+  gateway: string;
+  payment_endpoint_url: string | null;
+  test_payment_endpoint_url: string | null;
+  sealed_secrets: string[];
+}
+
+function requestOf(row: TakenRow): PaymentRequestContext | null {
+  if (row.invoice_tenant_id === null) return null;
+  return {
+    invoice: {
+      id: row.data.invoice_id,
+      tenantId: row.invoice_tenant_id,
+      mode: row.invoice_mode,
+      status: row.invoice_status,
+      amount: row.amount,
+      currency: row.currency,
+      tripId: row.trip_id,
+      createdAt: new Date(row.invoice_created_at),
+    },
+    tenant: {
+      id: row.invoice_tenant_id,
+      gateway: row.gateway,
+      paymentEndpointUrl: row.payment_endpoint_url,
+      testPaymentEndpointUrl: row.test_payment_endpoint_url,
+    },
+    recorded: row.recorded,
+    sealedSecrets: row.sealed_secrets,
+  };
 }
 
 /**
@@ -130,6 +186,8 @@ export class PaymentQueue {
   private readonly jobTiming: { expireInSeconds: number; retryDelay: number };
   private readonly localListeners: (() => void)[] = [];
   private started = false;
+  /** The queue's own table (pg-boss v10 partitions `pgboss.job` by queue), known once started. */
+  private table = '';
 
   constructor(
     private readonly database: DatabaseHandle,
@@ -168,7 +226,19 @@ export class PaymentQueue {
       if (!indexes.includes(name))
         await this.database.executeSql(`create index ${name} on pgboss.${table} ${definition}`);
     }
+    this.table = table;
     this.started = true;
+  }
+
+  /**
+   * Brings the planner's statistics of the queue's table up to date. The take's plan is made from
+   * them and kept for the session; requests that waited while no worker ran (a backlog, or the
+   * first start on a queue filled since its table was made) would otherwise be planned as the
+   * near-empty table the statistics still describe, reading every waiting job on each take until
+   * autovacuum's next analyze.
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.database.executeSql(`analyze pgboss.${this.table}`);
   }
 
   /**
@@ -225,11 +295,12 @@ export class PaymentQueue {
    * come (which turns the breaker half-open until the probe's result, or the job timeout). pg-boss's
    * own fetch takes jobs in creation order only: it knows neither tenants nor breakers.
    *
-   * One call of `take_payment_requests` (migration 0013), under the advisory lock TAKE_LOCK that
+   * One call of `take_payment_requests` (migrations 0013, 0014), under the advisory lock TAKE_LOCK that
    * release 1.0.0's take holds too. Each job carries its endpoint (`tenant_id`, `mode`), indexed
    * (TAKE_INDEXES): the take walks the endpoints with waiting jobs, one index probe each, and reads
    * only each one's first free places, so its cost follows the endpoints and the free slots, not the
-   * length of the queue. Jobs of release 1.0.0 carry no endpoint: their invoices say it.
+   * length of the queue. Jobs of release 1.0.0 carry no endpoint: their invoices say it. Each job
+   * comes with what its attempt needs (`request`), read by the same statement.
    */
   async take(limits: TakeLimits): Promise<TakenJob[]> {
     const { rows } = await this.database.executeSql('select * from take_payment_requests($1, $2, $3, $4, $5, $6, $7)', [
@@ -244,8 +315,8 @@ export class PaymentQueue {
     return (rows as TakenRow[]).map((row) => ({
       id: row.id,
       data: row.data,
-      tenantId: row.tenant_id,
       enqueuedAt: new Date(row.created_on),
+      request: requestOf(row),
     }));
   }
 
@@ -260,10 +331,13 @@ export class PaymentQueue {
     return rows.length;
   }
 
-  /** The statement marking a job done, as pg-boss's `complete` does, for a statement of the caller's. */
-  completion(jobId: string, outcome: string): SQL {
-    return sql`update pgboss.job set completed_on = now(), state = 'completed', output = ${JSON.stringify({ outcome })}::jsonb
-      where name = ${PAYMENT_REQUEST_QUEUE} and id = ${jobId}::uuid and state = 'active'`;
+  /**
+   * The statement marking jobs done, as pg-boss's `complete` does, for a statement of the caller's:
+   * those of `source`, a relation of that statement with the columns `job` (uuid) and `outcome`.
+   */
+  completionOf(source: string): SQL {
+    return sql`update pgboss.job j set completed_on = now(), state = 'completed', output = jsonb_build_object('outcome', s.outcome)
+      from ${sql.raw(source)} s where j.name = ${PAYMENT_REQUEST_QUEUE} and j.id = s.job and j.state = 'active'`;
   }
 
   /** Marks a job done inside `tx`, together with whatever the attempt recorded. */

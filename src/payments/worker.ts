@@ -47,6 +47,7 @@ export class PaymentWorker {
   async start(): Promise<void> {
     // Alive before the first take: another worker's sweep would otherwise give its jobs back.
     await this.sweep();
+    await this.queue.refreshStatistics();
     await this.queue.onNewWork(() => this.wake());
     this.poller = setInterval(() => this.wake(true), POLL_MS);
     this.wake();

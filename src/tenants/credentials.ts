@@ -4,9 +4,9 @@
 // effect on the next request in the process that made it, in every other as soon as the
 // invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
 // skip one query per request.
-import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
-import type { Database, Executor } from '../db/client.js';
+import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
 import { noteCredentialUse } from './credential-use.js';
@@ -246,24 +246,15 @@ async function findPartnerByDigest(db: Executor, digest: string): Promise<Backen
   return { keyId: found.id, tenantId: found.tenantId, scopes: found.scopes };
 }
 
-/** The tenant's active payment endpoint signing secrets, newest first, opened for signing. */
-export async function paymentEndpointSecrets(
-  db: Executor,
-  tenantId: string,
-  openSecret: (sealed: string) => string,
-): Promise<string[]> {
-  const rows = await db
-    .select({ sealed: credentials.sealedSecret })
-    .from(credentials)
-    .where(
-      and(
-        eq(credentials.tenantId, tenantId),
-        eq(credentials.kind, 'payment_endpoint_secret'),
-        isNull(credentials.revokedAt),
-      ),
-    )
-    .orderBy(asc(credentials.createdAt));
-  return rows.flatMap((row) => (row.sealed ? [openSecret(row.sealed)] : [])).reverse();
+/**
+ * The tenant's active payment endpoint signing secrets, sealed, newest first: `payment_endpoint_secrets`
+ * (migration 0014), which the payment request worker's take reads too.
+ */
+export async function sealedPaymentEndpointSecrets(db: Executor, tenantId: string): Promise<string[]> {
+  const [row] = rowsOf<{ sealed: string[] }>(
+    await db.execute(sql`select payment_endpoint_secrets(${tenantId}::uuid) as sealed`),
+  );
+  return row.sealed;
 }
 
 /**

@@ -9,12 +9,12 @@ export {
   issuePartnerKey,
   type LookedUp,
   listCredentials,
-  paymentEndpointSecrets,
   resealSecrets,
   resolveBackendPartnerKey,
   resolvePartnerApiKey,
   resolveSsoSecret,
   revokeCredential,
+  sealedPaymentEndpointSecrets,
   type TenantCredential,
 } from './credentials.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';

@@ -67,7 +67,10 @@ function checkEndpointUrls(input: Pick<NewTenant, 'payment_endpoint_url' | 'test
 }
 
 /** Where the tenant's payment requests and pings go in `mode`, or null when it has none. */
-export function paymentEndpointIn(tenant: TenantRow, mode: Mode): string | null {
+export function paymentEndpointIn(
+  tenant: Pick<TenantRow, 'paymentEndpointUrl' | 'testPaymentEndpointUrl'>,
+  mode: Mode,
+): string | null {
   return mode === 'test' ? tenant.testPaymentEndpointUrl : tenant.paymentEndpointUrl;
 }
 

@@ -8,8 +8,9 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { DEFAULT_RETRY_POLICY, deliverPaymentRequest } from '../../src/payments/outbound.js';
+import { DEFAULT_RETRY_POLICY, deliverPaymentRequest, FinalAttempts } from '../../src/payments/outbound.js';
 import { type RunningService, startService } from '../../src/server.js';
+import { sealedPaymentEndpointSecrets } from '../../src/tenants/index.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
@@ -260,6 +261,7 @@ describe('outbound payment request', () => {
     const deps = {
       db,
       queue: service.context.paymentQueue,
+      finalAttempts: new FinalAttempts(db, service.context.paymentQueue),
       openSecret: (sealed: string) => service.context.secretBox.open(sealed),
       notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
       allowPrivateEndpoints: true,
@@ -267,7 +269,23 @@ describe('outbound payment request', () => {
       breakerPolicy: { failures: 5, coolDownSeconds: 1, maxCoolDownSeconds: 1 },
       log,
     };
-    const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 } };
+    // What the take would have read with the job (take_payment_requests).
+    const request = {
+      invoice: {
+        id: invoice.id,
+        tenantId: tenant.tenant.id,
+        mode: 'live' as const,
+        status: 'pending',
+        amount: invoice.amount,
+        currency: invoice.currency,
+        tripId: null,
+        createdAt: new Date(invoice.created_at),
+      },
+      tenant: { id: tenant.tenant.id, gateway: 'tap', paymentEndpointUrl: url, testPaymentEndpointUrl: null },
+      recorded: false,
+      sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
+    };
+    const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 }, request };
     await deliverPaymentRequest(deps, job);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { credentials } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import { paymentEndpointSecrets } from '../../src/tenants/credentials.js';
+import { sealedPaymentEndpointSecrets } from '../../src/tenants/credentials.js';
 import { keyFilePath, SecretBox } from '../../src/tenants/secret-box.js';
 import {
   copyTemplateDatabase,
@@ -102,7 +102,7 @@ describe('key rotation with partnerctl secrets rekey', () => {
 
     let service = await start({ SECRET_ENCRYPTION_KEY: hex(currentKey), SECRET_ENCRYPTION_KEY_PREVIOUS: hex(oldKey) });
     const open = (sealed: string) => service.context.secretBox.open(sealed);
-    expect(await paymentEndpointSecrets(service.context.db, tenantId, open)).toEqual(issued);
+    expect((await sealedPaymentEndpointSecrets(service.context.db, tenantId)).map(open)).toEqual(issued);
     const later = await admin('POST', '/tenants', { name: 'Later', slug: 'later', gateway: 'tap' });
 
     const first = await rekey(service);
@@ -122,8 +122,8 @@ describe('key rotation with partnerctl secrets rekey', () => {
     ]);
 
     service = await start({ SECRET_ENCRYPTION_KEY: hex(currentKey) });
-    expect(await paymentEndpointSecrets(service.context.db, tenantId, open)).toEqual(issued);
-    expect(await paymentEndpointSecrets(service.context.db, later.tenant.id, open)).toEqual([
+    expect((await sealedPaymentEndpointSecrets(service.context.db, tenantId)).map(open)).toEqual(issued);
+    expect((await sealedPaymentEndpointSecrets(service.context.db, later.tenant.id)).map(open)).toEqual([
       later.credentials.payment_endpoint_secret,
     ]);
   });
@@ -200,7 +200,7 @@ describe.skipIf(TEST_DATABASE_URL)('the key file beside the embedded data', () =
     try {
       const { tenant, credentials: issued } = created.json();
       const open = (sealed: string) => service.context.secretBox.open(sealed);
-      expect(await paymentEndpointSecrets(service.context.db, tenant.id, open)).toEqual([
+      expect((await sealedPaymentEndpointSecrets(service.context.db, tenant.id)).map(open)).toEqual([
         issued.payment_endpoint_secret,
       ]);
       expect(lines.map((line) => JSON.parse(line).msg)).toContainEqual(

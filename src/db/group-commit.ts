@@ -1,0 +1,81 @@
+// Group commit in the service: the calls of one statement that arrive in the same turn of the event
+// loop, or while earlier ones are under way, are sent together, as one statement and one
+// transaction, so they share one round trip and one commit (the flush to disk, which PostgreSQL
+// makes once per transaction). Alone, a call is sent at once, as a group of one. The payment
+// callback's statements (src/payments/notification-store.ts) and the recording of payment request
+// attempts (src/payments/outbound.ts) go this way.
+import { unavailability } from './errors.js';
+
+export interface Waiting<Call, Answer> {
+  call: Call;
+  resolve(answer: Answer): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The calls of one statement waiting to be sent, sent as groups of at most `maxGroup` once the
+ * current turn of the event loop is over, with at most `limit` groups under way: none waits for
+ * more than that turn, or for a group under way when `limit` are.
+ */
+export class GroupCommit<Call, Answer> {
+  private readonly waiting: Waiting<Call, Answer>[] = [];
+  private inFlight = 0;
+  private sendScheduled = false;
+
+  constructor(
+    private readonly limit: number,
+    private readonly maxGroup: number,
+    private readonly send: (group: Waiting<Call, Answer>[]) => Promise<void>,
+  ) {}
+
+  add(call: Call): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ call, resolve, reject });
+      this.scheduleSend();
+    });
+  }
+
+  private scheduleSend(): void {
+    if (this.sendScheduled || this.inFlight >= this.limit || this.waiting.length === 0) return;
+    this.sendScheduled = true;
+    setImmediate(() => {
+      this.sendScheduled = false;
+      while (this.inFlight < this.limit && this.waiting.length > 0) {
+        this.inFlight++;
+        void this.send(this.waiting.splice(0, this.maxGroup)).finally(() => {
+          this.inFlight--;
+          this.scheduleSend();
+        });
+      }
+    });
+  }
+}
+
+/**
+ * Sends `group` by `send`, which answers each call in the group's order, and hands each call its
+ * answer. When the statement fails for one call (a value the database refuses, a deadlock) rather
+ * than for all (the database unreachable), nothing was done, and each call is sent again alone to
+ * get its own answer.
+ */
+export async function answerEach<Call, Answer>(
+  group: Waiting<Call, Answer>[],
+  send: (group: Waiting<Call, Answer>[]) => Promise<Answer[]>,
+): Promise<void> {
+  let answers: Answer[];
+  try {
+    answers = await send(group);
+  } catch (error) {
+    if (group.length === 1 || unavailability(error)) {
+      for (const each of group) each.reject(error);
+      return;
+    }
+    for (const each of group) await answerEach([each], send);
+    return;
+  }
+  for (const [index, each] of group.entries()) each.resolve(answers[index]);
+}
+
+/** A group as a statement takes it: a JSON array of its calls, each with its index as `item`. */
+export function itemsJson(group: Waiting<object, unknown>[]): string {
+  return JSON.stringify(group.map((each, item) => ({ item, ...each.call })));
+}
