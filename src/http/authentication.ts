@@ -2,6 +2,7 @@
 // (from the credential cache in the same tick when it is there, from the database when not), then
 // the rate limits. A callback-style onRequest hook: a cached credential costs no promise of ours.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Caches } from '../cache.js';
 import type { LookedUp } from '../tenants/index.js';
 import type { CredentialCount, RateLimitGuard } from './rate-limit.js';
 
@@ -27,7 +28,57 @@ export interface CredentialCheck<C> {
   accept(request: FastifyRequest, credential: C): Error | undefined;
 }
 
-export function authenticator<C>(limits: RateLimitGuard, check: CredentialCheck<C>): onRequestHookHandler {
+/**
+ * How long a connection's credential stands for the same Authorization header on that connection:
+ * shorter than the credential cache's own lifetime, so a key revoked on another instance is
+ * refused no later than before.
+ */
+const CONNECTION_CREDENTIAL_MS = 250;
+
+interface Presented<C> {
+  authorization: string;
+  credential: C;
+  generation: number;
+  until: number;
+}
+
+/**
+ * A host's credential check with what each connection presented last. A keep-alive client sends
+ * the same key on every request: its digest and cache look-up are made once, not per request, and
+ * any change to credentials or tenants here ends what was remembered at once (the caches'
+ * generation). The header is compared only with the one sent before on the same connection.
+ */
+export class HostCredentials<C> {
+  private readonly presented = new WeakMap<object, Presented<C>>();
+
+  constructor(
+    private readonly caches: Caches,
+    readonly check: CredentialCheck<C>,
+  ) {}
+
+  /** The credential `authorization` presents on `connection`, null when none is valid. */
+  lookUp(connection: object, authorization: string | undefined): LookedUp<C | null> {
+    const now = Date.now();
+    const generation = this.caches.current;
+    const last = this.presented.get(connection);
+    if (last && last.authorization === authorization && last.generation === generation && now < last.until) {
+      return last.credential;
+    }
+    const found = this.check.lookUp(authorization);
+    if (found !== null && !(found instanceof Promise) && authorization !== undefined) {
+      this.presented.set(connection, {
+        authorization,
+        credential: found,
+        generation,
+        until: now + CONNECTION_CREDENTIAL_MS,
+      });
+    }
+    return found;
+  }
+}
+
+export function authenticator<C>(limits: RateLimitGuard, credentials: HostCredentials<C>): onRequestHookHandler {
+  const { check } = credentials;
   return (request, reply, done) => {
     const decide = (credential: C | null) => {
       if (credential === null) {
@@ -39,7 +90,7 @@ export function authenticator<C>(limits: RateLimitGuard, check: CredentialCheck<
           .then(() => done(check.accept(request, credential)), done);
       }
     };
-    const found = check.lookUp(request.headers.authorization);
+    const found = credentials.lookUp(request.raw.socket, request.headers.authorization);
     if (found instanceof Promise) found.then(decide, done);
     else decide(found);
   };
@@ -59,10 +110,11 @@ export interface ReadCredential {
  */
 export function cachedCredential<C>(
   limits: RateLimitGuard,
-  check: CredentialCheck<C>,
-): (authorization: string | undefined) => ReadCredential | null {
-  return (authorization) => {
-    const credential = check.lookUp(authorization);
+  credentials: HostCredentials<C>,
+): (connection: object, authorization: string | undefined) => ReadCredential | null {
+  const { check } = credentials;
+  return (connection, authorization) => {
+    const credential = credentials.lookUp(connection, authorization);
     if (credential === null || credential instanceof Promise) return null;
     return {
       audience: check.audienceOf(credential),

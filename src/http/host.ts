@@ -163,11 +163,12 @@ export function compileAllSchemas(app: HostApp): number {
 
 type SerializerCompilerRoute = Parameters<ReturnType<ReturnType<typeof SerializerSelector>>>[0];
 
+const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 
 /** An incoming `X-Request-Id` is kept when it is a sane token; otherwise a new one is made. */
 function requestId(raw: RawRequestDefaultExpression): string {
-  const incoming = raw.headers['x-request-id'];
+  const incoming = raw.headers[REQUEST_ID_HEADER];
   return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
 }
 
@@ -191,11 +192,13 @@ const PROTECTIVE_HEADERS: Readonly<Record<string, string>> = (() => {
     crossOriginEmbedderPolicy: false,
     crossOriginResourcePolicy: { policy: 'cross-origin' },
   })({} as never, response as never, () => {});
-  return headers;
+  // Copied: helmet's removals left a dictionary-mode object, slow to read at every answer.
+  return Object.fromEntries(Object.entries(headers));
 })();
 
-/** The headers every answer of a host carries: the protective ones and its request id. */
-const everyAnswerHeaders = (id: string): Record<string, string> => ({ ...PROTECTIVE_HEADERS, 'x-request-id': id });
+/** Sets the headers every answer of a host carries: the protective ones and its request id. */
+const setEveryAnswerHeaders = (reply: FastifyReply, id: string): FastifyReply =>
+  reply.headers(PROTECTIVE_HEADERS).header(REQUEST_ID_HEADER, id);
 
 const REQUEST_ID_LOG_LABEL = 'request_id';
 
@@ -222,7 +225,7 @@ interface DurationSeries {
  * the URL: one series per route whatever the ids in paths.
  */
 class RequestCompletion extends LogController {
-  private readonly series = new Map<string, DurationSeries>();
+  private readonly series = new Map<string, Map<string, Map<number, DurationSeries>>>();
 
   constructor(
     private readonly listener: ListenerName,
@@ -259,12 +262,22 @@ class RequestCompletion extends LogController {
     else log().info(line, 'request completed');
   }
 
+  // Nested by route, method and status rather than one joined key: no string is built per request.
   private durationOf(route: string, method: string, status: number): DurationSeries {
-    const key = `${route} ${method} ${status}`;
-    let series = this.series.get(key);
+    let byMethod = this.series.get(route);
+    if (!byMethod) {
+      byMethod = new Map();
+      this.series.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (!byStatus) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let series = byStatus.get(status);
     if (!series) {
       series = this.requestDuration.labels({ listener: this.listener, route, method, status });
-      this.series.set(key, series);
+      byStatus.set(status, series);
     }
     return series;
   }
@@ -281,7 +294,7 @@ interface HostOptions {
    */
   refusalBody(error: AppError, target: string): unknown;
   /** For a host with cached reads: the credential of an Authorization header, from the credential cache. */
-  cachedReadCredential?: (authorization: string | undefined) => ReadCredential | null;
+  cachedReadCredential?: (connection: object, authorization: string | undefined) => ReadCredential | null;
 }
 
 /** The target of a request's first line (`GET /path?query HTTP/1.1`), from the bytes a client error kept. */
@@ -344,7 +357,7 @@ interface BeforeRouting {
   listener: ListenerName;
   logger: FastifyBaseLogger;
   completion: RequestCompletion;
-  credentialOf: (authorization: string | undefined) => ReadCredential | null;
+  credentialOf: (connection: object, authorization: string | undefined) => ReadCredential | null;
   /** A closing server leaves its answer (503, Connection: close) to Fastify. */
   listening(): boolean;
   /** Counts an answer given here. */
@@ -377,8 +390,7 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
     let head = heads.get(response);
     if (!head) {
       head = [];
-      const headers = { ...everyAnswerHeaders(''), ...response.headers };
-      delete headers['x-request-id'];
+      const headers = { ...PROTECTIVE_HEADERS, ...response.headers };
       for (const name in headers) head.push(name, headers[name]);
       head.push('content-length', String(response.body.length));
       heads.set(response, head);
@@ -394,7 +406,7 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
   ) => {
     const id = requestId(req);
     const head = headOf(response).slice();
-    head.push('x-request-id', id);
+    head.push(REQUEST_ID_HEADER, id);
     for (const name in limit) head.push(name, String(limit[name]));
     res.writeHead(200, head);
     res.end(response.body);
@@ -425,7 +437,7 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
       return handler(req, res);
     }
     try {
-      const credential = host.credentialOf(headers.authorization);
+      const credential = host.credentialOf(req.socket, headers.authorization);
       const response =
         credential &&
         cachedResponse(
@@ -433,14 +445,18 @@ function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): Req
           responseKey(host.listener, credential.audience, req.url ?? '', headers['accept-language']),
         );
       if (!credential || !response || !credential.grants(response.scope)) return handler(req, res);
-      credential
-        .count()
-        .then((count) => {
-          // Over the limit: Fastify counts it too and answers the 429.
-          if (count.refused) handler(req, res);
-          else send(req, res, response, count.headers, started);
-        })
-        .catch((error: unknown) => fail(error, req, res));
+      credential.count().then(
+        (count) => {
+          try {
+            // Over the limit: Fastify counts it too and answers the 429.
+            if (count.refused) handler(req, res);
+            else send(req, res, response, count.headers, started);
+          } catch (error) {
+            fail(error, req, res);
+          }
+        },
+        (error: unknown) => fail(error, req, res),
+      );
     } catch (error) {
       fail(error, req, res);
     }
@@ -486,8 +502,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     // A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's.
     frameworkErrors: (_error, request, reply) => {
       const error = new AppError(ErrorCode.MALFORMED_REQUEST);
-      (reply as FastifyReply)
-        .headers(everyAnswerHeaders(request.id))
+      setEveryAnswerHeaders(reply as FastifyReply, request.id)
         .code(error.statusCode)
         .send(options.refusalBody(error, request.raw.url ?? ''));
     },
@@ -523,7 +538,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   // Hooks run on every request take a callback: an async one costs a promise each time.
   let forwardedIgnored = context.config.trustProxy !== false;
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(everyAnswerHeaders(request.id));
+    setEveryAnswerHeaders(reply, request.id);
     if (!forwardedIgnored && request.headers['x-forwarded-for'] !== undefined) {
       // Behind a proxy every client then has the proxy's address, and shares its failure budget.
       forwardedIgnored = true;

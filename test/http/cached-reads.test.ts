@@ -2,6 +2,8 @@
 // (src/http/host.ts) by the same functions as Fastify's path: byte for byte and header for header
 // what the first answer was, under the same credential checks, rate limits, logs and metrics.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type TestTenant, useApps, useTenant } from '../support/apps.js';
 import { loggerInto } from '../support/logs.js';
@@ -104,6 +106,38 @@ describe('a repeated cached read', () => {
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.body)).toEqual({ detail: 'Invalid API key.' });
     expect(answeredBeforeRouting()).toBe(answered + 1);
+  });
+
+  it('is refused at once on the kept-alive connection that presented the key before it was revoked', async () => {
+    const { id, key } = (
+      await service.admin('POST', '/partner-keys', { name: 'kept', scopes: ['cities:read'] })
+    ).json();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const connections = new Set<Socket>();
+    const read = () =>
+      new Promise<number | undefined>((resolve, reject) => {
+        const request = http.get(
+          `${service.urls.backend}/v1/cities/?limit=2&offset=13`,
+          { agent, headers: { authorization: `Api-Key ${key}` } },
+          (response) => {
+            connections.add(response.socket);
+            response.resume().on('end', () => resolve(response.statusCode));
+          },
+        );
+        request.on('error', reject);
+      });
+    try {
+      expect(await read()).toBe(200);
+      const answered = answeredBeforeRouting();
+      expect(await read()).toBe(200);
+      expect(await read()).toBe(200);
+      expect(answeredBeforeRouting()).toBe(answered + 2);
+      expect((await service.admin('DELETE', `/partner-keys/${id}`)).statusCode).toBe(200);
+      expect(await read()).toBe(401);
+      expect(connections.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('is counted against the rate limit, and the request over it is refused', async () => {

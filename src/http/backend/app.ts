@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { cachedCredential } from '../authentication.js';
+import { cachedCredential, HostCredentials } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
@@ -50,11 +50,12 @@ function validationDetail(error: unknown, appError: AppError) {
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'backend');
+  const credentials = new HostCredentials(context.caches, partnerKeyCheck(context));
   const app = createHostApp(context, {
     listener: 'backend',
     logger,
     refusalBody: (error) => ({ detail: error.message }),
-    cachedReadCredential: cachedCredential(limits, partnerKeyCheck(context)),
+    cachedReadCredential: cachedCredential(limits, credentials),
   });
 
   await app.register(swagger, {
@@ -104,6 +105,6 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
+  await app.register(backendGeoRoutes, { context, limits, credentials, prefix: BACKEND_PREFIX });
   return app;
 }

@@ -8,7 +8,7 @@ import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
 import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator, type CredentialCheck } from '../authentication.js';
+import { authenticator, type CredentialCheck, type HostCredentials } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { namedExamples } from '../openapi.js';
@@ -86,11 +86,12 @@ export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPar
   },
 });
 
-export const backendGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
-  app,
-  { context, limits },
-) => {
-  app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
+export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
+  context: AppContext;
+  limits: RateLimitGuard;
+  credentials: HostCredentials<BackendPartner>;
+}> = async (app, { context, limits, credentials }) => {
+  app.addHook('onRequest', authenticator(limits, credentials));
   app.addHook('onSend', (request, reply, payload, done) => {
     // The body is `{"detail"}` as specified; what to fix goes in the challenge.
     if (reply.statusCode === 401)

@@ -16,22 +16,23 @@ import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCheck } from './tenant-auth.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCredentials } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'integrations');
+  const credentials = tenantCredentials(context);
   const app = createHostApp(context, {
     listener: 'integrations',
     logger,
     refusalBody: (error, target) =>
       target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
-    cachedReadCredential: cachedCredential(limits, tenantCheck(context)),
+    cachedReadCredential: cachedCredential(limits, credentials),
   });
   const allowedMethods = trackAllowedMethods(app);
-  const authenticate = authenticateTenant(context, limits);
+  const authenticate = authenticateTenant(credentials, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { type Mode, resolveSsoSecret, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator, type CredentialCheck } from '../authentication.js';
+import { authenticator, type CredentialCheck, HostCredentials } from '../authentication.js';
 import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -38,9 +38,12 @@ export const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantC
   },
 });
 
+/** The host's tenant credentials: one check, remembered per connection. */
+export const tenantCredentials = (context: AppContext) => new HostCredentials(context.caches, tenantCheck(context));
+
 /** The same, as the host's authenticator under its rate limits. */
-export const authenticateTenant = (context: AppContext, limits: RateLimitGuard) =>
-  authenticator(limits, tenantCheck(context));
+export const authenticateTenant = (credentials: HostCredentials<TenantCredential>, limits: RateLimitGuard) =>
+  authenticator(limits, credentials);
 
 const tenantNotAllowed = () => new AppError(ErrorCode.TENANT_NOT_ALLOWED);
 
