@@ -1,8 +1,6 @@
 // partnerctl commands for countries, cities, attractions, and the reference data import.
 import { loadConfig } from '../../config.js';
-import { migrateDatabase } from '../../db/migrate.js';
-import { type ImportSummary, importReferenceData } from '../../geo/index.js';
-import { openContext } from '../../server.js';
+import type { ImportSummary } from '../../geo/index.js';
 import { type Command, type Invocation, positional, required } from '../command.js';
 import { record, table } from '../output.js';
 
@@ -77,6 +75,10 @@ export const geoCommands: Command[] = [
     name: 'data import',
     summary: "Import (or refresh) the bundled countries and cities into the database; keeps operators' settings",
     async run(invocation) {
+      // Loaded here, not at the top: the other commands start without the service's dependencies.
+      const { openContext } = await import('../../server.js');
+      const { migrateDatabase } = await import('../../db/migrate.js');
+      const { importReferenceData } = await import('../../geo/index.js');
       const context = await openContext(loadConfig());
       let summary: ImportSummary | undefined;
       try {
