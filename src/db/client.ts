@@ -23,6 +23,14 @@ type Sql = postgres.Sql<{ numeric: string }>;
 export type TransactionSql = postgres.TransactionSql<{ numeric: string }>;
 type Parameters = postgres.ParameterOrJSON<string>[];
 
+/**
+ * Runs `read` in one read-only snapshot, for a view assembled from several queries that must agree
+ * with each other (an invoice and its attempts, written together, are then never shown apart).
+ */
+export function readInOneSnapshot<T>(db: Database, read: (tx: Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(read, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+}
+
 /** Rows of `db.execute`: postgres.js returns them as an array. */
 export function rowsOf<T>(result: unknown): T[] {
   return result as T[];

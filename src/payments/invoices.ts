@@ -2,7 +2,7 @@
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
 import { and, asc, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
-import type { Database, Executor, Transaction } from '../db/client.js';
+import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
@@ -276,21 +276,24 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
   };
 }
 
-/** Everything that happened to an invoice, for one timeline: its tenant, trip, attempts and notifications. */
-export async function invoiceHistory(db: Executor, id: string) {
-  const [found] = await db
-    .select({ invoice: invoices, tenant: tenants, trip: { id: trips.id, title: trips.title, status: trips.status } })
-    .from(invoices)
-    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
-    .leftJoin(trips, eq(trips.id, invoices.tripId))
-    .where(eq(invoices.id, id));
-  if (!found) throw notFound('Invoice');
-  const [deliveries, events, refused] = await Promise.all([
-    listDeliveries(db, id),
-    listPaymentEvents(db, id),
-    listRefusedNotifications(db, id),
-  ]);
-  return { ...found, deliveries, events, refused };
+/**
+ * Everything that happened to an invoice, for one timeline: its tenant, trip, attempts and
+ * notifications, in one snapshot (a paid invoice is never shown without the event that paid it).
+ */
+export function invoiceHistory(db: Database, id: string) {
+  return readInOneSnapshot(db, async (tx) => {
+    const [found] = await tx
+      .select({ invoice: invoices, tenant: tenants, trip: { id: trips.id, title: trips.title, status: trips.status } })
+      .from(invoices)
+      .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+      .leftJoin(trips, eq(trips.id, invoices.tripId))
+      .where(eq(invoices.id, id));
+    if (!found) throw notFound('Invoice');
+    const deliveries = await listDeliveries(tx, id);
+    const events = await listPaymentEvents(tx, id);
+    const refused = await listRefusedNotifications(tx, id);
+    return { ...found, deliveries, events, refused };
+  });
 }
 
 /** The longest text searched for: transaction ids are short references. */

@@ -3,7 +3,7 @@
 // and refused (refusals.ts). Always within one tenant and, for a partner, one mode: another
 // tenant's or the other mode's invoice is one that does not exist.
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { type Executor, rowsOf } from '../db/client.js';
+import { type Database, type Executor, readInOneSnapshot, rowsOf } from '../db/client.js';
 import { invoices, paymentDeliveries } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Page } from '../geo/index.js';
@@ -37,43 +37,48 @@ async function deliveriesOf(db: Executor, invoiceIds: string[]): Promise<Map<str
   return byInvoice;
 }
 
-/** The scope's invoices, newest first, one page, each with its attempts. */
-export async function listPaymentRequests(
-  db: Executor,
+/**
+ * The scope's invoices, newest first, one page, each with its attempts, read in one snapshot: an
+ * attempt and the `payment_url` it stored are never shown apart.
+ */
+export function listPaymentRequests(
+  db: Database,
   scope: ViewScope,
   filter: { status?: string },
   page: Page,
 ): Promise<{ count: number; rows: PaymentRequestSummary[] }> {
   const where = and(inScope(scope), filter.status ? eq(invoices.status, filter.status) : undefined);
-  const [[counted], found] = await Promise.all([
-    db.select({ count: count() }).from(invoices).where(where),
-    db
+  return readInOneSnapshot(db, async (tx) => {
+    const [counted] = await tx.select({ count: count() }).from(invoices).where(where);
+    const found = await tx
       .select()
       .from(invoices)
       .where(where)
       .orderBy(desc(invoices.createdAt), desc(invoices.id))
       .limit(page.limit)
-      .offset(page.offset),
-  ]);
-  const deliveries = await deliveriesOf(
-    db,
-    found.map((invoice) => invoice.id),
-  );
-  return {
-    count: counted.count,
-    rows: found.map((invoice) => ({ invoice, deliveries: deliveries.get(invoice.id) ?? [] })),
-  };
+      .offset(page.offset);
+    const deliveries = await deliveriesOf(
+      tx,
+      found.map((invoice) => invoice.id),
+    );
+    return {
+      count: counted.count,
+      rows: found.map((invoice) => ({ invoice, deliveries: deliveries.get(invoice.id) ?? [] })),
+    };
+  });
 }
 
-/** One of the scope's invoices with its attempts; a 404 for any other id. */
-export async function getPaymentRequest(db: Executor, scope: ViewScope, invoiceId: string) {
-  const [invoice] = await db
-    .select()
-    .from(invoices)
-    .where(and(inScope(scope), eq(invoices.id, invoiceId)));
-  if (!invoice) throw notFound('Payment request');
-  const deliveries = await deliveriesOf(db, [invoice.id]);
-  return { invoice, deliveries: deliveries.get(invoice.id) ?? [] };
+/** One of the scope's invoices with its attempts, in one snapshot; a 404 for any other id. */
+export function getPaymentRequest(db: Database, scope: ViewScope, invoiceId: string): Promise<PaymentRequestSummary> {
+  return readInOneSnapshot(db, async (tx) => {
+    const [invoice] = await tx
+      .select()
+      .from(invoices)
+      .where(and(inScope(scope), eq(invoices.id, invoiceId)));
+    if (!invoice) throw notFound('Payment request');
+    const deliveries = await deliveriesOf(tx, [invoice.id]);
+    return { invoice, deliveries: deliveries.get(invoice.id) ?? [] };
+  });
 }
 
 export const NOTIFICATION_LOG_OUTCOMES = ['accepted', 'refused'] as const;
