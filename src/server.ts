@@ -1,7 +1,6 @@
 // Starts the service: database, migrations and first-start data under one lock, then the
 // listeners of DECISIONS §1, then background workers. `close()` undoes it in reverse order.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { CACHE_INVALIDATION_CHANNEL, Caches } from './cache.js';
@@ -18,6 +17,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
+import { HeldPort } from './http/held-port.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
@@ -75,25 +75,17 @@ function publicUrl(config: Config, name: 'integrations' | 'backend', configured:
 }
 
 /**
- * A free port on `host`, asked of the system by listening on port 0 for a moment. Listeners
- * configured with port 0 get theirs this way before anything is built, so that their URLs are known
- * from the start; another process taking the port in between makes the start fail (EADDRINUSE).
+ * Each listener configured with port 0 on a port held for it (HeldPort), and `config` with those
+ * ports: the public URLs follow from them before anything is built.
  */
-export async function freePort(host: string): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `config` with every listener's port 0 replaced by a free port. */
-async function withFreePorts(config: Config): Promise<Config> {
+async function holdFreePorts(config: Config) {
   const listeners: Config['listeners'] = {};
+  const held: Partial<Record<ListenerName, HeldPort>> = {};
   for (const [name, listener] of Object.entries(config.listeners) as [ListenerName, ListenerConfig][]) {
-    listeners[name] = listener.port === 0 ? { ...listener, port: await freePort(listener.host) } : listener;
+    if (listener.port === 0) held[name] = await HeldPort.on(listener.host);
+    listeners[name] = { ...listener, port: held[name]?.port ?? listener.port };
   }
-  return { ...config, listeners };
+  return { config: { ...config, listeners }, held };
 }
 
 /**
@@ -261,8 +253,9 @@ async function checkSealedSecrets(context: AppContext): Promise<void> {
   );
 }
 
-/** Starts listening; the listener's base URL. */
-async function listen(app: HostApp, listener: ListenerConfig): Promise<string> {
+/** Starts listening, on the port held for it if there is one; the listener's base URL. */
+async function listen(app: HostApp, listener: ListenerConfig, held: HeldPort | undefined): Promise<string> {
+  if (held) return held.listen(app);
   await app.listen({ host: listener.host, port: listener.port });
   return listenerUrl(app);
 }
@@ -275,7 +268,12 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     );
   }
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
-  const context = await openContext(await withFreePorts(config), { logger });
+  const { config: listening, held } = await holdFreePorts(config);
+  const releasePorts = () => Promise.all(Object.values(held).map((port) => port.release()));
+  const context = await openContext(listening, { logger }).catch(async (error) => {
+    await releasePorts();
+    throw error;
+  });
   const apps: RunningService['apps'] = {};
   const urls: RunningService['urls'] = {};
   let worker: PaymentWorker | undefined;
@@ -289,6 +287,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await context.paymentQueue.stop();
     await context.database.close();
     context.rateLimitStore?.redis.disconnect();
+    await releasePorts();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);
@@ -310,7 +309,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     }
     for (const [name, listener] of Object.entries(context.config.listeners) as [ListenerName, ListenerConfig][]) {
       apps[name] = await HOST_BUILDERS[name](context, logger);
-      urls[name] = await listen(apps[name], listener);
+      urls[name] = await listen(apps[name], listener, held[name]);
       logger.info({ listener: name, host: listener.host }, `${name} listener on ${urls[name]}`);
     }
   } catch (error) {

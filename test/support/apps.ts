@@ -10,8 +10,9 @@ import { type ListenerName, loadConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
 import { type Tenant, tenantView } from '../../src/http/admin/tenants.js';
 import type { HostApp } from '../../src/http/host.js';
+import { HeldPort } from '../../src/http/held-port.js';
 import { createLogger } from '../../src/logger.js';
-import { freePort, HOST_BUILDERS, openContext } from '../../src/server.js';
+import { HOST_BUILDERS, openContext } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { copyTemplateDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
@@ -98,22 +99,35 @@ export async function startTestApps(
   hosts: ListenerName[],
   { env = {}, logger = createLogger('silent'), listen = false }: TestAppsOptions = {},
 ): Promise<TestApps> {
-  // Listening apps get their free ports first: the public URLs follow from them, as in startService.
+  // Listening apps get their ports first, held until they listen: the public URLs follow from them,
+  // as in startService.
+  const held: Partial<Record<ListenerName, HeldPort>> = {};
   const ports: Record<string, string> = {};
-  if (listen) for (const name of hosts) ports[`${name.toUpperCase()}_PORT`] = String(await freePort('127.0.0.1'));
-  const opened = await openTestContext({ ...ports, ...env });
+  if (listen) {
+    for (const name of hosts) {
+      held[name] = await HeldPort.on('127.0.0.1');
+      ports[`${name.toUpperCase()}_PORT`] = String(held[name].port);
+    }
+  }
+  const releasePorts = () => Promise.all(Object.values(held).map((port) => port.release()));
+  const opened = await openTestContext({ ...ports, ...env }).catch(async (error) => {
+    await releasePorts();
+    throw error;
+  });
   const apps: TestApps['apps'] = {};
   const urls: TestApps['urls'] = {};
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= (async () => {
       await Promise.all(Object.values(apps).map((app) => app.close()));
+      await releasePorts();
       await opened.close();
     })());
   try {
     for (const name of hosts) {
       apps[name] = await HOST_BUILDERS[name](opened.context, logger);
-      if (listen) urls[name] = await apps[name].listen(opened.context.config.listeners[name]);
+      const port = held[name];
+      if (port) urls[name] = await port.listen(apps[name]);
       else await apps[name].ready();
     }
   } catch (error) {
