@@ -427,11 +427,13 @@ export async function deliverPaymentRequest(deps: OutboundDependencies, job: Pay
       ? await recordPatiently(deps, trace, () => recordFinalAttempt(deps, job.id, tenantId, delivery, outcome, result))
       : await recordPatiently(deps, trace, () =>
           deps.db.transaction(async (tx) => {
+            // The job first: a recording tried again after a commit whose answer was lost finds it
+            // done, and neither records the attempt nor enqueues its retry twice.
+            if (!(await deps.queue.complete(tx, job.id, result))) return null;
             await tx
               .insert(paymentDeliveries)
               .values({ ...delivery, nextRetryAt: new Date(Date.now() + nextDelay * 1000) });
             await deps.queue.enqueue(tx, request.invoice, attemptNumber + 1, nextDelay);
-            await deps.queue.complete(tx, job.id, result);
             return outcome.verdict && recordVerdict(tx, tenantId, outcome.verdict, outcome.error, deps.breakerPolicy);
           }),
         );
@@ -454,6 +456,12 @@ interface FinalAttempt {
   alive: boolean;
 }
 
+/** Whether the statement recorded the attempt (its job was still active), and whether the endpoint's breaker is open or half-open. */
+interface FinalRecording {
+  recorded: boolean;
+  failing: boolean;
+}
+
 /** Attempts in one statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_GROUP = 32;
 
@@ -461,13 +469,15 @@ const MAX_GROUP = 32;
  * Records attempts after which none is due by group commit (src/db/group-commit.ts): those that
  * end while a group is under way go together in the next one, one statement and one commit for
  * all (the common case, a delivery, costs each its share of one round trip): each attempt, its
- * `payment_url`, its job completed, and a healthy endpoint's count of failures cleared. One group
+ * `payment_url`, its job completed, and a healthy endpoint's count of failures cleared. Only the
+ * attempts whose job the statement completes are recorded: a group sent again after a commit whose
+ * answer was lost records nothing twice. One group
  * under way at a time, so that two never wait for each other's breaker rows. The rarer breaker
  * changes (a failure, or a success on an endpoint whose breaker opened meanwhile) follow in a
  * transaction of their own.
  */
 export class FinalAttempts {
-  private readonly groups = new GroupCommit(1, MAX_GROUP, (group: Waiting<FinalAttempt, boolean>[]) =>
+  private readonly groups = new GroupCommit(1, MAX_GROUP, (group: Waiting<FinalAttempt, FinalRecording>[]) =>
     this.send(group),
   );
 
@@ -476,41 +486,43 @@ export class FinalAttempts {
     private readonly queue: PaymentQueue,
   ) {}
 
-  /** Records `attempt`; whether the endpoint's breaker is open or half-open. */
-  record(attempt: FinalAttempt): Promise<boolean> {
+  /** Records `attempt` unless its job is done already (FinalRecording). */
+  record(attempt: FinalAttempt): Promise<FinalRecording> {
     return this.groups.add(attempt);
   }
 
   /** One statement for `group`; an attempt that fails it is recorded alone (answerEach). */
-  private send(group: Waiting<FinalAttempt, boolean>[]): Promise<void> {
+  private send(group: Waiting<FinalAttempt, FinalRecording>[]): Promise<void> {
     return answerEach(group, async (attempts) => {
-      const rows = rowsOf<{ item: number; failing: boolean }>(
+      const rows = rowsOf<FinalRecording & { item: number }>(
         await this.db.execute(sql`
           with attempt as (
             select * from jsonb_to_recordset(${itemsJson(attempts)}::jsonb) as a(
               item int, job uuid, outcome text, invoice_id uuid, attempt int, http_status int, latency_ms int,
               error text, response_body text, payment_url text, tenant_id uuid, alive boolean)
           ),
+          done as (${this.queue.completionOf('attempt')}),
+          first as (select * from attempt where job in (select id from done)),
           recorded as (
             insert into ${paymentDeliveries} (invoice_id, attempt, http_status, latency_ms, error, response_body)
-            select invoice_id, attempt, http_status, latency_ms, error, response_body from attempt
+            select invoice_id, attempt, http_status, latency_ms, error, response_body from first
           ),
           url as (
             update ${invoices} i set payment_url = a.payment_url, updated_at = now()
-              from attempt a where i.id = a.invoice_id and a.payment_url is not null
+              from first a where i.id = a.invoice_id and a.payment_url is not null
           ),
-          done as (${this.queue.completionOf('attempt')}),
           healthy as (
-            delete from ${paymentEndpointBreakers} b using attempt a
+            delete from ${paymentEndpointBreakers} b using first a
              where b.tenant_id = a.tenant_id and b.state = 'closed' and a.alive
           )
-          select a.item, exists (select 1 from ${paymentEndpointBreakers} b
-                                  where b.tenant_id = a.tenant_id and b.state <> 'closed') as failing
+          select a.item, a.job in (select id from done) as recorded,
+                 exists (select 1 from ${paymentEndpointBreakers} b
+                          where b.tenant_id = a.tenant_id and b.state <> 'closed') as failing
             from attempt a`),
       );
-      const failing = new Array<boolean>(attempts.length);
-      for (const row of rows) failing[row.item] = row.failing;
-      return failing;
+      const recordings = new Array<FinalRecording>(attempts.length);
+      for (const { item, recorded, failing } of rows) recordings[item] = { recorded, failing };
+      return recordings;
     });
   }
 }
@@ -524,7 +536,7 @@ async function recordFinalAttempt(
   outcome: AttemptOutcome,
   result: AttemptResult,
 ) {
-  const failing = await deps.finalAttempts.record({
+  const { recorded, failing } = await deps.finalAttempts.record({
     job: jobId,
     outcome: result,
     invoice_id: delivery.invoiceId,
@@ -538,7 +550,7 @@ async function recordFinalAttempt(
     alive: outcome.verdict === 'alive',
   });
   const verdict = outcome.verdict;
-  if (verdict === 'failing' || (verdict === 'alive' && failing)) {
+  if (recorded && (verdict === 'failing' || (verdict === 'alive' && failing))) {
     return deps.db.transaction((tx) => recordVerdict(tx, tenantId, verdict, outcome.error, deps.breakerPolicy));
   }
   return null;

@@ -333,16 +333,28 @@ export class PaymentQueue {
 
   /**
    * The statement marking jobs done, as pg-boss's `complete` does, for a statement of the caller's:
-   * those of `source`, a relation of that statement with the columns `job` (uuid) and `outcome`.
+   * those of `source`, a relation of that statement with the columns `job` (uuid) and `outcome`
+   * that are still active. Returns the ids of those it marked.
    */
   completionOf(source: string): SQL {
     return sql`update pgboss.job j set completed_on = now(), state = 'completed', output = jsonb_build_object('outcome', s.outcome)
-      from ${sql.raw(source)} s where j.name = ${PAYMENT_REQUEST_QUEUE} and j.id = s.job and j.state = 'active'`;
+      from ${sql.raw(source)} s where j.name = ${PAYMENT_REQUEST_QUEUE} and j.id = s.job and j.state = 'active'
+      returning j.id`;
   }
 
-  /** Marks a job done inside `tx`, together with whatever the attempt recorded. */
-  async complete(tx: Transaction, jobId: string, outcome: string): Promise<void> {
-    await this.boss.complete(PAYMENT_REQUEST_QUEUE, jobId, { outcome }, { db: this.runnerFor(tx) });
+  /**
+   * Marks a job done inside `tx`, together with whatever the attempt recorded; false when it was no
+   * longer active (done already, by a commit whose answer was lost).
+   */
+  async complete(tx: Transaction, jobId: string, outcome: string): Promise<boolean> {
+    // pg-boss answers how many jobs it completed, though its types declare nothing.
+    const completed = (await this.boss.complete(
+      PAYMENT_REQUEST_QUEUE,
+      jobId,
+      { outcome },
+      { db: this.runnerFor(tx) },
+    )) as { affected: number } | undefined;
+    return (completed?.affected ?? 0) > 0;
   }
 
   /** Stops maintenance; the database stays open. Workers stop on their own (PaymentWorker.stop). */

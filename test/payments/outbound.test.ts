@@ -240,36 +240,23 @@ describe('outbound payment request', () => {
     );
   });
 
-  it('records an attempt once the database is back, after logging that it could not yet', async () => {
+  /**
+   * The attempt number 2 of a new invoice of a new tenant whose endpoint answers `replies`, as the
+   * take hands it to a worker: its job active, with what the take reads beside it.
+   */
+  async function activeSecondAttempt(path: string, replies: Reply[]) {
     const tenant = await service.createTenant({ gateway: 'tap' });
     const invoice = await createInvoice(service, tenant);
     // Without an endpoint, the first attempt is recorded as failed, and no job is left.
     await attemptsOver(service, invoice.id);
-    const url = partner.route('/unrecorded', [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
+    const url = partner.route(path, [tenant.credentials.payment_endpoint_secret], replies);
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
-    // The database goes away while the partner answers: the first try at recording the attempt fails.
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    let refusals = 1;
-    const db = new Proxy(service.context.db, {
-      get: (target, property, receiver) =>
-        (property === 'transaction' || property === 'execute') && refusals-- > 0
-          ? () => Promise.reject(new DrizzleQueryError('insert into payment_deliveries', [], refused))
-          : Reflect.get(target, property, receiver),
-    });
-    const lines: string[] = [];
-    const log = loggerInto(lines, 'info');
-    const deps = {
-      db,
-      queue: service.context.paymentQueue,
-      finalAttempts: new FinalAttempts(db, service.context.paymentQueue),
-      openSecret: (sealed: string) => service.context.secretBox.open(sealed),
-      notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
-      allowPrivateEndpoints: true,
-      retryPolicy: DEFAULT_RETRY_POLICY,
-      breakerPolicy: { failures: 5, coolDownSeconds: 1, maxCoolDownSeconds: 1 },
-      log,
-    };
-    // What the take would have read with the job (take_payment_requests).
+    const data = { invoice_id: invoice.id, attempt: 2, tenant_id: tenant.tenant.id, mode: 'live' as const };
+    // Active without a worker's mark: no sweep gives it back, and the service's worker leaves it.
+    const { rows } = await service.context.database.executeSql(
+      `insert into pgboss.job (name, data, state, started_on) values ('payment-request', $1::jsonb, 'active', now()) returning id`,
+      [JSON.stringify(data)],
+    );
     const request = {
       invoice: {
         id: invoice.id,
@@ -285,8 +272,45 @@ describe('outbound payment request', () => {
       recorded: false,
       sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
     };
-    const job = { id: randomUUID(), data: { invoice_id: invoice.id, attempt: 2 }, request };
-    await deliverPaymentRequest(deps, job);
+    return { invoice, job: { id: rows[0].id as string, data, request } };
+  }
+
+  /**
+   * What a worker is given, on a database handle whose first `transaction` or `execute` fails as an
+   * unreachable database does: before the statement reaches it, or (`after`) once it has committed.
+   */
+  function dependenciesWithOneLostAnswer(lines: string[], failing: 'before' | 'after') {
+    const refused = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const lost = () => new DrizzleQueryError('insert into payment_deliveries', [], refused);
+    let failures = 1;
+    const db = new Proxy(service.context.db, {
+      get: (target, property, receiver) => {
+        const real = Reflect.get(target, property, receiver);
+        if ((property !== 'transaction' && property !== 'execute') || failures-- <= 0) return real;
+        if (failing === 'before') return () => Promise.reject(lost());
+        return async (...args: unknown[]) => {
+          await real.apply(target, args);
+          throw lost();
+        };
+      },
+    });
+    return {
+      db,
+      queue: service.context.paymentQueue,
+      finalAttempts: new FinalAttempts(db, service.context.paymentQueue),
+      openSecret: (sealed: string) => service.context.secretBox.open(sealed),
+      notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
+      allowPrivateEndpoints: true,
+      retryPolicy: DEFAULT_RETRY_POLICY,
+      breakerPolicy: { failures: 5, coolDownSeconds: 1, maxCoolDownSeconds: 1 },
+      log: loggerInto(lines, 'info'),
+    };
+  }
+
+  it('records an attempt once the database is back, after logging that it could not yet', async () => {
+    const { invoice, job } = await activeSecondAttempt('/unrecorded', [{ status: 200 }]);
+    const lines: string[] = [];
+    await deliverPaymentRequest(dependenciesWithOneLostAnswer(lines, 'before'), job);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({
@@ -307,6 +331,32 @@ describe('outbound payment request', () => {
       { attempt: 2, http_status: 200 },
     ]);
   });
+
+  it.each([
+    ['a delivery', 200, 'completed', 0],
+    ['a failure to retry', 503, 'completed', 1],
+  ])(
+    'records %s once when its commit was made but the answer lost, and enqueues no retry twice',
+    async (_, status, state, retries) => {
+      const { invoice, job } = await activeSecondAttempt(`/answer-lost-${status}`, [{ status }]);
+      const lines: string[] = [];
+      await deliverPaymentRequest(dependenciesWithOneLostAnswer(lines, 'after'), job);
+      expect(lines.map((line) => JSON.parse(line).msg)).toContain(
+        'payment request attempt not recorded yet: database unreachable, trying again',
+      );
+      const shown = await showInvoice(service, invoice.id);
+      expect(shown.deliveries.map(({ attempt, http_status }) => ({ attempt, http_status }))).toEqual([
+        { attempt: 1, http_status: null },
+        { attempt: 2, http_status: status },
+      ]);
+      const { rows } = await service.context.database.executeSql(
+        `select (select state from pgboss.job where id = $1) as state,
+              (select count(*)::int from pgboss.job where data->>'invoice_id' = $2 and data->>'attempt' = '3') as retries`,
+        [job.id, invoice.id],
+      );
+      expect(rows[0]).toEqual({ state, retries });
+    },
+  );
 
   it('sends the payment request again on demand after a final 4xx, same webhook-id; refused once settled', async () => {
     const refusal = JSON.stringify({ error: 'unknown merchant', detail: 'é'.repeat(2000) });
