@@ -1,6 +1,5 @@
 // The outbound payment request (DECISIONS §7) end to end: a partner's endpoint on loopback that
 // verifies the Standard Webhooks signature as a partner would, failing first and then answering.
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
