@@ -4,7 +4,7 @@
 // markdown table and writes it to BENCHMARKS.md. Not a test: never part of `npm test`.
 //
 //   npm run bench -- [--duration 10] [--connections 10] [--warmup 2] [--profile] [--no-write] [--only TEXT]
-//                    [--payment-database postgres|embedded]
+//                    [--payment-database postgres|embedded|both]
 //
 // --only runs the scenarios whose label contains TEXT (the callback's half-rate line needs its
 // unique scenario) and leaves BENCHMARKS.md alone: for trying a change, not for the record.
@@ -12,8 +12,8 @@
 // figures are skewed by the profiler, so BENCHMARKS.md is then left alone).
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is used only to create
 // and drop this run's databases. The payment request scenarios (payments.ts) run on a service of
-// their own, with its worker, on a database of their own: PostgreSQL, or with --payment-database
-// embedded the embedded database in a fresh DATA_DIR.
+// their own, with its worker, on a database of their own: PostgreSQL, then the embedded database in a
+// fresh DATA_DIR (--payment-database picks one of them).
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -63,11 +63,15 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
-    'payment-database': { type: 'string', default: 'postgres' },
+    'payment-database': { type: 'string', default: 'both' },
   },
 });
-const PAYMENT_DATABASE = options['payment-database'] as 'postgres' | 'embedded';
-if (!['postgres', 'embedded'].includes(PAYMENT_DATABASE)) throw new Error('--payment-database: postgres or embedded');
+type PaymentDatabase = 'postgres' | 'embedded';
+const PAYMENT_DATABASES: PaymentDatabase[] =
+  options['payment-database'] === 'both' ? ['postgres', 'embedded'] : [options['payment-database'] as PaymentDatabase];
+if (!PAYMENT_DATABASES.every((database) => ['postgres', 'embedded'].includes(database))) {
+  throw new Error('--payment-database: postgres, embedded or both');
+}
 const DURATION_S = Number(options.duration);
 const CONNECTIONS = Number(options.connections);
 const WARMUP_S = Number(options.warmup);
@@ -520,7 +524,7 @@ async function render(report: Report): Promise<string> {
 const PAYMENT_WORKER_ENV = { PAYMENT_WORKER_CONCURRENCY: '64', PAYMENT_ENDPOINT_CONCURRENCY: '8' };
 
 /** The payment request scenarios selected (--only), on a service and database of their own; their lines. */
-async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]> {
+async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: PaymentDatabase): Promise<string[]> {
   const selected = (label: string) => options.only === undefined || label.includes(options.only);
   if (!Object.values(PAYMENT_SCENARIOS).some(selected)) return [];
   const ports = [await freePort(), await freePort(), await freePort()];
@@ -542,13 +546,13 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]>
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'partner-bench-payments-')),
   };
   cleanups.push(async () => rmSync(paymentEnv.DATA_DIR!, { recursive: true, force: true }));
-  if (PAYMENT_DATABASE === 'postgres') {
+  if (paymentDatabase === 'postgres') {
     const own = new ThrowawayDatabase(MAINTENANCE_URL, 'payments');
     await own.create();
     cleanups.push(() => own.drop());
     paymentEnv.DATABASE_URL = own.url;
   }
-  log(`payment request scenarios (${PAYMENT_DATABASE}): service with its worker`);
+  log(`payment request scenarios (${paymentDatabase}): service with its worker`);
   let service = await startService(paymentEnv, urls, { nodeFlags: [] });
   const restart = async (worker: boolean) => {
     await service.stop();
@@ -561,7 +565,7 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv): Promise<string[]>
     const settings = Object.entries(PAYMENT_WORKER_ENV)
       .map(([name, value]) => `${name}=${value}`)
       .join(', ');
-    const lines = paymentLines(figures, PAYMENT_DATABASE, settings);
+    const lines = paymentLines(figures, paymentDatabase, settings);
     log(lines.join('\n'));
     return lines;
   } finally {
@@ -636,7 +640,9 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const scenario of scenarios) rows.push(await measure(scenario, service, helpers));
 
-  const payments = await measurePaymentDelivery(env);
+  const payments: string[] = [];
+  for (const paymentDatabase of PAYMENT_DATABASES)
+    payments.push(...(await measurePaymentDelivery(env, paymentDatabase)));
 
   const unique = rows.find((row) => row.scenario.label === CALLBACK_UNIQUE);
   const rate = unique && Math.max(1, Math.round(unique.service.requestsPerSecond / 2));
