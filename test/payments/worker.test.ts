@@ -1,16 +1,14 @@
 // The payment request worker under partners that misbehave: a hung endpoint keeps to its own
 // slots, a failing one trips its breaker and is probed back, a killed worker's requests go out
 // after a restart, and two instances together keep to the per-endpoint limit.
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
-import { waitFor } from '../support/partner-endpoint.js';
+import { LoopbackServer, waitFor } from '../support/partner-endpoint.js';
 import { startServiceProcess } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { createInvoice, showInvoice } from './support.js';
@@ -21,24 +19,11 @@ type Behaviour = 'hang' | { status: number; delayMs?: number };
  * Partners' endpoints on one loopback server: per path a behaviour (changeable), what arrived
  * (webhook-id and when), and the most requests it had open at once.
  */
-class Endpoints {
+class Endpoints extends LoopbackServer {
   readonly behaviour = new Map<string, Behaviour>();
   readonly received = new Map<string, { webhookId: string; at: number; status: number | null }[]>();
   readonly open = new Map<string, number>();
   readonly mostOpen = new Map<string, number>();
-  private readonly server = http.createServer((request, response) => this.handle(request, response));
-  url = '';
-
-  async start() {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  stop() {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(resolve));
-  }
 
   route(path: string, behaviour: Behaviour): string {
     this.behaviour.set(path, behaviour);
@@ -56,7 +41,7 @@ class Endpoints {
     return counts;
   }
 
-  private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
+  protected async handle(request: http.IncomingMessage, response: http.ServerResponse) {
     for await (const _chunk of request);
     const path = request.url ?? '';
     const behaviour = this.behaviour.get(path) ?? { status: 404 };

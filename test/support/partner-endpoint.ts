@@ -15,12 +15,9 @@ export interface Received {
 /** A reply; a string body is sent as is, anything else as JSON. */
 export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
 
-/** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
-export class PartnerEndpoint {
-  readonly received = new Map<string, Received[]>();
-  readonly scripts = new Map<string, Reply[]>();
-  readonly secrets = new Map<string, string[]>();
-  private server = http.createServer((request, response) => this.handle(request, response));
+/** An HTTP server on a free loopback port for a test's partners; subclasses answer the requests. */
+export abstract class LoopbackServer {
+  private readonly server = http.createServer((request, response) => this.handle(request, response));
   url = '';
 
   async start() {
@@ -34,6 +31,15 @@ export class PartnerEndpoint {
     return new Promise((resolve) => this.server.close(resolve));
   }
 
+  protected abstract handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void>;
+}
+
+/** A partner endpoint: per path, a script of replies (the last one repeats) and what came in. */
+export class PartnerEndpoint extends LoopbackServer {
+  readonly received = new Map<string, Received[]>();
+  readonly scripts = new Map<string, Reply[]>();
+  readonly secrets = new Map<string, string[]>();
+
   /** A path answering `replies` in turn, whose requests are verified against `secrets`. */
   route(path: string, secrets: string[], replies: Reply[]): string {
     this.scripts.set(path, replies);
@@ -42,7 +48,7 @@ export class PartnerEndpoint {
     return `${this.url}${path}`;
   }
 
-  private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
+  protected async handle(request: http.IncomingMessage, response: http.ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
