@@ -48,9 +48,14 @@ export interface DatabaseHandle {
    * on the pool, or inside `transaction` (one `db.transaction` handed out) when given. Text
    * without parameters may hold several statements, sent in one round trip; on the pool, text
    * opening with BEGIN runs on a connection reserved for it (postgres.js refuses BEGIN on a pool).
-   * The rows, as pg-boss expects them; a script's are the rows of each statement.
+   * The rows, as pg-boss expects them; a script's are the rows of each statement. `Row` is what the
+   * caller's statement returns: the driver does not know it.
    */
-  executeSql(text: string, values?: unknown[], transaction?: Transaction): Promise<{ rows: any[] }>;
+  executeSql<Row = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+    transaction?: Transaction,
+  ): Promise<{ rows: Row[] }>;
   /**
    * Runs `task` in a transaction of postgres.js itself, opened with `options` (such as 'isolation
    * level repeatable read read only'), for what Drizzle does not do: COPY streams and cursors.
@@ -293,17 +298,17 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
   const dedicated: Sql[] = [];
   return {
     db,
-    async executeSql(text, values = [], transaction) {
-      if (transaction) return { rows: [...(await driverOf(transaction).unsafe(text, values as Parameters))] };
+    async executeSql<Row>(text: string, values: unknown[] = [], transaction?: Transaction) {
+      if (transaction) return { rows: [...(await driverOf(transaction).unsafe(text, values as Parameters))] as Row[] };
       if (values.length === 0 && /^\s*BEGIN\b/i.test(text)) {
         const connection = await client.reserve();
         try {
-          return { rows: [...(await inFlight.track(connection.unsafe(text)))] };
+          return { rows: [...(await inFlight.track(connection.unsafe(text)))] as Row[] };
         } finally {
           connection.release();
         }
       }
-      return { rows: [...(await inFlight.track(client.unsafe(text, values as Parameters)))] };
+      return { rows: [...(await inFlight.track(client.unsafe(text, values as Parameters)))] as Row[] };
     },
     driverTransaction<T>(options: string, task: (tx: TransactionSql) => Promise<T>) {
       return inFlight.track(client.begin(options, task) as Promise<T>);

@@ -48,7 +48,8 @@ interface TableCounts {
   [table: string]: { pglite: number; postgresql: number };
 }
 
-type Query = (text: string, values?: unknown[]) => Promise<Record<string, any>[]>;
+/** A statement on one side; `Row` is what it returns, which neither driver knows. */
+type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
 
 /** Base tables and partitioned parents (a partition's rows are read through its parent). */
 const TABLES_SQL = `
@@ -77,11 +78,13 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
   const connection = postgresConnection(url);
   const sql = postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
   try {
-    const fromPglite: Query = async (text, values) => (await pglite.query<Record<string, any>>(text, values)).rows;
-    const tables = await fromPglite(TABLES_SQL, [SCHEMAS]);
+    const fromPglite: Query = async <Row>(text: string, values?: unknown[]) =>
+      (await pglite.query<Row>(text, values)).rows;
+    const tables = await fromPglite<{ schema: string; name: string }>(TABLES_SQL, [SCHEMAS]);
     const counts: TableCounts = {};
     await sql.begin(async (tx) => {
-      const toServer: Query = async (text, values = []) => [...(await tx.unsafe(text, values as never[]))];
+      const toServer: Query = async <Row>(text: string, values: unknown[] = []) =>
+        [...(await tx.unsafe(text, values as never[]))] as Row[];
       if (tables.some((table) => table.schema === 'pgboss')) await createPgBossSchema(fromPglite, toServer);
       // Rows in any order: foreign keys and triggers are not checked while they arrive.
       await toServer('set local session_replication_role = replica');
@@ -92,13 +95,15 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
           logger.warn({ table }, 'PGlite table unknown to this release: not moved');
           continue;
         }
-        const theirs = new Set((await toServer(COLUMNS_SQL, [table])).map((column) => column.name));
-        const columns = (await fromPglite(COLUMNS_SQL, [table])).map((c) => c.name).filter((c) => theirs.has(c));
+        const theirs = new Set((await toServer<{ name: string }>(COLUMNS_SQL, [table])).map((column) => column.name));
+        const columns = (await fromPglite<{ name: string }>(COLUMNS_SQL, [table]))
+          .map((c) => c.name)
+          .filter((c) => theirs.has(c));
         const list = columns.map(quoted).join(', ');
         // Batches in physical order, each from where the last ended (a range scan, not an offset).
         for (let after = '(0,0)'; ; ) {
           // As JSON text, through both engines: numbers keep their digits, bytea its hex.
-          const rows = await fromPglite(
+          const rows = await fromPglite<{ at: string; row: string }>(
             `select ctid::text as at, row_to_json(t)::text as row from ${table} t
               where ctid > $1::tid order by ctid limit ${ROWS_PER_BATCH}`,
             [after],
@@ -111,8 +116,8 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
             [`[${rows.map((row) => row.row).join(',')}]`],
           );
         }
-        const [before] = await fromPglite(`select count(*)::int as n from ${table}`);
-        const [after] = await toServer(`select count(*)::int as n from ${table}`);
+        const [before] = await fromPglite<{ n: number }>(`select count(*)::int as n from ${table}`);
+        const [after] = await toServer<{ n: number }>(`select count(*)::int as n from ${table}`);
         counts[`${schema}.${name}`] = { pglite: before.n, postgresql: after.n };
       }
       const unequal = Object.entries(counts).filter(([, count]) => count.pglite !== count.postgresql);

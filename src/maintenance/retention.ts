@@ -68,7 +68,7 @@ export async function prune(
       const column = quoted(rule.column);
       const deleteBatches = async (where: string, values: unknown[]) => {
         for (;;) {
-          const { rows } = await handle.executeSql(
+          const { rows } = await handle.executeSql<{ count: number }>(
             `with gone as (
                delete from ${table} where ctid in (
                  select ctid from ${table} where ${where} limit ${BATCH_ROWS} for update skip locked)

@@ -6,9 +6,7 @@ import PgBoss from 'pg-boss';
 import type { DatabaseHandle, Transaction } from '../db/client.js';
 
 /** What pg-boss calls to run SQL (its `db` option and the `db` option of `send`/`complete`). */
-interface SqlRunner {
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
-}
+type SqlRunner = PgBoss.Db;
 
 /**
  * pg-boss passes JSON data as plain objects and leaves optional arguments undefined; postgres.js
@@ -303,16 +301,19 @@ export class PaymentQueue {
    * comes with what its attempt needs (`request`), read by the same statement.
    */
   async take(limits: TakeLimits): Promise<TakenJob[]> {
-    const { rows } = await this.database.executeSql('select * from take_payment_requests($1, $2, $3, $4, $5, $6, $7)', [
-      PAYMENT_REQUEST_QUEUE,
-      limits.slots,
-      limits.perEndpoint,
-      limits.worker,
-      limits.giveUpAfterSeconds,
-      this.options.jobTimeoutSeconds,
-      TAKE_LOCK,
-    ]);
-    return (rows as TakenRow[]).map((row) => ({
+    const { rows } = await this.database.executeSql<TakenRow>(
+      'select * from take_payment_requests($1, $2, $3, $4, $5, $6, $7)',
+      [
+        PAYMENT_REQUEST_QUEUE,
+        limits.slots,
+        limits.perEndpoint,
+        limits.worker,
+        limits.giveUpAfterSeconds,
+        this.options.jobTimeoutSeconds,
+        TAKE_LOCK,
+      ],
+    );
+    return rows.map((row) => ({
       id: row.id,
       data: row.data,
       enqueuedAt: new Date(row.created_on),

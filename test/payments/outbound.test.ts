@@ -25,7 +25,7 @@ const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
  * transaction that records the attempt before it, so once none is, no more attempts will come.
  */
 async function attemptPending(service: TestService, invoiceId: string): Promise<boolean> {
-  const { rows } = await service.context.database.executeSql(
+  const { rows } = await service.context.database.executeSql<{ open: number }>(
     `select count(*)::int as open from pgboss.job
       where name = 'payment-request' and data->>'invoice_id' = $1 and state in ('created', 'retry', 'active')`,
     [invoiceId],
