@@ -1,6 +1,13 @@
+/** The fields read of a thrown value and of its causes: any may be missing, as anything can be thrown. */
+interface Thrown {
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+}
+
 /** PostgreSQL's SQLSTATE of a failed query, through Drizzle's wrapping, on both drivers. */
 export function sqlState(error: unknown): string | undefined {
-  for (let current: any = error; current; current = current.cause) {
+  for (let current = error as Thrown | undefined; current; current = current.cause as Thrown | undefined) {
     if (typeof current.code === 'string' && /^[0-9A-Z]{5}$/.test(current.code)) return current.code;
   }
   return undefined;
@@ -46,7 +53,7 @@ const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
 
 /** Why `error` means the database is unavailable, or null when it is an error of the statement. */
 export function unavailability(error: unknown): DatabaseUnavailableError | null {
-  for (let current: any = error; current; current = current.cause) {
+  for (let current = error as Thrown | undefined; current; current = current.cause as Thrown | undefined) {
     if (current instanceof DatabaseUnavailableError) return current;
     const code = typeof current.code === 'string' ? current.code : '';
     if (code === '53100' || code === 'ENOSPC') {
