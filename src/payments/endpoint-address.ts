@@ -1,7 +1,7 @@
 // SSRF guard for tenants' payment endpoints (DECISIONS §7): the host name is resolved once, every
 // address it resolves to must be public, and the connection then goes to exactly those addresses
 // (a pinned `lookup`), so a second, different DNS answer cannot slip a private address in.
-import type { LookupAddress } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -70,9 +70,16 @@ export async function resolveEndpoint(url: URL, allowPrivate: boolean): Promise<
   return addresses;
 }
 
+/** A lookup's callback, called on a failure with the error alone, as dns.lookup does (node's type wants an address). */
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address?: string | LookupAddress[],
+  family?: number,
+) => void;
+
 /** A `lookup` for node's http(s) that answers with the already checked addresses only. */
 export function pinnedLookup(addresses: LookupAddress[]): LookupFunction {
-  return ((_hostname: string, options: { family?: number | string; all?: boolean }, callback: Function) => {
+  return ((_hostname: string, options: LookupOptions, callback: LookupCallback) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family) || 0;
     const candidates = family ? addresses.filter((entry) => entry.family === family) : addresses;
     if (candidates.length === 0) {
