@@ -98,7 +98,8 @@ export class AdminClient {
     private readonly token: string,
   ) {}
 
-  async request<T = any>(method: string, route: string, body?: unknown): Promise<T> {
+  /** The answer's JSON, as `T`: the fields the caller reads, which nothing checks. */
+  async request<T = unknown>(method: string, route: string, body?: unknown): Promise<T> {
     const response = await fetch(`${this.baseUrl}/admin/v1${route}`, {
       method,
       headers: {
@@ -353,7 +354,7 @@ export class ThrowawayDatabase {
   }
 
   /** Runs statements in this database (fixtures of the pgbench ceiling, checks). */
-  async sql<T = any>(statement: string): Promise<T[]> {
+  async sql<T = Record<string, unknown>>(statement: string): Promise<T[]> {
     const client = postgres(this.url, { max: 1, onnotice: () => {} });
     try {
       return [...(await client.unsafe(statement))] as T[];

@@ -78,14 +78,17 @@ interface Tenant {
 }
 
 async function tenantAt(admin: AdminClient, slug: string, endpoint: string): Promise<Tenant> {
-  const { tenant, credentials } = await admin.request('POST', '/tenants', { name: slug, slug, gateway: 'tap' });
+  const { tenant, credentials } = await admin.request<{
+    tenant: { id: string };
+    credentials: { payment_endpoint_secret: string };
+  }>('POST', '/tenants', { name: slug, slug, gateway: 'tap' });
   await admin.request('PATCH', `/tenants/${tenant.id}`, { payment_endpoint_url: endpoint });
   return { id: tenant.id, secret: credentials.payment_endpoint_secret };
 }
 
 /** Creates an invoice; its id and when its 201 came. */
 async function invoiceFor(admin: AdminClient, tenant: Tenant): Promise<{ id: string; committedAt: number }> {
-  const { invoice } = await admin.request('POST', '/invoices', {
+  const { invoice } = await admin.request<{ invoice: { id: string } }>('POST', '/invoices', {
     tenant_id: tenant.id,
     amount: '100.00',
     currency: 'SAR',

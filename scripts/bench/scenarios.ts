@@ -48,29 +48,35 @@ export interface Fixtures {
 
 export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
   // No payment endpoint: creating an invoice makes no outbound call.
-  const { tenant, credentials } = await admin.request('POST', '/tenants', {
+  const { tenant, credentials } = await admin.request<{
+    tenant: { id: string };
+    credentials: { sso_hmac_secret: string; partner_api_key: string };
+  }>('POST', '/tenants', {
     name: 'Bench',
     slug: 'bench',
     gateway: GATEWAY,
   });
-  const { key: backendKey } = await admin.request('POST', '/partner-keys', {
+  const { key: backendKey } = await admin.request<{ key: string }>('POST', '/partner-keys', {
     name: 'bench',
     scopes: ['countries:read', 'cities:read'],
   });
-  const saudiArabiaId: string = (await admin.request('GET', '/countries/SA')).country.id;
+  const saudiArabiaId = (await admin.request<{ country: { id: string } }>('GET', '/countries/SA')).country.id;
   // Supported cities with attractions, so listings carry some has_attractions data.
-  const { cities } = await admin.request('GET', '/cities?name=a&country=SA');
+  const { cities } = await admin.request<{ cities: { id: string; name: string }[] }>(
+    'GET',
+    '/cities?name=a&country=SA',
+  );
   for (const city of cities.slice(0, 10)) {
     await admin.request('PATCH', `/cities/${city.id}`, { supported: true });
     await admin.request('POST', `/cities/${city.id}/attractions`, { name: `Old town of ${city.name}` });
   }
   const invoiceIds = await inParallel(UNIQUE_INVOICES + DUPLICATE_INVOICES, 8, async () => {
-    const { invoice } = await admin.request('POST', '/invoices', {
+    const { invoice } = await admin.request<{ invoice: { id: string } }>('POST', '/invoices', {
       tenant_id: tenant.id,
       amount: AMOUNT,
       currency: CURRENCY,
     });
-    return invoice.id as string;
+    return invoice.id;
   });
   return {
     tenantId: tenant.id,

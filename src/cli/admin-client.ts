@@ -14,7 +14,8 @@ interface AdminClientOptions {
 export class AdminClient {
   constructor(private readonly options: AdminClientOptions) {}
 
-  async request<T = any>(
+  /** The answer's JSON, as `T`: the fields the caller reads, which nothing checks. */
+  async request<T = unknown>(
     method: string,
     path: string,
     body?: unknown,

@@ -1,7 +1,7 @@
 // partnerctl commands for the audit trail of operators' changes.
 import { CliError } from '../admin-client.js';
 import type { Command, Invocation } from '../command.js';
-import { table } from '../output.js';
+import { type Row, table } from '../output.js';
 
 const COLUMNS = ['occurred_at', 'actor', 'action', 'target_id', 'fields', 'status', 'address'];
 
@@ -39,7 +39,9 @@ export const auditCommands: Command[] = [
         const value = wholeNumber(options, name);
         if (value !== null) query.set(name, value);
       }
-      const page = await invocation.admin().request('GET', `/audit-events?${query}`);
+      const page = await invocation
+        .admin()
+        .request<{ results: Row[]; count: number; next: string | null }>('GET', `/audit-events?${query}`);
       const shown = page.results.length;
       const footer = `${shown} of ${page.count}${page.next ? ' (more with --offset)' : ''}`;
       invocation.output(`${table(page.results, COLUMNS)}\n${footer}`, page);

@@ -2,7 +2,7 @@
 import { loadConfig } from '../../config.js';
 import type { ImportSummary } from '../../geo/index.js';
 import { type Command, type Invocation, positional, required } from '../command.js';
-import { record, table } from '../output.js';
+import { type Row, record, table } from '../output.js';
 
 const CITY_COLUMNS = ['id', 'name', 'name_ar', 'country_code', 'capital', 'population', 'supported', 'attractions'];
 
@@ -29,7 +29,7 @@ export const geoCommands: Command[] = [
       const id = positional(invocation, 0, 'country code or id');
       const { country } = await invocation
         .admin()
-        .request('PATCH', `/countries/${encodeURIComponent(id)}`, supportFlag(invocation));
+        .request<{ country: Row }>('PATCH', `/countries/${encodeURIComponent(id)}`, supportFlag(invocation));
       invocation.output(record(country), { country });
     },
   },
@@ -42,7 +42,7 @@ export const geoCommands: Command[] = [
       const id = positional(invocation, 0, 'city id');
       const { city } = await invocation
         .admin()
-        .request('PATCH', `/cities/${encodeURIComponent(id)}`, supportFlag(invocation));
+        .request<{ city: Row }>('PATCH', `/cities/${encodeURIComponent(id)}`, supportFlag(invocation));
       invocation.output(record(city), { city });
     },
   },
@@ -54,7 +54,7 @@ export const geoCommands: Command[] = [
     async run(invocation) {
       const query = new URLSearchParams({ name: positional(invocation, 0, 'name') });
       if (typeof invocation.options.country === 'string') query.set('country', invocation.options.country);
-      const { cities } = await invocation.admin().request('GET', `/cities?${query}`);
+      const { cities } = await invocation.admin().request<{ cities: Row[] }>('GET', `/cities?${query}`);
       invocation.output(cities.length ? table(cities, CITY_COLUMNS) : 'no matching city', { cities });
     },
   },
@@ -65,9 +65,11 @@ export const geoCommands: Command[] = [
     options: { name: { type: 'string' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'city id');
-      const { attraction } = await invocation.admin().request('POST', `/cities/${encodeURIComponent(id)}/attractions`, {
-        name: required(invocation.options, 'name'),
-      });
+      const { attraction } = await invocation
+        .admin()
+        .request<{ attraction: Row }>('POST', `/cities/${encodeURIComponent(id)}/attractions`, {
+          name: required(invocation.options, 'name'),
+        });
       invocation.output(record(attraction), { attraction });
     },
   },

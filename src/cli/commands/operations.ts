@@ -3,7 +3,7 @@
 import { closeSync, createReadStream, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
-import { record, table } from '../output.js';
+import { type Row, record, table } from '../output.js';
 
 const OPERATOR_COLUMNS = ['id', 'name', 'role', 'token_hint', 'created_at'];
 
@@ -24,7 +24,7 @@ export const operationCommands: Command[] = [
     name: 'operators list',
     summary: 'List the named operators and their roles',
     async run(invocation) {
-      const { operators } = await invocation.admin().request('GET', '/operators');
+      const { operators } = await invocation.admin().request<{ operators: Row[] }>('GET', '/operators');
       invocation.output(table(operators, OPERATOR_COLUMNS), { operators });
     },
   },
@@ -35,7 +35,7 @@ export const operationCommands: Command[] = [
     options: { name: { type: 'string' }, role: { type: 'string' } },
     async run(invocation) {
       const body = { name: required(invocation.options, 'name'), role: required(invocation.options, 'role') };
-      const created = await invocation.admin().request('POST', '/operators', body);
+      const created = await invocation.admin().request<{ operator: Row; token: string }>('POST', '/operators', body);
       invocation.output(
         `${record(created.operator)}\ntoken       ${created.token}\n\nThe token is shown once: hand it to ${created.operator.name} now.`,
         created,
@@ -52,7 +52,7 @@ export const operationCommands: Command[] = [
       const { name, role } = invocation.options;
       const body = { ...(typeof name === 'string' && { name }), ...(typeof role === 'string' && { role }) };
       if (Object.keys(body).length === 0) throw new CliError('--name or --role is required');
-      const { operator } = await invocation.admin().request('PATCH', `/operators/${id}`, body);
+      const { operator } = await invocation.admin().request<{ operator: Row }>('PATCH', `/operators/${id}`, body);
       invocation.output(record(operator), { operator });
     },
   },
@@ -62,7 +62,7 @@ export const operationCommands: Command[] = [
     usage: 'ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'operator id');
-      const { operator } = await invocation.admin().request('DELETE', `/operators/${id}`);
+      const { operator } = await invocation.admin().request<{ operator: Row }>('DELETE', `/operators/${id}`);
       invocation.output(`operator ${operator.name} deleted`, { operator });
     },
   },

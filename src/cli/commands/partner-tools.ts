@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { type AdminClient, CliError } from '../admin-client.js';
 import { type Command, type Invocation, type OptionValues, required } from '../command.js';
+import type { Row } from '../output.js';
 
 const CALLBACK_PATH = '/api/v1/payments/notify/';
 const DEFAULT_INTEGRATIONS_URL = 'http://127.0.0.1:8080';
@@ -42,8 +43,8 @@ async function invoiceFields(invocation: Invocation, invoiceId: string) {
         `through the admin API instead: ${(error as Error).message}`,
     );
   }
-  const { invoice } = await client.request('GET', `/invoices/${invoiceId}`);
-  const { tenant } = await client.request('GET', `/tenants/${invoice.tenant_id}`);
+  const { invoice } = await client.request<{ invoice: Row }>('GET', `/invoices/${invoiceId}`);
+  const { tenant } = await client.request<{ tenant: Row }>('GET', `/tenants/${invoice.tenant_id}`);
   return {
     amount: given.amount ?? (invoice.amount as string),
     currency: given.currency ?? (invoice.currency as string),

@@ -1,6 +1,6 @@
 // partnerctl commands for invoices, their payment events and delivery attempts.
 import { type Command, positional, required } from '../command.js';
-import { record, table } from '../output.js';
+import { type Row, record, table } from '../output.js';
 
 const EVENT_COLUMNS = [
   'received_at',
@@ -36,7 +36,12 @@ export const paymentCommands: Command[] = [
       };
       const { invoice } = await invocation
         .admin()
-        .request('POST', '/invoices', body, typeof key === 'string' ? { 'idempotency-key': key } : {});
+        .request<{ invoice: Row }>(
+          'POST',
+          '/invoices',
+          body,
+          typeof key === 'string' ? { 'idempotency-key': key } : {},
+        );
       invocation.output(record(invoice), { invoice });
     },
   },
@@ -46,7 +51,9 @@ export const paymentCommands: Command[] = [
     usage: 'INVOICE_ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'invoice id');
-      const shown = await invocation.admin().request('GET', `/invoices/${id}`);
+      const shown = await invocation
+        .admin()
+        .request<{ invoice: Row; events: Row[]; deliveries: Row[] }>('GET', `/invoices/${id}`);
       const text = [
         record(shown.invoice),
         `events:\n${table(shown.events, EVENT_COLUMNS)}`,
@@ -61,7 +68,7 @@ export const paymentCommands: Command[] = [
     usage: 'INVOICE_ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'invoice id');
-      const queued = await invocation.admin().request('POST', `/invoices/${id}/payment-requests`);
+      const queued = await invocation.admin().request<{ attempt: number }>('POST', `/invoices/${id}/payment-requests`);
       invocation.output(`attempt ${queued.attempt} of the payment request queued`, queued);
     },
   },
@@ -72,7 +79,7 @@ export const paymentCommands: Command[] = [
     options: { invoice: { type: 'string' } },
     async run(invocation) {
       const id = required(invocation.options, 'invoice');
-      const { events } = await invocation.admin().request('GET', `/invoices/${id}`);
+      const { events } = await invocation.admin().request<{ events: Row[] }>('GET', `/invoices/${id}`);
       invocation.output(table(events, [...EVENT_COLUMNS, 'request_id']), { events });
     },
   },

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { CliError } from '../admin-client.js';
 import { type Command, positional } from '../command.js';
-import { table } from '../output.js';
+import { type Row, table } from '../output.js';
 
 const PROMPT_COLUMNS = ['sort_order', 'text', 'id'];
 
@@ -28,7 +28,7 @@ export const promptCommands: Command[] = [
     usage: 'LANGUAGE',
     async run(invocation) {
       const language = positional(invocation, 0, 'language');
-      const { prompts } = await invocation.admin().request('GET', `/default-prompts/${language}`);
+      const { prompts } = await invocation.admin().request<{ prompts: Row[] }>('GET', `/default-prompts/${language}`);
       invocation.output(table(prompts, PROMPT_COLUMNS), { prompts });
     },
   },
@@ -40,7 +40,9 @@ export const promptCommands: Command[] = [
     async run(invocation) {
       const language = positional(invocation, 0, 'language');
       const prompts = promptTexts(invocation.options).map((text) => ({ text }));
-      const replaced = await invocation.admin().request('PUT', `/default-prompts/${language}`, { prompts });
+      const replaced = await invocation
+        .admin()
+        .request<{ prompts: Row[] }>('PUT', `/default-prompts/${language}`, { prompts });
       invocation.output(table(replaced.prompts, PROMPT_COLUMNS), replaced);
     },
   },

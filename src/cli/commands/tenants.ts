@@ -4,7 +4,7 @@
 import { TENANT_CREDENTIAL_KINDS } from '../../tenants/index.js';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
-import { record, table } from '../output.js';
+import { type Row, record, table } from '../output.js';
 
 const TENANT_COLUMNS = ['id', 'slug', 'name', 'gateway', 'is_active', 'payment_endpoint_url'];
 const CREDENTIAL_COLUMNS = ['id', 'kind', 'hint', 'created_at', 'revoked_at', 'last_used_at'];
@@ -18,7 +18,9 @@ const setActive =
   (isActive: boolean): Command['run'] =>
   async (invocation) => {
     const id = positional(invocation, 0, 'tenant id');
-    const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, { is_active: isActive });
+    const { tenant } = await invocation
+      .admin()
+      .request<{ tenant: Row }>('PATCH', `/tenants/${id}`, { is_active: isActive });
     invocation.output(record(tenant), { tenant });
   };
 
@@ -27,7 +29,7 @@ export const tenantCommands: Command[] = [
     name: 'tenants list',
     summary: 'List tenants',
     async run(invocation) {
-      const { tenants } = await invocation.admin().request('GET', '/tenants');
+      const { tenants } = await invocation.admin().request<{ tenants: Row[] }>('GET', '/tenants');
       invocation.output(table(tenants, TENANT_COLUMNS), { tenants });
     },
   },
@@ -43,12 +45,14 @@ export const tenantCommands: Command[] = [
     },
     async run(invocation) {
       const { options } = invocation;
-      const created = await invocation.admin().request('POST', '/tenants', {
-        name: required(options, 'name'),
-        slug: required(options, 'slug'),
-        gateway: required(options, 'gateway'),
-        ...(typeof options.endpoint === 'string' && { payment_endpoint_url: options.endpoint }),
-      });
+      const created = await invocation
+        .admin()
+        .request<{ tenant: Row; credentials: Record<string, string> }>('POST', '/tenants', {
+          name: required(options, 'name'),
+          slug: required(options, 'slug'),
+          gateway: required(options, 'gateway'),
+          ...(typeof options.endpoint === 'string' && { payment_endpoint_url: options.endpoint }),
+        });
       invocation.output(`${record(created.tenant)}\n\n${secretsText(created.credentials)}`, created);
     },
   },
@@ -59,8 +63,11 @@ export const tenantCommands: Command[] = [
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');
       const client = invocation.admin();
-      const { tenant, last_ping } = await client.request('GET', `/tenants/${id}`);
-      const { credentials } = await client.request('GET', `/tenants/${id}/credentials`);
+      const { tenant, last_ping } = await client.request<{ tenant: Row; last_ping: Row | null }>(
+        'GET',
+        `/tenants/${id}`,
+      );
+      const { credentials } = await client.request<{ credentials: Row[] }>('GET', `/tenants/${id}/credentials`);
       const ping = last_ping ? `\n\nlast ping:\n${record(last_ping)}` : '';
       invocation.output(`${record(tenant)}\n\n${table(credentials, CREDENTIAL_COLUMNS)}${ping}`, {
         tenant,
@@ -84,7 +91,7 @@ export const tenantCommands: Command[] = [
       const { name, gateway, endpoint } = invocation.options;
       const testEndpoint = invocation.options['test-endpoint'];
       const urlOrNull = (url: string) => (url === 'none' ? null : url);
-      const { tenant } = await invocation.admin().request('PATCH', `/tenants/${id}`, {
+      const { tenant } = await invocation.admin().request<{ tenant: Row }>('PATCH', `/tenants/${id}`, {
         ...(typeof name === 'string' && { name }),
         ...(typeof gateway === 'string' && { gateway }),
         ...(typeof endpoint === 'string' && { payment_endpoint_url: urlOrNull(endpoint) }),
@@ -99,7 +106,7 @@ export const tenantCommands: Command[] = [
     usage: 'TENANT_ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');
-      const { ping } = await invocation.admin().request('POST', `/tenants/${id}/payment-endpoint/ping`);
+      const { ping } = await invocation.admin().request<{ ping: Row }>('POST', `/tenants/${id}/payment-endpoint/ping`);
       invocation.output(record(ping), { ping });
       if (!ping.ok) process.exitCode = 1;
     },
@@ -118,7 +125,7 @@ export const tenantCommands: Command[] = [
     options: { kind: { type: 'string' } },
     async run(invocation) {
       const id = positional(invocation, 0, 'tenant id');
-      const issued = await invocation.admin().request('POST', `/tenants/${id}/credentials`, {
+      const issued = await invocation.admin().request<Row>('POST', `/tenants/${id}/credentials`, {
         kind: required(invocation.options, 'kind'),
       });
       invocation.output(`${record(issued)}\n\n${SECRET_WARNING}`, issued);
@@ -130,7 +137,7 @@ export const tenantCommands: Command[] = [
     usage: 'CREDENTIAL_ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'credential id');
-      const { credential } = await invocation.admin().request('DELETE', `/credentials/${id}`);
+      const { credential } = await invocation.admin().request<{ credential: Row }>('DELETE', `/credentials/${id}`);
       invocation.output(record(credential), { credential });
     },
   },
@@ -138,7 +145,7 @@ export const tenantCommands: Command[] = [
     name: 'partner-keys list',
     summary: 'List backend partner keys',
     async run(invocation) {
-      const { partner_keys } = await invocation.admin().request('GET', '/partner-keys');
+      const { partner_keys } = await invocation.admin().request<{ partner_keys: Row[] }>('GET', '/partner-keys');
       invocation.output(
         table(partner_keys, ['id', 'name', 'scopes', 'tenant_id', 'hint', 'revoked_at', 'last_used_at']),
         {
@@ -155,7 +162,7 @@ export const tenantCommands: Command[] = [
     async run(invocation) {
       const { options } = invocation;
       const scopes = (options.scope as string[] | undefined) ?? [];
-      const created = await invocation.admin().request('POST', '/partner-keys', {
+      const created = await invocation.admin().request<Row>('POST', '/partner-keys', {
         name: required(options, 'name'),
         scopes,
         ...(typeof options.tenant === 'string' && { tenant_id: options.tenant }),
@@ -169,7 +176,7 @@ export const tenantCommands: Command[] = [
     usage: 'KEY_ID',
     async run(invocation) {
       const id = positional(invocation, 0, 'key id');
-      const { partner_key } = await invocation.admin().request('DELETE', `/partner-keys/${id}`);
+      const { partner_key } = await invocation.admin().request<{ partner_key: Row }>('DELETE', `/partner-keys/${id}`);
       invocation.output(record(partner_key), { partner_key });
     },
   },
@@ -177,7 +184,9 @@ export const tenantCommands: Command[] = [
     name: 'secrets rekey',
     summary: "Seal every payment endpoint signing secret again under the service's SECRET_ENCRYPTION_KEY",
     async run(invocation) {
-      const summary = await invocation.admin().request('POST', '/secrets/rekey');
+      const summary = await invocation
+        .admin()
+        .request<{ resealed: number; secrets: number; unreadable: string[] }>('POST', '/secrets/rekey');
       const text = `${summary.resealed} of ${summary.secrets} signing secrets sealed again under the current key`;
       invocation.output(text, summary);
       if (summary.unreadable.length > 0) {

@@ -1,7 +1,7 @@
 // partnerctl commands for trips (admin API clients).
 import { readFileSync } from 'node:fs';
 import { type Command, positional, required } from '../command.js';
-import { record } from '../output.js';
+import { type Row, record } from '../output.js';
 
 export const tripCommands: Command[] = [
   {
@@ -25,7 +25,7 @@ export const tripCommands: Command[] = [
           .filter((name) => typeof options[name] === 'string')
           .map((name) => [name, Number(options[name])]),
       );
-      const { trip } = await invocation.admin().request('POST', '/trips', {
+      const { trip } = await invocation.admin().request<{ trip: Row }>('POST', '/trips', {
         ...fromFile,
         tenant_id: required(options, 'tenant'),
         title: required(options, 'title'),
@@ -41,7 +41,9 @@ export const tripCommands: Command[] = [
     summary: 'Show a trip, with its latest invoice',
     usage: 'TRIP_ID',
     async run(invocation) {
-      const { trip } = await invocation.admin().request('GET', `/trips/${positional(invocation, 0, 'trip id')}`);
+      const { trip } = await invocation
+        .admin()
+        .request<{ trip: Row }>('GET', `/trips/${positional(invocation, 0, 'trip id')}`);
       invocation.output(record(trip), { trip });
     },
   },
