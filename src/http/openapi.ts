@@ -3,7 +3,7 @@
 // that has none of its own, built from the schema (and the `examples` of the schemas inside it).
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked as untyped JSON
-type Json = Record<string, any>;
+export type Json = Record<string, any>;
 
 export const EXAMPLE_UUID = '3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a';
 const FORMAT_EXAMPLES: Record<string, unknown> = {

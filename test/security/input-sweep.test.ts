@@ -11,11 +11,13 @@ import type { InjectOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
+import type { Json } from '../../src/http/openapi.js';
 import { createInvoice } from '../payments/support.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
 
-type Schema = Record<string, any>;
+/** A part of an OpenAPI document: a schema, an operation, a parameter. */
+type Schema = Json;
 const BAD_VALUES: [string, string][] = [
   ['NUL', 'abc\u0000def'],
   ['lone surrogate', 'abc\ud800def'],
@@ -65,7 +67,7 @@ function resolve(document: Schema, schema: Schema | undefined): Schema | undefin
   const name = String(schema.$ref).split('/').pop()!;
   return (
     document.components?.schemas?.[name] ??
-    Object.values(document.components?.schemas ?? {}).find((candidate: any) => candidate.$id === name)
+    Object.values<Schema>(document.components?.schemas ?? {}).find((candidate) => candidate.$id === name)
   );
 }
 
@@ -120,7 +122,7 @@ function sampleOfType(document: Schema, schema: Schema, field: string): unknown 
 /** Paths (dotted) of the string fields of a body schema, nested objects included. */
 function stringFields(document: Schema, raw: Schema | undefined, prefix: string[] = []): string[][] {
   const schema = resolve(document, raw);
-  if (!schema || schema.type !== 'object') return [];
+  if (schema?.type !== 'object') return [];
   return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
     const resolved = resolve(document, property as Schema) ?? {};
     // A nullable field is `type: ["string", "null"]` (src/http/schemas.ts) or an anyOf.

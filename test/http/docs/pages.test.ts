@@ -29,8 +29,8 @@ function expectPage(response: Response) {
 }
 
 /** Each `METHOD path` of a document, as the reference page writes it. */
-function operationLines(document: any): string[] {
-  return Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+function operationLines(document: { paths: Record<string, Record<string, unknown>> }): string[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
     Object.keys(item).map((method) => `${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code>`),
   );
 }

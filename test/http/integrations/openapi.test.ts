@@ -1,13 +1,14 @@
 // The integrations host's OpenAPI document, and the docs UI on the admin listener only.
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Json } from '../../../src/http/openapi.js';
 import { useApps } from '../../support/apps.js';
 
 const DOCUMENTED_ERRORS = ['400', '401', '404', '405', '413', '429', '500', '503'];
 
 describe('OpenAPI', () => {
   const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
-  let document: any;
+  let document: Json;
   beforeAll(async () => {
     const response = await fetch(`${service.urls.integrations}/api/v1/openapi.json`);
     expect(response.status).toBe(200);
@@ -16,7 +17,8 @@ describe('OpenAPI', () => {
 
   it('is a valid OpenAPI 3.1 document, served without auth', async () => {
     expect(document.openapi).toBe('3.1.0');
-    const result = await validate(structuredClone(document));
+    // Read here as JSON; the parser's type for it is its own union of OpenAPI documents.
+    const result = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
     expect((await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/openapi.json/' })).statusCode).toBe(
       200,
@@ -34,7 +36,7 @@ describe('OpenAPI', () => {
   });
 
   it('documents every prompt and trip route with its envelope and every error response', () => {
-    const operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+    const operations = Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
       Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
     );
     const ours = operations.filter(({ path }) => /^\/api\/v1\/(suggested-prompts|trips)\//.test(path));
@@ -96,7 +98,7 @@ describe('OpenAPI', () => {
     const tenant = await service.createTenant();
     const integrations = await (await fetch(`${service.urls.admin}/admin/docs/integrations.json`)).json();
     const backend = await (await fetch(`${service.urls.admin}/admin/docs/backend.json`)).json();
-    expect(integrations.servers.map((server: any) => server.url)).toEqual([
+    expect(integrations.servers.map((server: { url: string }) => server.url)).toEqual([
       '/admin/docs/try/integrations',
       service.urls.integrations,
     ]);

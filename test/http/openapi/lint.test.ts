@@ -3,12 +3,12 @@
 // request and of every response, each documented error with its exact body.
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { operationsOf } from '../../../src/http/openapi.js';
+import { type Json, operationsOf } from '../../../src/http/openapi.js';
 import { packageVersion } from '../../support/release.js';
 import { useService } from '../../support/service.js';
 
 const service = useService();
-const documents: Record<string, any> = {};
+const documents: Record<string, Json> = {};
 
 beforeAll(async () => {
   const fetchJson = async (url: string) => (await fetch(url)).json();
@@ -18,12 +18,12 @@ beforeAll(async () => {
 });
 
 /** Every media type of an operation's request and responses, with where it is. */
-function mediaOf(operation: any): [string, any][] {
+function mediaOf(operation: Json): [string, Json][] {
   const request = Object.entries(operation.requestBody?.content ?? {}).map(
-    ([type, media]) => [`request ${type}`, media] as [string, any],
+    ([type, media]) => [`request ${type}`, media] as [string, Json],
   );
-  const responses = Object.entries(operation.responses ?? {}).flatMap(([status, response]: [string, any]) =>
-    Object.entries(response.content ?? {}).map(([type, media]) => [`${status} ${type}`, media] as [string, any]),
+  const responses = Object.entries<Json>(operation.responses ?? {}).flatMap(([status, response]) =>
+    Object.entries(response.content ?? {}).map(([type, media]) => [`${status} ${type}`, media] as [string, Json]),
   );
   return [...request, ...responses];
 }
@@ -106,7 +106,7 @@ describe('the integrations document', () => {
     const { webhooks } = documents.integrations;
     expect(Object.keys(webhooks)).toEqual(['payment.requested', 'ping']);
     const request = webhooks['payment.requested'].post;
-    expect(request.parameters.map((parameter: any) => parameter.name)).toEqual([
+    expect(request.parameters.map((parameter: Json) => parameter.name)).toEqual([
       'webhook-id',
       'webhook-timestamp',
       'webhook-signature',
