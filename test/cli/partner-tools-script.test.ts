@@ -68,7 +68,7 @@ describe('partner-tools.mjs served by the integrations host', () => {
     );
     expect(request).toMatchObject({ verified: true, answered: 200, body: { invoice_id: invoice.id } });
 
-    const { amount, currency, gateway, notify_url: notifyUrl } = request.body;
+    const { amount, currency, gateway, notify_url: notifyUrl } = request.body!;
     const reported = await finished([
       'simulate',
       'notify',

@@ -54,16 +54,13 @@ describe('partner tools', () => {
     // A correctly signed copy goes through (its webhook-id has had its failure); the same headers
     // on a body changed on the way do not.
     const body = JSON.stringify(requests[1].body);
+    const webhookId = requests[1].webhook_id!;
     const now = new Date();
     const headers = {
       'content-type': 'application/json',
-      'webhook-id': requests[1].webhook_id,
+      'webhook-id': webhookId,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'webhook-signature': new Webhook(tenant.credentials.payment_endpoint_secret).sign(
-        requests[1].webhook_id,
-        now,
-        body,
-      ),
+      'webhook-signature': new Webhook(tenant.credentials.payment_endpoint_secret).sign(webhookId, now, body),
     };
     expect((await fetch(receive.url, { method: 'POST', headers, body })).status).toBe(200);
     const tampered = body.replace('"100.00"', '"1.00"');
