@@ -3,7 +3,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
 import type { components } from '../../clients/typescript/generated/integrations.js';
-import type { Delivery, Invoice, PaymentEvent } from '../../src/http/admin/payments.js';
+import type { Delivery, Invoice, PaymentEvent, RefusedNotification } from '../../src/http/admin/payments.js';
 import { type NotificationStore, processNotification } from '../../src/payments/index.js';
 import type { TenantRow } from '../../src/tenants/index.js';
 import type { TestApps, TestTenant } from '../support/apps.js';
@@ -46,6 +46,7 @@ export async function showInvoice(service: TestApps, invoiceId: string) {
   return { ...response.json(), raw: response.body } as {
     invoice: InvoiceJson;
     events: Static<typeof PaymentEvent>[];
+    refused_notifications: Static<typeof RefusedNotification>[];
     deliveries: Static<typeof Delivery>[];
     raw: string;
   };

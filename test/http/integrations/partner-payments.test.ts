@@ -265,18 +265,16 @@ describe('every callback of an authenticated tenant on record', () => {
 
     const shown = await waitFor('both refusals on the invoice', async () => {
       const detail = await showInvoice(service, invoice.id);
-      return (
-        detail.raw.includes('refused_notifications') && (detail as any).refused_notifications.length === 2 && detail
-      );
+      return detail.raw.includes('refused_notifications') && detail.refused_notifications.length === 2 && detail;
     });
-    const refused = (shown as any).refused_notifications;
+    const refused = shown.refused_notifications;
     expect(refused[0]).toMatchObject({
       http_status: 400,
       error: 'Amount mismatch',
       request_id: refusedResponse.headers['x-request-id'] ?? expect.any(String),
       payload_truncated: false,
     });
-    expect(JSON.parse(refused[0].payload)).toEqual(wrongAmount);
+    expect(JSON.parse(refused[0].payload!)).toEqual(wrongAmount);
     expect(refused[1]).toMatchObject({ http_status: 400, error: 'Currency mismatch' });
     expect(shown.events).toHaveLength(1);
     expect(shown.events[0]).toMatchObject({
