@@ -70,7 +70,7 @@ describe.skipIf(!clusterOfTheSuite)('PostgreSQL killed during payment request at
 
     const recorded = () =>
       withDatabase({ databaseUrl }, (query) =>
-        query(
+        query<{ invoice_id: string; delivered: number }>(
           `select invoice_id::text, count(*) filter (where http_status = 200)::int as delivered
              from payment_deliveries where invoice_id = any($1::uuid[]) group by invoice_id`,
           [invoiceIds],

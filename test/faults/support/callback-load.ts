@@ -17,25 +17,32 @@ export interface Partner {
   invoices: Invoice[];
 }
 
-async function adminPost(adminUrl: string, path: string, body: unknown): Promise<any> {
+/** The answer's JSON, as `T`: the fields the caller reads. */
+async function adminPost<T>(adminUrl: string, path: string, body: unknown): Promise<T> {
   const response = await fetch(`${adminUrl}/admin/v1${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
+  return response.json() as Promise<T>;
 }
 
 /** A tenant without a payment endpoint, and `count` pending invoices, each for a trip of its own. */
 export async function createPartner(adminUrl: string, count: number): Promise<Partner> {
   const slug = `faults-${Math.random().toString(36).slice(2, 10)}`;
-  const created = await adminPost(adminUrl, '/tenants', { name: slug, slug, gateway: 'tap' });
+  const created = await adminPost<{
+    tenant: { id: string };
+    credentials: { partner_api_key: string; sso_hmac_secret: string };
+  }>(adminUrl, '/tenants', { name: slug, slug, gateway: 'tap' });
   const tenantId: string = created.tenant.id;
   const invoices: Invoice[] = [];
   for (let i = 0; i < count; i++) {
-    const { trip } = await adminPost(adminUrl, '/trips', { tenant_id: tenantId, title: `Trip ${i}` });
-    const { invoice } = await adminPost(adminUrl, '/invoices', {
+    const { trip } = await adminPost<{ trip: { id: string } }>(adminUrl, '/trips', {
+      tenant_id: tenantId,
+      title: `Trip ${i}`,
+    });
+    const { invoice } = await adminPost<{ invoice: { id: string; amount: string } }>(adminUrl, '/invoices', {
       tenant_id: tenantId,
       trip_id: trip.id,
       amount: `${100 + i}.00`,

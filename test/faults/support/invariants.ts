@@ -7,7 +7,8 @@ import { createLogger } from '../../../src/logger.js';
 import { connectTo } from '../../support/database.js';
 import type { CallbackLoad, Partner } from './callback-load.js';
 
-export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
+/** A statement on the database checked; `Row` is what it returns. */
+export type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
 
 /**
  * Runs `task` with a connection of its own to the database: on a DATA_DIR, its embedded server
@@ -20,7 +21,9 @@ export async function withDatabase<T>(
   const server = target.databaseUrl ? null : await startEmbeddedServer(target.dataDir!, createLogger('silent'));
   const sql = connectTo(target.databaseUrl ?? server!.url);
   try {
-    return await task(async (text, values = []) => [...(await sql.unsafe(text, values as never[]))]);
+    return await task(
+      async <Row>(text: string, values: unknown[] = []) => [...(await sql.unsafe(text, values as never[]))] as Row[],
+    );
   } finally {
     await sql.end({ timeout: 5 });
     await server?.stop();
