@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useApps } from '../support/apps.js';
 
@@ -10,11 +11,11 @@ beforeAll(async () => {
 
 const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
-function expectInvalid(response: { statusCode: number; json(): any }, field: string) {
+function expectInvalid(response: LightMyRequestResponse, field: string) {
   expect(response.statusCode).toBe(400);
-  const { error } = response.json();
+  const { error } = response.json<{ error: { code: string; details: { field: string }[] } }>();
   expect(error.code).toBe('VALIDATION_ERROR');
-  expect(error.details.map((detail: { field: string }) => detail.field)).toContain(field);
+  expect(error.details.map((detail) => detail.field)).toContain(field);
 }
 
 describe('admin: countries', () => {

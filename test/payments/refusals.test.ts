@@ -77,7 +77,7 @@ describe('the prune', () => {
     await insert(old.tenant.id, 3, '1 day');
     await insert(crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1500, '1 hour');
 
-    const pruneRefusals = async () => (await prune(opened.context.database, [refusalRule]))['refused_notifications'];
+    const pruneRefusals = async () => (await prune(opened.context.database, [refusalRule])).refused_notifications;
     const pruned = await pruneRefusals();
     expect(pruned).toBeGreaterThanOrEqual(5 + 1500);
     expect(await countOf('tenant_id = $1', [old.tenant.id])).toBe(3);
