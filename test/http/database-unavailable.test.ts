@@ -10,8 +10,9 @@ import type { HostApp } from '../../src/http/host.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
-import { copyTemplateDatabase, type TestDatabase } from '../support/database.js';
+import { connectTo, copyTemplateDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { Relay } from '../support/relay.js';
 import { type TestTenant, useService } from '../support/service.js';
 
@@ -30,6 +31,8 @@ function failingDatabase(context: AppContext, cause: Error & { code: string }) {
 
 const CAUSES = {
   'connection refused': Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+  // The embedded server stopped: its Unix socket is gone.
+  'socket missing': Object.assign(new Error('connect ENOENT /data/postgresql/.s.PGSQL.5432'), { code: 'ENOENT' }),
   'disk full': Object.assign(new Error('could not extend file "base/5/16536": No space left on device'), {
     code: '53100',
   }),
@@ -164,7 +167,7 @@ describe('PostgreSQL going away and coming back', () => {
     await relay.cut();
     try {
       const read = await timed(
-        fetch(`${service.urls.integrations}/api/v1/trips/`, {
+        fetch(`${service.urls.integrations}/api/v1/countries/`, {
           headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
         }),
       );
@@ -201,7 +204,7 @@ describe('PostgreSQL going away and coming back', () => {
         };
       };
       answers = await Promise.all([
-        request(`${integrations}/api/v1/trips/`, {
+        request(`${integrations}/api/v1/countries/`, {
           headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
         }),
         request(`${integrations}/api/v1/payments/notify/`, {
@@ -231,5 +234,41 @@ describe('PostgreSQL going away and coming back', () => {
       Number(/^db_request_deadline_exceeded_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
     expect(exceeded(metricsAfter)).toBeGreaterThanOrEqual(exceeded(metricsBefore) + answers.length);
     expect(unhandled).toEqual([]);
+  });
+
+  it('gives up a statement waiting on a lock at the deadline: a 503 in time, and its transaction rolls back', async () => {
+    const { tenant } = await service.createTenant();
+    const createInvoice = () =>
+      timed(
+        fetch(`${service.urls.admin}/admin/v1/invoices`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tenant_id: tenant.id, amount: '10.00', currency: 'SAR' }),
+        }),
+      );
+    const sql = connectTo(database.target.databaseUrl!);
+    try {
+      // The invoice's foreign key waits for the tenant's row, locked here until the answer came.
+      const answer = await sql.begin(async (tx) => {
+        await tx`select 1 from tenants where id = ${tenant.id} for update`;
+        return createInvoice();
+      });
+      expect(answer).toMatchObject({ status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE' } } });
+      expect(answer.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+      // The lock gone, the abandoned transaction ends, without committing.
+      await waitFor('the abandoned transaction to end', async () => {
+        const [{ open }] = await sql<{ open: number }[]>`
+          select count(*)::int as open from pg_stat_activity
+           where datname = current_database() and pid <> pg_backend_pid()
+             and (state like 'idle in transaction%' or (state = 'active' and query ilike '%invoices%'))`;
+        return open === 0;
+      });
+      const [{ invoices }] = await sql<{ invoices: number }[]>`
+        select count(*)::int as invoices from invoices where tenant_id = ${tenant.id}`;
+      expect(invoices).toBe(0);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    expect(await createInvoice()).toMatchObject({ status: 201 });
   });
 });
