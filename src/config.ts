@@ -78,11 +78,17 @@ export interface Config {
   connectionLimits: ConnectionLimits;
   /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
   retention: {
+    /** RETENTION_DELIVERY_ATTEMPTS_DAYS: payment request attempts (their invoice and events stay). */
     deliveryAttemptsDays: number;
+    /** RETENTION_AUDIT_EVENTS_DAYS: operators' changes. */
     auditEventsDays: number;
+    /** RETENTION_REFUSED_NOTIFICATIONS_DAYS: refused payment callbacks on record (src/payments/refusals.ts). */
     refusedNotificationsDays: number;
+    /** RETENTION_PINGS_DAYS: pings of payment endpoints and their answers. */
     pingsDays: number;
+    /** RETENTION_BREAKER_EVENTS_DAYS: openings, failed probes and closings of endpoints' breakers (their state stays). */
     breakerEventsDays: number;
+    /** RETENTION_TEST_INVOICES_DAYS: test-mode invoices, with everything that hangs on them. */
     testInvoicesDays: number;
   };
 }

@@ -7,6 +7,7 @@
 // refused callbacks and idempotency keys by the foreign keys' cascade, their payment requests by
 // releasePaymentRequests). pg-boss keeps its own finished jobs bounded (archived after 12 hours,
 // deleted 7 days later).
+import type { Config } from '../config.js';
 import type { DatabaseHandle, Transaction } from '../db/client.js';
 import { REFUSALS_KEPT_PER_TENANT, releasePaymentRequests } from '../payments/index.js';
 
@@ -36,20 +37,8 @@ export interface RetentionRule {
   held?: (database: DatabaseHandle, tx: Transaction, ids: string[]) => Promise<Set<string>>;
 }
 
-export interface RetentionSettings {
-  /** RETENTION_DELIVERY_ATTEMPTS_DAYS: payment request attempts (their invoice and events stay). */
-  deliveryAttemptsDays: number;
-  /** RETENTION_AUDIT_EVENTS_DAYS: operators' changes. */
-  auditEventsDays: number;
-  /** RETENTION_REFUSED_NOTIFICATIONS_DAYS: refused payment callbacks on record (src/payments/refusals.ts). */
-  refusedNotificationsDays: number;
-  /** RETENTION_PINGS_DAYS: pings of payment endpoints and their answers. */
-  pingsDays: number;
-  /** RETENTION_BREAKER_EVENTS_DAYS: openings, failed probes and closings of endpoints' breakers (their state stays). */
-  breakerEventsDays: number;
-  /** RETENTION_TEST_INVOICES_DAYS: test-mode invoices, with their attempts, events and refused callbacks. */
-  testInvoicesDays: number;
-}
+/** How long rows that may go are kept (src/config.ts, the RETENTION_*_DAYS settings). */
+export type RetentionSettings = Config['retention'];
 
 /** Rows deleted per statement: small enough that each is over in milliseconds. */
 const BATCH_ROWS = 1000;
