@@ -190,18 +190,20 @@ export function rateLimitGuard(
       );
     },
     countCredential,
-    async authenticated(request, reply, credentialId) {
-      const host = await countCredential(credentialId);
-      if (host.refused) refuse(reply, 'credential', host.headers);
+    authenticated(request, reply, credentialId) {
       const named = request.routeOptions.config.rateLimitBudget;
-      if (!named) {
-        reply.headers(host.headers);
-        return;
-      }
-      // Counted only once the host's budget let the request through.
-      const route = await count(routeBudgets[named], credentialId);
-      if (route.refused) refuse(reply, named, route.headers);
-      reply.headers(nearerTheEnd(host.headers, route.headers));
+      return countCredential(credentialId).then(({ headers, refused }) => {
+        if (refused) refuse(reply, 'credential', headers);
+        if (!named) {
+          reply.headers(headers);
+          return;
+        }
+        // Counted only once the host's budget let the request through.
+        return count(routeBudgets[named], credentialId).then((route) => {
+          if (route.refused) refuse(reply, named, route.headers);
+          reply.headers(nearerTheEnd(headers, route.headers));
+        });
+      });
     },
   };
 }
