@@ -139,5 +139,7 @@ export async function processNotification(
   }
   // The unique index found the tuple stored since it was read (a race), or the invoice went since.
   if (!outcome.stored) return outcome.why === 'stored_before' ? DUPLICATE : rejected({ reason: 'invoice_not_found' });
-  return outcome.notAppliedReason === null ? SUCCESS : { accepted: 'success', notAppliedReason: outcome.notAppliedReason };
+  return outcome.notAppliedReason === null
+    ? SUCCESS
+    : { accepted: 'success', notAppliedReason: outcome.notAppliedReason };
 }

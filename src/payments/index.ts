@@ -21,9 +21,9 @@ export {
   listInvoices,
   listPaymentEvents,
   outcomeAlreadyReported,
-  possibleDoubleCharges,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  possibleDoubleCharges,
   resendPaymentRequest,
   searchInvoices,
 } from './invoices.js';

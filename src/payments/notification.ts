@@ -153,7 +153,8 @@ export type NotAppliedReason = (typeof NOT_APPLIED_REASONS)[number];
 export const NOT_APPLIED_NOTES: Readonly<Record<NotAppliedReason, string>> = {
   unknown_status: 'unknown status, not applied',
   status_behind: "behind the invoice's status, not applied",
-  possible_double_charge: 'possible double charge: the invoice was already paid under another transaction_id, not applied',
+  possible_double_charge:
+    'possible double charge: the invoice was already paid under another transaction_id, not applied',
 };
 
 /**

@@ -160,25 +160,29 @@ export async function listNotificationLog(
     rows: rows.map((row) => {
       const notAppliedReason =
         row.outcome === 'accepted' && row.status !== null && row.applied !== null
-          ? storedNotAppliedReason({ status: row.status, applied: row.applied, notAppliedReason: row.not_applied_reason })
+          ? storedNotAppliedReason({
+              status: row.status,
+              applied: row.applied,
+              notAppliedReason: row.not_applied_reason,
+            })
           : null;
       return {
-      id: row.id,
-      outcome: row.outcome,
-      mode: row.mode,
-      receivedAt: new Date(Number(row.received_ms)),
-      invoiceId: row.invoice_id,
-      httpStatus: Number(row.http_status),
-      error: row.error,
-      status: row.status,
-      transactionId: row.transaction_id,
-      applied: row.applied,
-      notAppliedReason,
-      note: notAppliedReason && NOT_APPLIED_NOTES[notAppliedReason],
-      requestId: row.request_id,
-      payload: row.payload,
-      payloadTruncated: row.payload_truncated,
-    };
+        id: row.id,
+        outcome: row.outcome,
+        mode: row.mode,
+        receivedAt: new Date(Number(row.received_ms)),
+        invoiceId: row.invoice_id,
+        httpStatus: Number(row.http_status),
+        error: row.error,
+        status: row.status,
+        transactionId: row.transaction_id,
+        applied: row.applied,
+        notAppliedReason,
+        note: notAppliedReason && NOT_APPLIED_NOTES[notAppliedReason],
+        requestId: row.request_id,
+        payload: row.payload,
+        payloadTruncated: row.payload_truncated,
+      };
     }),
   };
 }

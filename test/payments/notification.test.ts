@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import {
   amountMatches,
   type InvoiceStatus,
-  type NotAppliedReason,
   isUuid,
+  type NotAppliedReason,
   parseNotification,
   planTransition,
   REQUIRED_FIELDS,

@@ -90,7 +90,7 @@ export const PaymentEvent = Type.Object({
       enum: [...NOT_APPLIED_REASONS],
       description:
         'Why it did not move the invoice: `unknown_status` (not paid, failed, cancelled or refunded), ' +
-        '`status_behind` (behind the invoice\'s status, e.g. a late failed after paid), `possible_double_charge` ' +
+        "`status_behind` (behind the invoice's status, e.g. a late failed after paid), `possible_double_charge` " +
         '(a paid for an invoice already paid under another transaction_id); null when applied',
     }),
   ),

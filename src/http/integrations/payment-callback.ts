@@ -194,7 +194,8 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
     if (result.accepted) {
       metrics.paymentNotifications.inc({ outcome: result.accepted, mode: modeOf(request) });
-      if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
+      if (result.notAppliedReason === 'unknown_status')
+        metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
       if (result.notAppliedReason === 'possible_double_charge') {
         metrics.possibleDoubleCharges.inc({ mode: modeOf(request) });
       }

@@ -154,7 +154,7 @@ export const PaymentNotification = Type.Object(
         enum: [...NOT_APPLIED_REASONS],
         description:
           'Why an accepted callback did not move the invoice: `unknown_status` (not paid, failed, cancelled or ' +
-          'refunded), `status_behind` (behind the invoice\'s status, e.g. a late failed after paid), or ' +
+          "refunded), `status_behind` (behind the invoice's status, e.g. a late failed after paid), or " +
           '`possible_double_charge` (a paid for an invoice already paid under another transaction_id: we keep the ' +
           'first payment and flag the invoice for our operators, who contact you); null when it did, or refused',
       }),
