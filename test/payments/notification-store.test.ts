@@ -189,6 +189,22 @@ describe('notifications received together', () => {
     expect(shown.map(({ invoice }) => invoice.status)).toEqual(invoices.map(() => 'paid'));
   });
 
+  it('two paids of one invoice under different transactions: stored in turn, the second flagged, not applied', async () => {
+    const invoice = await createInvoice(service, tenant);
+    const [first, second] = ['one', 'two'].map((twin) =>
+      notificationFor(invoice, { transaction_id: `${twin}-${invoice.id}` }),
+    );
+    const { store, statements, sizes } = recordingStore();
+
+    const answers = await Promise.all([receive(store, first), receive(store, second)]);
+
+    expect(answers).toEqual([SUCCESS, { accepted: 'success', notAppliedReason: 'possible_double_charge' }]);
+    expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
+    expect(sizes).toEqual([2, 1, 1]);
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.invoice).toMatchObject({ gateway_reference: first.transaction_id, possible_double_charge: true });
+  });
+
   it('is sent alone when it arrives alone', async () => {
     const { store, statements, sizes } = recordingStore();
     expect(await receive(store, notificationFor(await createInvoice(service, tenant)))).toEqual(SUCCESS);
