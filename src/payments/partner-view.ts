@@ -127,6 +127,15 @@ interface LogRow {
   payload_truncated: boolean;
 }
 
+/** Why an accepted callback did not move its invoice, as a code and in words; nulls when it did, or for a refused one. */
+function notApplied(row: LogRow): Pick<NotificationLogEntry, 'notAppliedReason' | 'note'> {
+  const reason =
+    row.outcome === 'accepted' && row.status !== null && row.applied !== null
+      ? storedNotAppliedReason({ status: row.status, applied: row.applied, notAppliedReason: row.not_applied_reason })
+      : null;
+  return { notAppliedReason: reason, note: reason && NOT_APPLIED_NOTES[reason] };
+}
+
 /** The scope's callbacks as recorded, newest first, one page; `outcome` keeps one kind. */
 export async function listNotificationLog(
   db: Executor,
@@ -157,32 +166,21 @@ export async function listNotificationLog(
   );
   return {
     count: Number(counted.count),
-    rows: rows.map((row) => {
-      const notAppliedReason =
-        row.outcome === 'accepted' && row.status !== null && row.applied !== null
-          ? storedNotAppliedReason({
-              status: row.status,
-              applied: row.applied,
-              notAppliedReason: row.not_applied_reason,
-            })
-          : null;
-      return {
-        id: row.id,
-        outcome: row.outcome,
-        mode: row.mode,
-        receivedAt: new Date(Number(row.received_ms)),
-        invoiceId: row.invoice_id,
-        httpStatus: Number(row.http_status),
-        error: row.error,
-        status: row.status,
-        transactionId: row.transaction_id,
-        applied: row.applied,
-        notAppliedReason,
-        note: notAppliedReason && NOT_APPLIED_NOTES[notAppliedReason],
-        requestId: row.request_id,
-        payload: row.payload,
-        payloadTruncated: row.payload_truncated,
-      };
-    }),
+    rows: rows.map((row) => ({
+      id: row.id,
+      outcome: row.outcome,
+      mode: row.mode,
+      receivedAt: new Date(Number(row.received_ms)),
+      invoiceId: row.invoice_id,
+      httpStatus: Number(row.http_status),
+      error: row.error,
+      status: row.status,
+      transactionId: row.transaction_id,
+      applied: row.applied,
+      ...notApplied(row),
+      requestId: row.request_id,
+      payload: row.payload,
+      payloadTruncated: row.payload_truncated,
+    })),
   };
 }

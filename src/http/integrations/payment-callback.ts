@@ -193,12 +193,10 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
   const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
     if (result.accepted) {
-      metrics.paymentNotifications.inc({ outcome: result.accepted, mode: modeOf(request) });
-      if (result.notAppliedReason === 'unknown_status')
-        metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
-      if (result.notAppliedReason === 'possible_double_charge') {
-        metrics.possibleDoubleCharges.inc({ mode: modeOf(request) });
-      }
+      const mode = modeOf(request);
+      metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
+      if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
+      if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
       return reply.code(200).send({ status: result.accepted });
     }
     const { httpStatus, error } = refusal(result.rejected);

@@ -11,6 +11,7 @@ import {
   invoiceHistory,
   listInvoices,
   NOT_APPLIED_NOTES,
+  type NotAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
   type RefusedNotificationRow,
@@ -31,6 +32,9 @@ const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', pa
 const statusBadge = (status: string) => badge(status, STATUS_KIND[status] ?? 'off');
 /** Marks a test invoice (made with test credentials); nothing for a live one. */
 export const modeBadge = (mode: string) => mode === 'test' && badge('test', 'test');
+/** Why a stored notification did not move its invoice; a possible double charge stands out. */
+export const notAppliedBadge = (reason: NotAppliedReason) =>
+  badge(NOT_APPLIED_NOTES[reason], reason === 'possible_double_charge' ? 'bad' : 'off');
 /** Marks an invoice a second `paid` under another transaction_id came for; nothing otherwise. */
 const doubleChargeBadge = (flagged: boolean) => flagged && badge('possible double charge', 'bad');
 
@@ -79,10 +83,7 @@ ${delivery.responseBody && html`<details><summary>Reply body (start)</summary><p
 
 function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; payloadJson: string }): Html {
   const notApplied = storedNotAppliedReason(event);
-  const outcome =
-    notApplied === null
-      ? badge('applied', 'ok')
-      : badge(NOT_APPLIED_NOTES[notApplied], notApplied === 'possible_double_charge' ? 'bad' : 'off');
+  const outcome = notApplied === null ? badge('applied', 'ok') : notAppliedBadge(notApplied);
   return html`<li class="event notification"><div class="when">${when(event.receivedAt)}</div><div class="what">
 <h3>Payment notification: ${event.status} ${outcome}</h3>
 <dl class="inline"><dt>Invoice</dt><dd>${event.statusBefore} → ${event.statusAfter}</dd><dt>Transaction</dt><dd class="mono">${event.transactionId}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.requestId ?? '—'}</dd></dl>
