@@ -648,7 +648,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed
+                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed. `success` is also the answer for one stored but not applied (a late status, an unknown status, a second `paid` under another transaction_id for a paid invoice): your notification log says why
                          * @enum {string}
                          */
                         status: "success" | "duplicate";
