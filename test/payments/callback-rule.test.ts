@@ -77,6 +77,25 @@ describe('the callback checks, two failing at once', () => {
     expect((await showInvoice(service, invoice.id)).events).toHaveLength(1);
   });
 
+  it('stores a second paid (10) and answers success, saying why it did not apply: a possible double charge', async () => {
+    expect(await receive(notificationFor(invoice))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'possible_double_charge',
+    });
+    expect(await receive(notificationFor(invoice, { status: 'failed' }))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'status_behind',
+    });
+    expect(await receive(notificationFor(invoice, { status: 'PAID' }))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'unknown_status',
+    });
+    expect((await showInvoice(service, invoice.id)).invoice).toMatchObject({
+      gateway_reference: stored.transaction_id,
+      possible_double_charge: true,
+    });
+  });
+
   it('refuses a payload it cannot store (10) only once every check has passed', async () => {
     const mismatched = notificationFor(invoice, { amount: '1.00' });
     expect(await receive(mismatched, unstorable(mismatched))).toEqual({ rejected: { reason: 'amount_mismatch' } });
