@@ -109,7 +109,8 @@ describe('two paids of different transactions at once', () => {
     (
       await service.context.database.executeSql(
         `select count(*)::int as count from pg_stat_activity
-         where wait_event_type = 'Lock' and query like '%store_payment_notifications%'`,
+         where datname = current_database() and wait_event_type = 'Lock'
+           and query like '%store_payment_notifications%'`,
         [],
       )
     ).rows[0].count as number;
