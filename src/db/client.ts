@@ -101,6 +101,8 @@ export interface DatabaseHandle {
 export interface DedicatedConnections {
   /** Its connections: statements under way at once. */
   size: number;
+  /** The request deadline each statement is bounded by (DATABASE_REQUEST_TIMEOUT_MS). */
+  deadlineMs: number;
   /** The rows of one statement with $1.. parameters, kept prepared: Drizzle would build it again on every call. */
   query<T>(text: string, values: unknown[]): Promise<T[]>;
 }
@@ -413,6 +415,7 @@ async function openPostgres(
       inFlight.size += count;
       return {
         size: count,
+        deadlineMs,
         async query<T>(text: string, values: unknown[]) {
           return (await inFlight.trackQuery(
             connections.unsafe(text, values as Parameters, { prepare: true }),
