@@ -15,7 +15,7 @@ describe('trip domain', () => {
     expect(trip.status).toBe('draft');
     for (const status of TRIP_STATUSES) {
       await db.transaction((tx) => setTripStatus(tx, trip.id, status));
-      const moved = (await getTrip(db, trip.id, tenant.tenant.id)).trip;
+      const moved = (await getTrip(db, trip.id, { tenantId: tenant.tenant.id, mode: 'live' })).trip;
       expect(moved.status).toBe(status);
       expect(moved.updatedAt.getTime()).toBeGreaterThanOrEqual(trip.updatedAt.getTime());
     }
@@ -42,7 +42,7 @@ describe('trip domain', () => {
     await insert(trip.id, '90.00', '2029-12-31T10:00:00Z');
     await insert(other.id, '999.00', '2031-01-01T10:00:00Z');
 
-    expect((await getTrip(db, trip.id, tenant.tenant.id)).invoice).toEqual({
+    expect((await getTrip(db, trip.id, { tenantId: tenant.tenant.id, mode: 'live' })).invoice).toEqual({
       id: latest.id,
       status: 'paid',
       amount: '120.50',

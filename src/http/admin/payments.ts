@@ -25,7 +25,7 @@ import {
 } from '../../payments/index.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
-import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
 
@@ -39,11 +39,7 @@ export const Invoice = Type.Object({
   gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
   paid_at: Nullable(Timestamp),
   payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
-  mode: Type.Unsafe<'live' | 'test'>({
-    type: 'string',
-    enum: ['live', 'test'],
-    description: '`test`: made with test credentials; only test keys see and move it',
-  }),
+  mode: ModeSchema('`test`: made with test credentials; only test keys see and move it'),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
