@@ -160,10 +160,7 @@ export async function deletePrompt(
   owner: PromptOwner,
   id: string,
 ): Promise<{ id: string }> {
-  const [row] = await db
-    .delete(suggestedPrompts)
-    .where(ownPrompt(owner, id))
-    .returning({ id: suggestedPrompts.id });
+  const [row] = await db.delete(suggestedPrompts).where(ownPrompt(owner, id)).returning({ id: suggestedPrompts.id });
   if (!row) throw notFound('Suggested prompt');
   caches.invalidate();
   return row;

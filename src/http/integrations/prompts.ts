@@ -158,6 +158,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompt deleted.', await deletePrompt(db, caches, credentialScope(request), promptId(request.params.id))),
+      ok(
+        'Suggested prompt deleted.',
+        await deletePrompt(db, caches, credentialScope(request), promptId(request.params.id)),
+      ),
   );
 };

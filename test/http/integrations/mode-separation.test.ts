@@ -132,7 +132,10 @@ describe('test and live modes', () => {
     const testInvoice = (await showInvoice(service, created.invoice_id)).invoice;
     const paid = await notify(service, notificationFor(testInvoice), { 'x-api-key': testKey });
     expect(paid.json()).toEqual({ status: 'success' });
-    expect(await testTripNow()).toMatchObject({ status: 'booked', invoice: { id: created.invoice_id, status: 'paid' } });
+    expect(await testTripNow()).toMatchObject({
+      status: 'booked',
+      invoice: { id: created.invoice_id, status: 'paid' },
+    });
     const liveView = expectOk<'getTrip'>(await live('GET', `/api/v1/trips/${liveTrip.id}/`)).trip;
     expect(liveView).toMatchObject({
       status: 'pending_payment',

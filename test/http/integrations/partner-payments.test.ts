@@ -153,7 +153,11 @@ describe('test credentials', () => {
 
     for (const named of [await createTrip(service, tenant), await createTrip(service, other, 'test')]) {
       expectError(
-        await test(tenant).api('POST', '/api/v1/test/invoices/', { amount: '1.00', currency: 'SAR', trip_id: named.id }),
+        await test(tenant).api('POST', '/api/v1/test/invoices/', {
+          amount: '1.00',
+          currency: 'SAR',
+          trip_id: named.id,
+        }),
         404,
         'NOT_FOUND',
       );

@@ -101,7 +101,10 @@ describe('trips', () => {
     const { trip } = created.json();
     const { title, start_date, end_date, travelers, destinations, itinerary } = body;
     expect(trip).toMatchObject({ title, start_date, end_date, travelers, destinations, itinerary, status: 'draft' });
-    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual({ ...trip, mode: undefined });
+    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual({
+      ...trip,
+      mode: undefined,
+    });
   });
 
   it("answers another tenant's trip, an unknown id and a malformed id with a 404", async () => {
