@@ -112,17 +112,22 @@ export class Metrics {
       labelNames: ['mode'] as const,
       registers,
       async collect() {
-        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
+        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog()))
           this.set({ mode }, backlog.waiting);
-          oldest.set({ mode }, backlog.oldestAgeSeconds);
-        }
       },
     });
-    const oldest = new Gauge({
+    // Read by a collect of its own: the registry collects its metrics at once, so one set by the
+    // other's collect would show the previous scrape's value (none at the first).
+    new Gauge({
       name: 'payment_requests_oldest_waiting_seconds',
       help: 'Age of the oldest payment request still waiting (0 when none), by invoice mode',
       labelNames: ['mode'] as const,
       registers,
+      async collect() {
+        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
+          this.set({ mode }, backlog.oldestAgeSeconds);
+        }
+      },
     });
     new Gauge({
       name: 'payment_endpoint_breakers_open',
