@@ -2,7 +2,9 @@
 // lists, creates, changes and deletes only the tenant's test prompts and sees only test trips; the
 // effective set of a test secret is never the live prompts, cached or not; a test invoice names
 // only a test trip and moves it, and a trip's `invoice` is the latest of its own mode.
+import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../../src/db/client.js';
 import { notificationFor, notify, showInvoice, type TripJson } from '../../payments/support.js';
 import { useApps, useTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
@@ -142,5 +144,26 @@ describe('test and live modes', () => {
       invoice: { id: liveInvoice.id, status: 'pending', amount: '300.00' },
     });
     expect((await service.admin('GET', `/trips/${liveTrip.id}`)).json().trip.invoice.id).toBe(liveInvoice.id);
+  });
+
+  it('takes a prompt or trip written without a mode (as release 1.0.0 writes them) for a live one', async () => {
+    const { db } = service.context;
+    const [prompt] = rowsOf<{ id: string }>(
+      await db.execute(
+        sql`insert into suggested_prompts (tenant_id, language, text) values (${tenant.tenant.id}, 'ar', 'قديم') returning id`,
+      ),
+    );
+    const [trip] = rowsOf<{ id: string }>(
+      await db.execute(
+        sql`insert into trips (tenant_id, title, travelers, destinations, itinerary)
+            values (${tenant.tenant.id}, 'Old', '{"adults": 1, "children": 0}', '[]', '[]') returning id`,
+      ),
+    );
+    const listed = (api: ApiRequest) =>
+      api('GET', `${PROMPTS}?language=ar`).then((r) => expectOk<'listSuggestedPrompts'>(r).prompts.map((p) => p.id));
+    expect(await listed(live)).toEqual([prompt.id]);
+    expect(await listed(test)).toEqual([]);
+    expect(expectOk<'getTrip'>(await live('GET', `/api/v1/trips/${trip.id}/`)).trip.id).toBe(trip.id);
+    expectError(await test('GET', `/api/v1/trips/${trip.id}/`), 404, 'NOT_FOUND');
   });
 });
