@@ -8,6 +8,7 @@ import {
   hourlyPaymentActivity,
   listInvoices,
   NOTIFICATION_OUTCOMES,
+  possibleDoubleCharges,
 } from '../../../../payments/index.js';
 import { countActiveTenants, MODES, type Mode } from '../../../../tenants/index.js';
 import { hourlyChart } from '../chart.js';
@@ -34,13 +35,14 @@ const modeTabs = (current: Mode) =>
 export const homeRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
   app.get('/', { schema: { hide: true, querystring: HomeQuery } }, async (request, reply) => {
     const mode = request.query.mode ?? 'live';
-    const [activity, activeTenants, backlogs, latest, failing] = [
+    const [activity, activeTenants, backlogs, latest, failing, doubleCharges] = [
       await hourlyPaymentActivity(context.db, mode),
       await countActiveTenants(context.db),
       await context.paymentQueue.backlog(),
       await listInvoices(context.db, { mode, limit: LATEST_INVOICES, offset: 0 }),
       // Only live endpoints have a breaker.
       mode === 'live' ? await failingEndpoints(context.db) : [],
+      await possibleDoubleCharges(context.db, mode),
     ];
     const backlog = backlogs[mode];
     const content = html`${modeTabs(mode)}
@@ -49,6 +51,7 @@ export const homeRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async 
 <a class="stat card" href="${consoleUrl(`/invoices?status=pending&mode=${mode}`)}"><span class="value">${backlog.waiting}</span><span>payment requests waiting or pending retry</span></a>
 <div class="stat card"><span class="value">${Math.round(backlog.oldestAgeSeconds / 60)} min</span><span>oldest waiting</span></div>
 ${mode === 'live' && html`<div class="stat card"><span class="value">${failing.length}</span><span>payment endpoints failing (breaker open)</span></div>`}
+<a class="stat card" href="${consoleUrl(`/invoices?mode=${mode}&flag=possible_double_charge`)}"><span class="value">${doubleCharges}</span><span>possible double charges (a second paid, not applied)</span></a>
 </div>
 ${failingEndpointsCard(failing)}
 <div class="charts">
