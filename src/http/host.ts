@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES }
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -24,7 +25,7 @@ import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
-import { SERVICE_VERSION } from '../version.js';
+import { SERVICE_COMMIT, SERVICE_VERSION } from '../version.js';
 import type { ReadCredential } from './authentication.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { type CachedResponse, cachedResponse, responseKey } from './response-cache.js';
@@ -45,6 +46,16 @@ export type HostApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** `/healthz`: the process is up, and which build it runs. */
+const Health = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String({ description: 'The release (semantic version)' }),
+  commit: Type.String({
+    pattern: '^([0-9a-f]{7,40}|unknown)$',
+    description: 'The commit the build was made from, or "unknown" when not built from a git checkout',
+  }),
+});
 
 /** Request bodies larger than this are refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -566,7 +577,11 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done(problem ? invalid([problem]) : undefined);
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: SERVICE_VERSION }));
+  app.get('/healthz', { schema: { hide: true, response: { 200: Health } } }, async () => ({
+    status: 'ok' as const,
+    version: SERVICE_VERSION,
+    commit: SERVICE_COMMIT,
+  }));
   // Readiness is the database's: a Redis that does not answer only moves the rate limits into
   // each process, which the body says.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
