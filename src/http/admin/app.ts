@@ -11,6 +11,7 @@ import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
+import { onlyAllowedHosts } from './allowed-hosts.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
@@ -47,6 +48,7 @@ export async function buildAdminApp(
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
+  app.addHook('onRequest', onlyAllowedHosts(context.config.adminAllowedHosts));
   const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
