@@ -10,6 +10,8 @@ const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
 export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+/** How often each worker process prunes what is past its retention (src/maintenance/retention.ts). */
+export const PRUNE_INTERVAL_MINUTES = 10;
 /** Where partnerctl finds the admin API when ADMIN_URL is not set. */
 export const DEFAULT_ADMIN_URL = `http://127.0.0.1:${DEFAULT_PORTS.admin}`;
 

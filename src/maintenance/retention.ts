@@ -4,6 +4,7 @@
 // batches, each its own short statement, so no prune holds a lock that callbacks or the console
 // would wait on. Payment events are never pruned: they are the record of what partners reported.
 // pg-boss keeps its own finished jobs bounded (archived after 12 hours, deleted 7 days later).
+import { PRUNE_INTERVAL_MINUTES } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { REFUSALS_KEPT_PER_TENANT } from '../payments/index.js';
 
@@ -105,7 +106,7 @@ export async function prune(
  * How often each worker process prunes: often enough that a flood of refused callbacks between two
  * prunes stays small beside the per-tenant cap; a prune with nothing to delete costs a few index probes.
  */
-const PRUNE_INTERVAL_MS = 10 * 60_000;
+const PRUNE_INTERVAL_MS = PRUNE_INTERVAL_MINUTES * 60_000;
 /** The first prune after a start waits this long: a start has enough to do. */
 const FIRST_PRUNE_DELAY_MS = 5 * 60_000;
 

@@ -1,8 +1,10 @@
 // Retention: the prune deletes what is past its age, in batches, table by table; keeps what is
 // younger, whatever a setting of 0 names, and every payment event.
 import { describe, expect, it } from 'vitest';
+import { PRUNE_INTERVAL_MINUTES } from '../../src/config.js';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
-import { useTestContext } from '../support/apps.js';
+import { useApps, useTestContext } from '../support/apps.js';
+import { TEST_ADMIN_TOKEN } from '../support/env.js';
 import { partnerctl } from '../support/process.js';
 
 const test = useTestContext();
@@ -59,17 +61,39 @@ describe('prune', () => {
       audit_events: 0,
     });
   });
+});
 
-  it('is run by partnerctl prune with the configured retention', async () => {
-    await test.context.database.executeSql(
+describe('partnerctl prune', () => {
+  const service = useApps(['admin'], { listen: true, env: { RETENTION_AUDIT_EVENTS_DAYS: '30' } });
+
+  it("runs the running service's prune through the admin API, with the service's retention", async () => {
+    await service.context.database.executeSql(
       "insert into audit_events (occurred_at, actor, action) values (now() - interval '40 days', 'old', 'POST /y')",
+      [],
     );
-    const env = { DATABASE_URL: test.database.target.databaseUrl!, RETENTION_AUDIT_EVENTS_DAYS: '30' };
+    // Nothing but the admin API: the database the command could reach on its own is not there.
+    const env = {
+      ADMIN_URL: service.urls.admin!,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing',
+    };
     const run = await partnerctl(['prune', '--json'], env);
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout).deleted.audit_events).toBeGreaterThanOrEqual(1);
-    const refused = await partnerctl(['prune'], { ...env, RETENTION_AUDIT_EVENTS_DAYS: 'a year' });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('RETENTION_AUDIT_EVENTS_DAYS');
+    const answer = JSON.parse(run.stdout);
+    expect(answer.deleted.audit_events).toBeGreaterThanOrEqual(1);
+    const { rows } = await service.context.database.executeSql<{ count: number }>(
+      "select count(*)::int as count from audit_events where occurred_at < now() - interval '30 days'",
+      [],
+    );
+    expect(rows[0].count).toBe(0);
+    // The prune is an operator's change: it is on the audit trail like any other.
+    const audited = await service.admin('GET', '/audit-events?action=POST%20%2Fadmin%2Fv1%2Fprunes');
+    expect(audited.json().count).toBe(1);
+  });
+
+  it('says in its help how often the service prunes by itself', async () => {
+    const help = await partnerctl(['--help'], {});
+    expect(help.stdout).toContain('prune');
+    expect(help.stdout).toContain(`it also does it every ${PRUNE_INTERVAL_MINUTES} minutes`);
   });
 });

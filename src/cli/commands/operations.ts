@@ -1,6 +1,7 @@
 // partnerctl commands for running the service for years: named operators, online backups and
 // their restore.
 import { closeSync, createReadStream, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { PRUNE_INTERVAL_MINUTES } from '../../config.js';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
 import { type Row, record, table } from '../output.js';
@@ -96,20 +97,13 @@ export const operationCommands: Command[] = [
   },
   {
     name: 'prune',
-    summary: 'Delete now what is past its retention (the service also does it every hour), and exit',
+    summary: `Delete now what is past its retention, on the running service (it also does it every ${PRUNE_INTERVAL_MINUTES} minutes)`,
     async run(invocation) {
-      const { loadConfig } = await import('../../config.js');
-      const { openDatabase } = await import('../../db/client.js');
-      const { prune, retentionRules } = await import('../../maintenance/index.js');
-      const config = loadConfig();
-      const database = await openDatabase(config);
-      try {
-        const deleted = await prune(database, retentionRules(config.retention));
-        const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
-        invocation.output(lines.join('\n'), { deleted });
-      } finally {
-        await database.close();
-      }
+      const { deleted, ms } = await invocation
+        .admin()
+        .request<{ deleted: Record<string, number>; ms: number }>('POST', '/prunes');
+      const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
+      invocation.output([...lines, `in ${ms} ms`].join('\n'), { deleted, ms });
     },
   },
   {

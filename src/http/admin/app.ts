@@ -22,6 +22,7 @@ import { adminGeoRoutes } from './geo.js';
 import { adminOperatorRoutes, enforceRoles } from './operators.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
+import { adminRetentionRoutes } from './retention.js';
 import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
@@ -119,6 +120,7 @@ export async function buildAdminApp(
       await admin.register(adminAuditRoutes, { context });
       await admin.register(adminOperatorRoutes, { context });
       await admin.register(adminBackupRoutes, { context });
+      await admin.register(adminRetentionRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );
