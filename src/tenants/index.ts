@@ -17,7 +17,7 @@ export {
   sealedPaymentEndpointSecrets,
   type TenantCredential,
 } from './credentials.js';
-export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
+export { keyFilePath, keyFingerprint, type SecretBox, secretBoxFor } from './secret-box.js';
 export {
   kindByPrefix,
   MODES,
