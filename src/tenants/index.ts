@@ -7,6 +7,7 @@ export {
   countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
+  keysOfSealedSecrets,
   type LookedUp,
   listCredentials,
   resealSecrets,
@@ -17,7 +18,7 @@ export {
   sealedPaymentEndpointSecrets,
   type TenantCredential,
 } from './credentials.js';
-export { keyFilePath, keyFingerprint, type SecretBox, secretBoxFor } from './secret-box.js';
+export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
 export {
   kindByPrefix,
   MODES,

@@ -42,6 +42,11 @@ export class SecretBox {
     }
   }
 
+  /** The fingerprints (`keyFingerprint`) of the keys there are now. */
+  fingerprints(): string[] {
+    return this.keys().map(keyFingerprint);
+  }
+
   /** The fingerprints (`keyFingerprint`) of the keys that open at least one of `sealed`. */
   fingerprintsOpening(sealed: string[]): string[] {
     const keys = this.keys();
