@@ -28,6 +28,18 @@ const EXAMPLE_SLOTS = [
   [18080, 18081, 18090],
 ];
 
+/**
+ * How long the example's nginx keeps a port it saw fail out of rotation (`fail_timeout`, the same
+ * on every upstream server): step 3 of docs/deploy.md's rolling upgrade waits for it.
+ */
+export const EXAMPLE_FAIL_TIMEOUT_MS = (() => {
+  const text = readFileSync(path.join(EXAMPLE_DIR, 'partner-integrations.conf'), 'utf8');
+  const timeouts = new Set([...text.matchAll(/fail_timeout=(\d+)s/g)].map((match) => Number(match[1])));
+  if (timeouts.size !== 1)
+    throw new Error('deploy/nginx/partner-integrations.conf: expected one fail_timeout for every server');
+  return [...timeouts][0] * 1000;
+})();
+
 /** The header that tells this run's nginx which address a client connects from (see `request`). */
 const TEST_CLIENT_HEADER = 'X-Test-Client-Address';
 
