@@ -350,7 +350,9 @@ const REFUSED_BODY_IDLE_MS = 5000;
  */
 function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const raw = request.raw;
-  if (raw.complete || Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) {
+  // Read to its end already (by the body parser), or never anything more to come.
+  const ended = raw.complete || raw.readableEnded;
+  if (ended || Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) {
     done();
     return;
   }
