@@ -201,7 +201,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     async (request) => {
       const page = pageFrom(request.query);
       const { outcome } = request.query;
-      const { count, rows } = await listNotificationLog(db, scopeOf(request), outcome, page);
+      const { count, rows } = await listNotificationLog(db, scopeOf(request), { outcome }, page);
       return ok(
         'Payment callbacks.',
         pagedList(
