@@ -23,6 +23,7 @@ const service = await startService(
     INTEGRATIONS_PORT: '0',
     BACKEND_PORT: '0',
     ADMIN_PORT: '0',
+    PORTAL_PORT: '0',
     ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
     PAYMENT_RETRY_BASE_SECONDS: '0.5',
     LOG_LEVEL: 'silent',

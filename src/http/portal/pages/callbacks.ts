@@ -1,0 +1,103 @@
+// Callbacks: every payment callback the partner sent with its key (of the session's mode), accepted
+// and refused, newest first, with the reason we answered and the payload as received; filtered by
+// outcome and invoice, paged. The reason is shown as we answered it, in the words the partner's
+// own logs hold.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { listNotificationLog, NOTIFICATION_LOG_OUTCOMES, type NotificationLogEntry } from '../../../payments/index.js';
+import { badge, table } from '../../pages/blocks.js';
+import { type Html, html } from '../../pages/html.js';
+import { prettyPayload } from '../../pages/payload.js';
+import { sendPage } from '../../pages/protection.js';
+import { page, pager } from '../layout.js';
+import type { Locale } from '../locale.js';
+import { PAGE_SIZE, PageNumber, type PortalDependencies, pageCount, scopeOf } from './scope.js';
+
+function what(locale: Locale, entry: NotificationLogEntry): Html {
+  if (entry.outcome === 'refused') return html`<span class="error-text" dir="ltr">${entry.error}</span>`;
+  return html`<span dir="ltr">${entry.status}</span>${entry.transactionId && html` <span class="mono" dir="ltr">${entry.transactionId}</span>`}${
+    entry.note && html`<br><span class="muted">${locale.t('callbacks.notApplied', { note: entry.note })}</span>`
+  }`;
+}
+
+/** Callbacks as rows: when, outcome, invoice, status or reason, our answer, the payload. */
+export function callbackTable(locale: Locale, rows: NotificationLogEntry[], empty: string): Html {
+  const t = locale.t;
+  return table(
+    [
+      t('callbacks.received'),
+      t('callbacks.outcome'),
+      t('callbacks.invoice'),
+      t('callbacks.what'),
+      t('callbacks.answer'),
+      t('callbacks.payload'),
+    ],
+    rows.map(
+      (entry) =>
+        html`<tr><td>${locale.time(entry.receivedAt)}</td><td>${badge(t(`outcome.${entry.outcome}`), entry.outcome === 'accepted' ? 'ok' : 'bad')}</td><td>${
+          entry.invoiceId
+            ? html`<a class="mono" href="/payment-requests/${entry.invoiceId}">${entry.invoiceId.slice(0, 8)}</a>`
+            : html`<span class="muted">${t('callbacks.noInvoice')}</span>`
+        }</td><td class="wrap">${what(locale, entry)}</td><td class="num">HTTP ${entry.httpStatus}</td><td>${
+          entry.payload !== null &&
+          html`<details><summary>${t('callbacks.showPayload')}</summary><pre class="payload" dir="ltr">${prettyPayload(entry.payload)}</pre>${
+            entry.payloadTruncated && html`<p class="hint">${t('callbacks.truncated')}</p>`
+          }${entry.requestId && html`<p class="hint mono">${t('callbacks.requestId', { id: entry.requestId })}</p>`}</details>`
+        }</td></tr>`,
+    ),
+    empty,
+  );
+}
+
+export const callbackRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = async (app, { context }) => {
+  app.get(
+    '/callbacks',
+    {
+      schema: {
+        hide: true,
+        querystring: Type.Object({
+          outcome: Type.Optional(
+            Type.Union([Type.Literal(''), ...NOTIFICATION_LOG_OUTCOMES.map((outcome) => Type.Literal(outcome))]),
+          ),
+          invoice: Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'uuid' })])),
+          page: PageNumber,
+        }),
+      },
+    },
+    async (request, reply) => {
+      const view = request.portalView;
+      const { locale } = view;
+      const t = locale.t;
+      const { outcome, invoice, page: pageNumber = 1 } = request.query;
+      const { count, rows } = await listNotificationLog(
+        context.db,
+        scopeOf(request),
+        { outcome: outcome || undefined, invoiceId: invoice || undefined },
+        { limit: PAGE_SIZE, offset: (pageNumber - 1) * PAGE_SIZE },
+      );
+      const option = (value: string, label: string) =>
+        html`<option value="${value}"${(outcome ?? '') === value ? html` selected` : ''}>${label}</option>`;
+      const filters = html`<form method="get" class="filters" role="search">
+<label>${t('filter.outcome')} <select name="outcome" data-autosubmit>${option('', t('filter.all'))}${NOTIFICATION_LOG_OUTCOMES.map(
+        (value) => option(value, t(`outcome.${value}`)),
+      )}</select></label>
+<label>${t('filter.invoice')} <input type="search" name="invoice" value="${invoice ?? ''}" dir="ltr" pattern="[0-9a-fA-F\\-]{36}" placeholder="3f1c2b9e-…"></label>
+<button>${t('filter.apply')}</button></form>`;
+      return sendPage(
+        reply,
+        page(
+          view,
+          'callbacks',
+          t('callbacks.heading'),
+          html`<p class="hint">${t('callbacks.lead')}</p>${filters}${callbackTable(locale, rows, t('callbacks.none'))}${pager(
+            locale,
+            '/callbacks',
+            { outcome, invoice },
+            pageNumber,
+            pageCount(count),
+          )}`,
+        ),
+      );
+    },
+  );
+};
