@@ -33,7 +33,7 @@ import {
 } from '../pages/protection.js';
 import { PORTAL_SIGN_IN_PATH } from '../portal-links.js';
 import { rateLimitGuard } from '../rate-limit.js';
-import { ASSET_PATHS, shell, type View } from './layout.js';
+import { ASSET_PATHS, page, shell, type View } from './layout.js';
 import { chooseLanguage, type Locale, localeOf } from './locale.js';
 import type { MessageKey } from './messages/en.js';
 import { portalPages } from './pages/index.js';
@@ -66,15 +66,25 @@ function messagePage(locale: Locale, title: string, message: string, alert: bool
   );
 }
 
-/** What the portal shows for an error, in its language: the catalogue's words where it has them. */
-function errorMessage(locale: Locale, error: AppError, request: FastifyRequest): string {
-  const known: Partial<Record<string, MessageKey>> = {
-    [ErrorCode.UNAUTHORIZED]: 'session.ended',
-  };
-  const key = known[error.code];
-  if (key) return locale.t(key);
-  if (error.code === ErrorCode.NOT_FOUND) return locale.t('error.noPage', { path: pathOnly(request.url) });
-  return error.message;
+/** An error's page: within a session, with its sections and a way back; else the message alone. */
+function errorPage(request: FastifyRequest, locale: Locale, error: AppError): Html {
+  const t = locale.t;
+  const title = t(error.statusCode === 404 ? 'error.notFound' : 'error.other');
+  // The catalogue's words where it has them; a domain's refusal (a conflict) as it was answered.
+  const message =
+    error.code === ErrorCode.UNAUTHORIZED
+      ? t('session.ended')
+      : error.code === ErrorCode.NOT_FOUND
+        ? t('error.noPage')
+        : error.message;
+  const view = request.portalView;
+  if (!view) return messagePage(locale, title, message, true);
+  return page(
+    view,
+    null,
+    title,
+    html`<p class="flash error" role="alert">${message}</p><p class="mono wrap" dir="ltr">${pathOnly(request.url)}</p><p><a href="/">${t('error.back')}</a></p>`,
+  );
 }
 
 export interface PortalOptions {
@@ -138,17 +148,11 @@ export async function buildPortalApp(
     const appError = toAppError(error);
     if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
     const locale = request.portalView?.locale ?? browserLocale(request);
-    const title = locale.t(appError.statusCode === 404 ? 'error.notFound' : 'error.other');
-    return sendPage(
-      reply,
-      messagePage(locale, title, errorMessage(locale, appError, request), true),
-      appError.statusCode,
-    );
+    return sendPage(reply, errorPage(request, locale, appError), appError.statusCode);
   });
   app.setNotFoundHandler((request, reply) => {
     const locale = request.portalView?.locale ?? browserLocale(request);
-    const message = locale.t('error.noPage', { path: pathOnly(request.url) });
-    return sendPage(reply, messagePage(locale, locale.t('error.notFound'), message, true), 404);
+    return sendPage(reply, errorPage(request, locale, new AppError(ErrorCode.NOT_FOUND)), 404);
   });
 
   // The link: spent at once, its session's token in the cookie, then the overview (a redirect

@@ -45,7 +45,8 @@ export function shell(locale: Locale, title: string, header: Html | null, main: 
 </html>`;
 }
 
-export function page(view: View, section: Section, title: string, content: Html): Html {
+/** A page of a session: its sections (`section` the current one; null on an error page), then `content`. */
+export function page(view: View, section: Section | null, title: string, content: Html): Html {
   const { locale, session } = view;
   const t = locale.t;
   const links = SECTIONS.filter(([name]) => name !== 'test' || session.mode === 'test').map(

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { listNotificationLog, NOTIFICATION_LOG_OUTCOMES, type NotificationLogEntry } from '../../../payments/index.js';
-import { badge, table } from '../../pages/blocks.js';
+import { badge, cardTable } from '../../pages/blocks.js';
 import { type Html, html } from '../../pages/html.js';
 import { prettyPayload } from '../../pages/payload.js';
 import { sendPage } from '../../pages/protection.js';
@@ -14,37 +14,38 @@ import type { Locale } from '../locale.js';
 import { PAGE_SIZE, PageNumber, type PortalDependencies, pageCount, scopeOf } from './scope.js';
 
 function what(locale: Locale, entry: NotificationLogEntry): Html {
-  if (entry.outcome === 'refused') return html`<span class="error-text" dir="ltr">${entry.error}</span>`;
-  return html`<span dir="ltr">${entry.status}</span>${entry.transactionId && html` <span class="mono" dir="ltr">${entry.transactionId}</span>`}${
+  if (entry.outcome === 'refused') return html`<bdi class="error-text">${entry.error}</bdi>`;
+  return html`<bdi>${entry.status}</bdi>${entry.transactionId && html` <bdi class="mono">${entry.transactionId}</bdi>`}${
     entry.note && html`<br><span class="muted">${locale.t('callbacks.notApplied', { note: entry.note })}</span>`
   }`;
 }
 
-/** Callbacks as rows: when, outcome, invoice, status or reason, our answer, the payload. */
+/** Callbacks as rows: when, outcome, status or reason, invoice, our answer, the payload. */
 export function callbackTable(locale: Locale, rows: NotificationLogEntry[], empty: string): Html {
   const t = locale.t;
-  return table(
+  return cardTable(
     [
       t('callbacks.received'),
       t('callbacks.outcome'),
-      t('callbacks.invoice'),
       t('callbacks.what'),
+      t('callbacks.invoice'),
       t('callbacks.answer'),
       t('callbacks.payload'),
     ],
-    rows.map(
-      (entry) =>
-        html`<tr><td>${locale.time(entry.receivedAt)}</td><td>${badge(t(`outcome.${entry.outcome}`), entry.outcome === 'accepted' ? 'ok' : 'bad')}</td><td>${
-          entry.invoiceId
-            ? html`<a class="mono" href="/payment-requests/${entry.invoiceId}">${entry.invoiceId.slice(0, 8)}</a>`
-            : html`<span class="muted">${t('callbacks.noInvoice')}</span>`
-        }</td><td class="wrap">${what(locale, entry)}</td><td class="num">HTTP ${entry.httpStatus}</td><td>${
-          entry.payload !== null &&
-          html`<details><summary>${t('callbacks.showPayload')}</summary><pre class="payload" dir="ltr">${prettyPayload(entry.payload)}</pre>${
+    rows.map((entry) => [
+      locale.time(entry.receivedAt),
+      badge(t(`outcome.${entry.outcome}`), entry.outcome === 'accepted' ? 'ok' : 'bad'),
+      html`<span class="wrap">${what(locale, entry)}</span>`,
+      entry.invoiceId
+        ? html`<a class="mono" href="/payment-requests/${entry.invoiceId}">${entry.invoiceId.slice(0, 8)}</a>`
+        : html`<span class="muted">${t('callbacks.noInvoice')}</span>`,
+      html`<span dir="ltr">HTTP ${entry.httpStatus}</span>`,
+      entry.payload === null
+        ? html``
+        : html`<details><summary>${t('callbacks.showPayload')}</summary><pre class="payload" dir="ltr">${prettyPayload(entry.payload)}</pre>${
             entry.payloadTruncated && html`<p class="hint">${t('callbacks.truncated')}</p>`
-          }${entry.requestId && html`<p class="hint mono">${t('callbacks.requestId', { id: entry.requestId })}</p>`}</details>`
-        }</td></tr>`,
-    ),
+          }${entry.requestId && html`<p class="hint mono">${t('callbacks.requestId', { id: entry.requestId })}</p>`}</details>`,
+    ]),
     empty,
   );
 }

@@ -58,7 +58,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = asy
       breaker = html`<dt>${t('endpoint.state')}</dt><dd>${badge(t(`breaker.${name}` as MessageKey), BREAKER_KIND[name] ?? 'off')}</dd>
 <dt>${t('endpoint.failures')}</dt><dd>${locale.number(state?.consecutiveFailures ?? 0)}</dd>
 ${name !== 'closed' && html`<dt>${t('endpoint.nextProbe')}</dt><dd>${locale.time(state?.probeAt)}</dd>`}
-${state?.lastError && html`<dt>${t('endpoint.lastError')}</dt><dd class="wrap" dir="ltr">${state.lastError}</dd>`}`;
+${state?.lastError && html`<dt>${t('endpoint.lastError')}</dt><dd class="wrap"><bdi>${state.lastError}</bdi></dd>`}`;
     }
     // Pings are kept per tenant: only those of this mode's endpoint are this page's.
     const pinged = ping && ping.endpointUrl === endpointUrl ? ping : null;
@@ -71,7 +71,7 @@ ${state?.lastError && html`<dt>${t('endpoint.lastError')}</dt><dd class="wrap" d
       : html`<span class="muted">${t('endpoint.neverPinged')}</span>`;
     const active = secrets.filter((secret) => secret.revokedAt === null);
     const content = html`<div class="columns">
-<section class="card"><h2>${t('endpoint.heading')}</h2><dl>
+<section class="card"><h2>${t('endpoint.status')}</h2><dl>
 <dt>${t('endpoint.url')}</dt><dd class="mono wrap" dir="ltr">${endpointUrl ?? t('endpoint.none')}</dd>
 ${breaker}
 <dt>${t('endpoint.lastSuccess')}</dt><dd>${locale.time(lastSuccess)}</dd>
@@ -84,7 +84,7 @@ ${view.session.access === 'write' && endpointUrl && postForm(view, '/endpoint/pi
 <section class="card"><h2>${t('endpoint.secret')}</h2><p>${t('endpoint.secretLead')}</p>
 ${
   active.length
-    ? html`<ul>${active.map((secret) => html`<li class="mono" dir="ltr">${secret.hint} <span class="muted">(${locale.time(secret.createdAt)})</span></li>`)}</ul>`
+    ? html`<ul>${active.map((secret) => html`<li><span class="mono" dir="ltr">${secret.hint}</span> <span class="muted">(${locale.time(secret.createdAt)})</span></li>`)}</ul>`
     : html`<p class="muted">${t('endpoint.noSecret')}</p>`
 }
 <h3>${t('endpoint.verify')}</h3><p>${t('endpoint.verifySteps')}</p><pre class="payload" dir="ltr">${VERIFY_EXAMPLE}</pre></section>`;

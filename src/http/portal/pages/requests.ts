@@ -14,7 +14,7 @@ import {
   resendPaymentRequest,
 } from '../../../payments/index.js';
 import { getTenant } from '../../../tenants/index.js';
-import { badge, table } from '../../pages/blocks.js';
+import { badge, cardTable } from '../../pages/blocks.js';
 import { type Html, html } from '../../pages/html.js';
 import { sendPage } from '../../pages/protection.js';
 import { page, pager, postForm } from '../layout.js';
@@ -45,7 +45,7 @@ function attemptBadge(locale: Locale, delivery: PaymentDeliveryRow | undefined):
 /** Payment requests as rows linking to their pages. */
 export function requestTable(locale: Locale, rows: PaymentRequestSummary[]): Html {
   const t = locale.t;
-  return table(
+  return cardTable(
     [
       t('requests.invoice'),
       t('requests.created'),
@@ -53,11 +53,15 @@ export function requestTable(locale: Locale, rows: PaymentRequestSummary[]): Htm
       t('requests.status'),
       t('requests.lastAttempt'),
     ],
-    rows.map(
-      ({ invoice, deliveries }) =>
-        html`<tr><td><a class="mono" href="${requestPath(invoice.id)}">${invoice.id.slice(0, 8)}</a></td><td>${locale.time(invoice.createdAt)}</td><td class="num">${locale.amount(invoice.amount, invoice.currency)}</td><td>${statusBadge(locale, invoice.status)}</td><td>${attemptBadge(locale, deliveries.at(-1))} <span class="muted">(${locale.number(deliveries.length)})</span></td></tr>`,
-    ),
+    rows.map(({ invoice, deliveries }) => [
+      html`<a class="mono" href="${requestPath(invoice.id)}">${invoice.id.slice(0, 8)}</a>`,
+      locale.time(invoice.createdAt),
+      html`${locale.amount(invoice.amount, invoice.currency)}`,
+      statusBadge(locale, invoice.status),
+      html`${attemptBadge(locale, deliveries.at(-1))} <span class="muted">(${locale.number(deliveries.length)})</span>`,
+    ]),
     t('requests.none'),
+    [2],
   );
 }
 
@@ -73,7 +77,7 @@ function attemptEntry(locale: Locale, delivery: PaymentDeliveryRow): Html {
   return html`<li class="event attempt"><div class="when">${locale.time(delivery.attemptedAt)}</div><div class="what">
 <h3>${t('request.attemptNumber', { number: locale.number(delivery.attempt) })} ${attemptBadge(locale, delivery)}</h3>
 <p>${answered}</p>
-${delivery.error && html`<p class="error-text" dir="ltr">${delivery.error}</p>`}
+${delivery.error && html`<p class="error-text"><bdi>${delivery.error}</bdi></p>`}
 ${delivery.nextRetryAt && html`<dl class="inline"><dt>${t('request.nextRetry')}</dt><dd>${locale.time(delivery.nextRetryAt)}</dd></dl>`}
 <details><summary>${t('request.answerBody')}</summary><pre dir="ltr">${delivery.responseBody || t('request.emptyBody')}</pre></details>
 </div></li>`;
