@@ -157,7 +157,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
       const started = Date.now();
       const code = await instances[index].stop('SIGTERM');
       const stoppedMs = Date.now() - started;
-      instances[index] = await startServiceProcess(envOf(slot), 3);
+      instances[index] = await startServiceProcess(envOf(slot));
       processes.push(instances[index]);
       await waitFor('the new instance ready', async () => (await fetch(`${instances[index].urls.admin}/readyz`)).ok);
       // nginx's checks are passive: the stopped instance's slot is out until its fail_timeout has
