@@ -112,7 +112,10 @@ export const portalLinks = pgTable(
   (table) => [index('portal_links_expires_idx').on(table.expiresAt)],
 );
 
-/** Partner portal sessions, opened by a link; the cookie carries the token, only its digest is kept. */
+/**
+ * Partner portal sessions, each opened by a link, whose tenant, mode, access and language it has;
+ * the cookie carries the token, only its digest is kept.
+ */
 export const portalSessions = pgTable(
   'portal_sessions',
   {
@@ -121,16 +124,13 @@ export const portalSessions = pgTable(
     linkId: uuid('link_id')
       .notNull()
       .references(() => portalLinks.id, { onDelete: 'cascade' }),
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    mode: text('mode').$type<'live' | 'test'>().notNull(),
-    access: text('access').$type<'read' | 'write'>().notNull(),
-    language: text('language'),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
-  (table) => [index('portal_sessions_expires_idx').on(table.expiresAt)],
+  (table) => [
+    index('portal_sessions_expires_idx').on(table.expiresAt),
+    index('portal_sessions_link_idx').on(table.linkId),
+  ],
 );
 
 export const countries = pgTable(

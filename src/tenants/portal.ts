@@ -98,15 +98,7 @@ export function openPortalSession(
     const expiresAt = new Date(now.getTime() + PORTAL_SESSION_HOURS * 3600_000);
     const [row] = await tx
       .insert(portalSessions)
-      .values({
-        digest: digestSecret(token),
-        linkId: link.id,
-        tenantId: link.tenantId,
-        mode: link.mode,
-        access: link.access,
-        language: link.language,
-        expiresAt,
-      })
+      .values({ digest: digestSecret(token), linkId: link.id, expiresAt })
       .returning({ id: portalSessions.id });
     return {
       token,
@@ -131,9 +123,10 @@ export async function findPortalSession(
 ): Promise<PortalSession | null> {
   if (!token || token.length > 100) return null;
   const [row] = await db
-    .select({ session: portalSessions, tenantName: tenants.name })
+    .select({ session: portalSessions, link: portalLinks, tenantName: tenants.name })
     .from(portalSessions)
-    .innerJoin(tenants, eq(tenants.id, portalSessions.tenantId))
+    .innerJoin(portalLinks, eq(portalLinks.id, portalSessions.linkId))
+    .innerJoin(tenants, eq(tenants.id, portalLinks.tenantId))
     .where(
       and(
         eq(portalSessions.digest, digestSecret(token)),
@@ -142,14 +135,14 @@ export async function findPortalSession(
       ),
     );
   if (!row) return null;
-  const { session } = row;
+  const { session, link } = row;
   return {
     id: session.id,
-    tenantId: session.tenantId,
+    tenantId: link.tenantId,
     tenantName: row.tenantName,
-    mode: session.mode,
-    access: session.access,
-    language: session.language as PortalLanguage | null,
+    mode: link.mode,
+    access: link.access,
+    language: link.language as PortalLanguage | null,
     expiresAt: session.expiresAt,
   };
 }

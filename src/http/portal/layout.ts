@@ -98,3 +98,18 @@ export function pager(
     pageNumber < pages && html`<a href="${link(pageNumber + 1)}" rel="next">${t('pager.older')}</a>`
   }</nav>`;
 }
+
+/** A list's filter by one of `choices` (value, label), "all" first; applied on change with the script. */
+export function choiceFilter(
+  locale: Locale,
+  name: string,
+  label: MessageKey,
+  selected: string | undefined,
+  choices: [string, string][],
+): Html {
+  const option = (value: string, text: string) =>
+    html`<option value="${value}"${(selected ?? '') === value ? html` selected` : ''}>${text}</option>`;
+  return html`<label>${locale.t(label)} <select name="${name}" data-autosubmit>${option('', locale.t('filter.all'))}${choices.map(
+    ([value, text]) => option(value, text),
+  )}</select></label>`;
+}

@@ -9,9 +9,9 @@ import { badge, cardTable } from '../../pages/blocks.js';
 import { type Html, html } from '../../pages/html.js';
 import { prettyPayload } from '../../pages/payload.js';
 import { sendPage } from '../../pages/protection.js';
-import { page, pager } from '../layout.js';
+import { choiceFilter, page, pager } from '../layout.js';
 import type { Locale } from '../locale.js';
-import { PAGE_SIZE, PageNumber, type PortalDependencies, pageCount, scopeOf } from './scope.js';
+import { PageNumber, type PortalDependencies, pageCount, rowsOfPage, scopeOf } from './scope.js';
 
 function what(locale: Locale, entry: NotificationLogEntry): Html {
   if (entry.outcome === 'refused') return html`<bdi class="error-text">${entry.error}</bdi>`;
@@ -74,14 +74,11 @@ export const callbackRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = asy
         context.db,
         scopeOf(request),
         { outcome: outcome || undefined, invoiceId: invoice || undefined },
-        { limit: PAGE_SIZE, offset: (pageNumber - 1) * PAGE_SIZE },
+        rowsOfPage(pageNumber),
       );
-      const option = (value: string, label: string) =>
-        html`<option value="${value}"${(outcome ?? '') === value ? html` selected` : ''}>${label}</option>`;
+      const outcomes = NOTIFICATION_LOG_OUTCOMES.map((value): [string, string] => [value, t(`outcome.${value}`)]);
       const filters = html`<form method="get" class="filters" role="search">
-<label>${t('filter.outcome')} <select name="outcome" data-autosubmit>${option('', t('filter.all'))}${NOTIFICATION_LOG_OUTCOMES.map(
-        (value) => option(value, t(`outcome.${value}`)),
-      )}</select></label>
+${choiceFilter(locale, 'outcome', 'filter.outcome', outcome, outcomes)}
 <label>${t('filter.invoice')} <input type="search" name="invoice" value="${invoice ?? ''}" dir="ltr" pattern="[0-9a-fA-F\\-]{36}" placeholder="3f1c2b9e-…"></label>
 <button>${t('filter.apply')}</button></form>`;
       return sendPage(

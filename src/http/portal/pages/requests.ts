@@ -17,11 +17,11 @@ import { getTenant } from '../../../tenants/index.js';
 import { badge, cardTable } from '../../pages/blocks.js';
 import { type Html, html } from '../../pages/html.js';
 import { sendPage } from '../../pages/protection.js';
-import { page, pager, postForm } from '../layout.js';
+import { choiceFilter, page, pager, postForm } from '../layout.js';
 import type { Locale } from '../locale.js';
 import type { MessageKey } from '../messages/en.js';
 import { callbackTable } from './callbacks.js';
-import { PAGE_SIZE, PageNumber, type PortalDependencies, pageCount, scopeOf } from './scope.js';
+import { PageNumber, type PortalDependencies, pageCount, rowsOfPage, scopeOf } from './scope.js';
 
 const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'] as const;
 const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
@@ -109,14 +109,11 @@ export const requestRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = asyn
         db,
         scopeOf(request),
         { status: status || undefined },
-        { limit: PAGE_SIZE, offset: (pageNumber - 1) * PAGE_SIZE },
+        rowsOfPage(pageNumber),
       );
-      const option = (value: string, label: string) =>
-        html`<option value="${value}"${(status ?? '') === value ? html` selected` : ''}>${label}</option>`;
+      const statuses = INVOICE_STATUSES.map((value): [string, string] => [value, t(`status.${value}`)]);
       const filters = html`<form method="get" class="filters" role="search">
-<label>${t('filter.status')} <select name="status" data-autosubmit>${option('', t('filter.all'))}${INVOICE_STATUSES.map(
-        (value) => option(value, t(`status.${value}`)),
-      )}</select></label>
+${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
 <button>${t('filter.apply')}</button></form>`;
       return sendPage(
         reply,

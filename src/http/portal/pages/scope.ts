@@ -9,11 +9,14 @@ export interface PortalDependencies {
   notifyUrl: string;
 }
 
-export const PAGE_SIZE = 20;
+const PAGE_SIZE = 20;
 
 export const PageNumber = Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 }));
 
 export const pageCount = (count: number) => Math.max(1, Math.ceil(count / PAGE_SIZE));
+
+/** The rows of page `pageNumber` (from 1). */
+export const rowsOfPage = (pageNumber: number) => ({ limit: PAGE_SIZE, offset: (pageNumber - 1) * PAGE_SIZE });
 
 /** The session's tenant, in the session's mode only: another's invoice is one that does not exist. */
 export function scopeOf(request: FastifyRequest): Required<ViewScope> {
