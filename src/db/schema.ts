@@ -212,6 +212,8 @@ export const trips = pgTable(
     travelers: jsonb('travelers').notNull(),
     destinations: jsonb('destinations').notNull(),
     itinerary: jsonb('itinerary').notNull(),
+    /** `live`, or `test` for one an operator made for a tenant's test mode: a credential sees only its own mode's. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -229,6 +231,8 @@ export const suggestedPrompts = pgTable(
     text: text('text').notNull(),
     sortOrder: integer('sort_order').notNull().default(0),
     isActive: boolean('is_active').notNull().default(true),
+    /** `live`, or `test` for one made with a test SSO secret: the two sets never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -264,6 +268,11 @@ export const invoices = pgTable(
     paymentUrl: text('payment_url'),
     /** `live`, or `test` for an invoice made with test credentials: the two never mix. */
     mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
+    /**
+     * A `paid` under another transaction_id came after the invoice was paid: the traveller may have
+     * paid twice. Stored, not applied (src/payments/notification.ts, planTransition).
+     */
+    possibleDoubleCharge: boolean('possible_double_charge').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -274,6 +283,10 @@ export const invoices = pgTable(
     index('invoices_trip_idx').on(table.tripId, table.createdAt),
     // The console's invoice list: newest first.
     index('invoices_created_idx').on(table.createdAt, table.id),
+    // The console's possible double charges: few, found without reading the others.
+    index('invoices_possible_double_charge_idx')
+      .on(table.createdAt, table.id)
+      .where(sql`${table.possibleDoubleCharge}`),
   ],
 );
 
@@ -293,6 +306,11 @@ export const paymentEvents = pgTable(
     gateway: text('gateway').notNull(),
     payload: jsonb('payload').notNull(),
     applied: boolean('applied').notNull(),
+    /**
+     * Why it did not move the invoice (`NotAppliedReason`); null when applied, and on events of
+     * release 1.0.0, whose reason is read from their status.
+     */
+    notAppliedReason: text('not_applied_reason'),
     statusBefore: text('status_before').notNull(),
     statusAfter: text('status_after').notNull(),
     requestId: text('request_id'),
@@ -386,14 +404,19 @@ export const endpointPings = pgTable(
  * `Idempotency-Key` of invoice creation: the key, a digest of the request it came with, and the
  * invoice it made. A key is honoured for 24 hours (src/payments/invoices.ts).
  */
-export const invoiceIdempotencyKeys = pgTable('invoice_idempotency_keys', {
-  key: text('key').primaryKey(),
-  requestDigest: text('request_digest').notNull(),
-  invoiceId: uuid('invoice_id')
-    .notNull()
-    .references(() => invoices.id, { onDelete: 'cascade' }),
-  createdAt: createdAt(),
-});
+export const invoiceIdempotencyKeys = pgTable(
+  'invoice_idempotency_keys',
+  {
+    key: text('key').primaryKey(),
+    requestDigest: text('request_digest').notNull(),
+    invoiceId: uuid('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+  },
+  // The cascade of an invoice's deletion (the retention prune of test invoices) finds its keys here.
+  (table) => [index('invoice_idempotency_keys_invoice_idx').on(table.invoiceId)],
+);
 
 /**
  * Named operators of the admin API and console: a person, a role, a token kept as its digest.

@@ -1,7 +1,7 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
 import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -128,8 +128,8 @@ export async function createInvoice(
 }
 
 /**
- * A test invoice may name one of the tenant's trips for its payment request, but never moves it:
- * trips are live data.
+ * An invoice names only a trip of its own tenant and mode (DECISIONS §11), and moves it as
+ * DECISIONS §6 says: a test invoice its test trip, never a live one.
  */
 async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
   const mode = input.mode ?? 'live';
@@ -138,18 +138,22 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
   if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
   const tripId = input.trip_id ?? null;
   if (tripId) {
-    const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
+    const [trip] = await tx
+      .select({ tenantId: trips.tenantId, mode: trips.mode })
+      .from(trips)
+      .where(eq(trips.id, tripId));
     if (!trip) throw notFound('Trip');
-    // Test invoices are the partner's own requests, where another tenant's object is one that does not exist.
-    if (trip.tenantId !== tenant.id) {
-      throw mode === 'test' ? notFound('Trip') : invalidField('trip_id', 'belongs to another tenant');
-    }
+    // Test invoices are the partner's own requests, where another tenant's or mode's object is one
+    // that does not exist; an operator is told which rule the trip breaks.
+    if (mode === 'test' && (trip.tenantId !== tenant.id || trip.mode !== mode)) throw notFound('Trip');
+    if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
+    if (trip.mode !== mode) throw invalidField('trip_id', 'is a test trip: a live invoice names only a live trip');
   }
   const [invoice] = await tx
     .insert(invoices)
     .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
     .returning();
-  if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
+  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
     await queue.enqueue(tx, invoice, 1);
     return { invoice, enqueued: true };
@@ -238,6 +242,8 @@ export interface InvoiceFilter {
   tenantId?: string;
   status?: string;
   mode?: Mode;
+  /** Only those flagged: a second `paid` under another transaction_id came (planTransition). */
+  possibleDoubleCharge?: boolean;
   /** Created at or after. */
   from?: Date;
   /** Created before. */
@@ -263,6 +269,7 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
         filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
         filter.status ? eq(invoices.status, filter.status) : undefined,
         filter.mode ? eq(invoices.mode, filter.mode) : undefined,
+        filter.possibleDoubleCharge ? eq(invoices.possibleDoubleCharge, true) : undefined,
         filter.from ? gte(invoices.createdAt, filter.from) : undefined,
         filter.to ? lt(invoices.createdAt, filter.to) : undefined,
       ),
@@ -274,6 +281,15 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
     invoices: rows.slice(0, filter.limit).map((row) => ({ ...row.invoice, tenantName: row.tenantName })),
     more: rows.length > filter.limit,
   };
+}
+
+/** How many of `mode`'s invoices are flagged as possible double charges. */
+export async function possibleDoubleCharges(db: Executor, mode: Mode): Promise<number> {
+  const [counted] = await db
+    .select({ count: count() })
+    .from(invoices)
+    .where(and(eq(invoices.possibleDoubleCharge, true), eq(invoices.mode, mode)));
+  return counted.count;
 }
 
 /**

@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * One of the tenant's trips
-         * @description Another tenant's trip, and an id that is not a UUID, are a 404.
+         * @description Another tenant's trip, the other mode's (a live trip to a test secret, a test trip to a live one), and an id that is not a UUID, are a 404.
          */
         get: operations["getTrip"];
         put?: never;
@@ -202,7 +202,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed ping to your payment endpoint now and report the answer
-         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.
+         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).
          */
         post: operations["pingPaymentEndpoint"];
         delete?: never;
@@ -242,7 +242,7 @@ export interface paths {
         put?: never;
         /**
          * Create a test invoice: a real signed payment request goes to your test payment endpoint
-         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.
+         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice names only a test trip, which it moves as a live invoice moves a live one, and never appears to live credentials. Test invoices have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it) and are deleted after a number of days, with their attempts and callbacks.
          */
         post: operations["createTestInvoice"];
         delete?: never;
@@ -556,6 +556,7 @@ export interface components {
          *       "status": null,
          *       "transaction_id": null,
          *       "applied": null,
+         *       "not_applied_reason": null,
          *       "note": null,
          *       "request_id": "req-1f",
          *       "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",
@@ -595,7 +596,12 @@ export interface components {
             transaction_id: string | null;
             /** @description Whether an accepted callback moved the invoice */
             applied: boolean | null;
-            /** @description Why an accepted callback did not move the invoice: "unknown status, not applied" (not paid, failed, cancelled or refunded), or behind the invoice's status */
+            /**
+             * @description Why an accepted callback did not move the invoice: `unknown_status` (not paid, failed, cancelled or refunded), `status_behind` (behind the invoice's status, e.g. a late failed after paid), or `possible_double_charge` (a paid for an invoice already paid under another transaction_id: we keep the first payment and flag the invoice for our operators, who contact you); null when it did, or refused
+             * @enum {string|null}
+             */
+            not_applied_reason: "unknown_status" | "status_behind" | "possible_double_charge" | null;
+            /** @description `not_applied_reason` for people to read, e.g. "possible double charge: the invoice was already paid under another transaction_id, not applied" */
             note: string | null;
             /** @description Our request id, for support */
             request_id: string | null;
@@ -662,7 +668,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed
+                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed. `success` is also the answer for one stored but not applied (a late status, an unknown status, a second `paid` under another transaction_id for a paid invoice): your notification log says why
                          * @enum {string}
                          */
                         status: "success" | "duplicate";
@@ -2595,6 +2601,7 @@ export interface operations {
                      *             "status": null,
                      *             "transaction_id": null,
                      *             "applied": null,
+                     *             "not_applied_reason": null,
                      *             "note": null,
                      *             "request_id": "req-1f",
                      *             "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",
@@ -2727,7 +2734,7 @@ export interface operations {
                     currency: string;
                     /**
                      * Format: uuid
-                     * @description One of your trips (never moved)
+                     * @description One of your test trips (a live trip is a 404)
                      */
                     trip_id?: string | null;
                 };
@@ -2813,7 +2820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: `trip_id` names no trip of yours */
+            /** @description NOT_FOUND: `trip_id` names no test trip of yours */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -141,26 +141,28 @@ describe('test credentials', () => {
     );
   });
 
-  it("never move a trip, and another tenant's trip is a 404", async () => {
-    const trip = await createTrip(service, tenant);
+  it("move only a test trip of their own; a live trip and another tenant's trip are a 404", async () => {
+    const trip = await createTrip(service, tenant, 'test');
     const invoice = await createTestInvoice(tenant, { trip_id: trip.id });
     expect(invoice.trip_id).toBe(trip.id);
-    expect(await tripStatus(service, trip.id)).toBe('draft');
+    expect(await tripStatus(service, trip.id)).toBe('pending_payment');
     const paid = await notify(service, notificationFor(invoice), { 'x-api-key': tenant.test.partnerKey });
     expect(answerOf(paid)).toEqual({ status: 200, body: { status: 'success' } });
     expect((await showInvoice(service, invoice.id)).invoice.status).toBe('paid');
-    expect(await tripStatus(service, trip.id)).toBe('draft');
+    expect(await tripStatus(service, trip.id)).toBe('booked');
 
-    const othersTrip = await createTrip(service, other);
-    expectError(
-      await test(tenant).api('POST', '/api/v1/test/invoices/', {
-        amount: '1.00',
-        currency: 'SAR',
-        trip_id: othersTrip.id,
-      }),
-      404,
-      'NOT_FOUND',
-    );
+    for (const named of [await createTrip(service, tenant), await createTrip(service, other, 'test')]) {
+      expectError(
+        await test(tenant).api('POST', '/api/v1/test/invoices/', {
+          amount: '1.00',
+          currency: 'SAR',
+          trip_id: named.id,
+        }),
+        404,
+        'NOT_FOUND',
+      );
+      expect(await tripStatus(service, named.id)).toBe('draft');
+    }
   });
 });
 
@@ -401,7 +403,7 @@ describe('live figures', () => {
 });
 
 describe('an unknown status', () => {
-  it('is stored, answered success, and flagged "unknown status, not applied" in the admin API, the log and /metrics', async () => {
+  it('is stored, answered success, and flagged unknown_status in the admin API, the log and /metrics', async () => {
     const invoice = await createInvoice(service, tenant);
     const before = await scrape();
     for (const status of ['PAID', 'succeeded']) {
@@ -418,14 +420,19 @@ describe('an unknown status', () => {
     const shown = await showInvoice(service, invoice.id);
     expect(shown.invoice.status).toBe('pending');
     expect(shown.events.map((event) => [event.status, event.applied, event.not_applied_reason])).toEqual([
-      ['PAID', false, 'unknown status, not applied'],
-      ['succeeded', false, 'unknown status, not applied'],
+      ['PAID', false, 'unknown_status'],
+      ['succeeded', false, 'unknown_status'],
     ]);
     const log = expectOk<'listPaymentNotifications'>(
       await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=accepted&limit=100'),
     );
-    const notes = log.results.filter((entry) => entry.invoice_id === invoice.id).map((entry) => entry.note);
-    expect(notes).toEqual(['unknown status, not applied', 'unknown status, not applied']);
+    const notes = log.results
+      .filter((entry) => entry.invoice_id === invoice.id)
+      .map((entry) => [entry.not_applied_reason, entry.note]);
+    expect(notes).toEqual([
+      ['unknown_status', 'unknown status, not applied'],
+      ['unknown_status', 'unknown status, not applied'],
+    ]);
   });
 });
 
