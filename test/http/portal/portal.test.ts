@@ -120,7 +120,9 @@ describe('partner portal in a browser', () => {
 
   for (const language of ['en', 'ar'] as const) {
     for (const [width, viewport] of Object.entries(VIEWPORTS)) {
-      it(`shows every page in ${language} at ${width} width, accessible and within the screen`, async () => {
+      it(`shows every page in ${language} at ${width} width, accessible and within the screen`, {
+        timeout: 120_000,
+      }, async () => {
         const live = await openPortal(tenant.credentials.sso_hmac_secret, { language }, viewport);
         expect(await live.getAttribute('html', 'lang')).toBe(language);
         expect(await live.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');
