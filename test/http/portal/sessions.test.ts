@@ -10,6 +10,7 @@ import { rowsOf } from '../../../src/db/client.js';
 import { issuePortalLink, PORTAL_LINK_MINUTES } from '../../../src/tenants/index.js';
 import { createInvoice, keyOf, notificationFor, notify } from '../../payments/support.js';
 import { type TestApps, type TestTenant, useApps, useTenant } from '../../support/apps.js';
+import { TEST_ADMIN_TOKEN } from '../../support/env.js';
 
 interface Link {
   url: string;
@@ -109,6 +110,43 @@ describe('portal links and sessions', () => {
     expect(again.statusCode).toBe(401);
     expect(again.body).toContain('it was used already, it expired');
     expect(again.headers['set-cookie']).toBeUndefined();
+  });
+
+  it("gives an operator the same link from the console's tenant page, per mode, audited under the operator", async () => {
+    const console = service.apps.admin!;
+    const signedIn = await console.inject({
+      method: 'POST',
+      url: '/console/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `token=${encodeURIComponent(TEST_ADMIN_TOKEN)}`,
+    });
+    const cookie = signedIn.cookies.map((item) => `${item.name}=${item.value}`).join('; ');
+    const tenantPage = await console.inject({
+      method: 'GET',
+      url: `/console/tenants/${tenant.tenant.id}`,
+      headers: { cookie },
+    });
+    expect(tenantPage.body).toContain('Live portal link');
+    expect(tenantPage.body).toContain('Test portal link');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(tenantPage.body)![1];
+    const asked = await console.inject({
+      method: 'POST',
+      url: `/console/tenants/${tenant.tenant.id}/portal-link`,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `_csrf=${encodeURIComponent(csrf)}&mode=test&access=write`,
+    });
+    expect(asked.statusCode).toBe(200);
+    const url = /value="(http[^"]+\/sign-in\?token=pis_portal_[^"]+)"/.exec(asked.body)![1];
+    const session = await signIn(service, { url, expires_at: '' });
+    const overview = await portalGet(service, '/', session);
+    expect(overview.body).toContain('test mode, read and write');
+    const audited = rowsOf<{ action: string; actor: string }>(
+      await service.context.db.execute(
+        sql`select action, actor from audit_events where action = 'POST /console/tenants/:id/portal-link'`,
+      ),
+    );
+    expect(audited).toHaveLength(1);
+    expect(audited[0].actor).toMatch(/^console session /);
   });
 
   it('refuses an expired link, an unknown one and one of a deactivated tenant', async () => {

@@ -50,7 +50,7 @@ export const portalLinkRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
         issuedBy: request.adminActor ?? 'console',
       });
       return answer(
-        reply.code(201),
+        reply,
         page(
           request.consoleView,
           'tenants',
