@@ -11,6 +11,7 @@ import { issuePortalLink, PORTAL_LINK_MINUTES } from '../../../src/tenants/index
 import { createInvoice, keyOf, notificationFor, notify } from '../../payments/support.js';
 import { type TestApps, type TestTenant, useApps, useTenant } from '../../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../../support/env.js';
+import { loggerInto } from '../../support/logs.js';
 
 interface Link {
   url: string;
@@ -326,5 +327,21 @@ describe('a portal embedded by the platform (PORTAL_FRAME_ANCESTORS)', () => {
     expect(setCookie).toMatch(/Secure/);
     expect(setCookie).toMatch(/Partitioned/);
     expect(setCookie).toMatch(/HttpOnly/);
+  });
+});
+
+describe('portal links in the logs', () => {
+  const lines: string[] = [];
+  const service = useApps(['integrations', 'portal'], { logger: loggerInto(lines, 'info') });
+  const tenant = useTenant(service);
+
+  it('never writes a link token: the sign-in request is logged with it redacted', async () => {
+    const link = await linkFor(service, tenant.credentials.sso_hmac_secret);
+    const token = new URL(link.url).searchParams.get('token')!;
+    await signIn(service, link);
+    const signInLines = lines.filter((line) => line.includes('/sign-in'));
+    expect(signInLines.join('\n')).toContain('[redacted]');
+    expect(lines.join('\n')).not.toContain(token);
+    expect(lines.join('\n')).not.toContain(token.slice('pis_portal_'.length));
   });
 });
