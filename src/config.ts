@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { parseDatabaseUrl } from './db/url.js';
 import { maskPassword } from './logger.js';
 
 const LISTENER_NAMES = ['integrations', 'backend', 'admin', 'portal'] as const;
@@ -245,12 +246,13 @@ function logFormat(env: Env, stdoutIsTerminal: boolean): Config['logFormat'] {
   return raw;
 }
 
-function url(env: Env, name: string, protocols: string[]): string | null {
+/** `parse`: how the URL is read; DATABASE_URL's may name several hosts. */
+function url(env: Env, name: string, protocols: string[], parse = (raw: string) => new URL(raw)): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
   let parsed: URL;
   try {
-    parsed = new URL(raw);
+    parsed = parse(raw);
   } catch {
     throw new ConfigError(`${name} must be a URL, got "${maskPassword(raw)}"`);
   }
@@ -258,6 +260,20 @@ function url(env: Env, name: string, protocols: string[]): string | null {
     throw new ConfigError(`${name} must be a ${protocols.join(' or ')} URL, got "${parsed.protocol}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** Those postgres.js connects with; libpq's `any` it does not know. */
+const TARGET_SESSION_ATTRS = ['read-write', 'read-only', 'primary', 'standby', 'prefer-standby'];
+
+function databaseUrl(env: Env): string | null {
+  const raw = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], parseDatabaseUrl);
+  const attrs = raw && parseDatabaseUrl(raw).searchParams.get('target_session_attrs');
+  if (attrs && !TARGET_SESSION_ATTRS.includes(attrs)) {
+    throw new ConfigError(
+      `DATABASE_URL's target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`,
+    );
+  }
+  return raw;
 }
 
 function listeners(env: Env): Config['listeners'] {
@@ -390,7 +406,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     portalPublicUrl: url(env, 'PORTAL_PUBLIC_URL', ['http:', 'https:']),
     portalFrameAncestors: frameAncestors(env),
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: databaseUrl(env),
     databaseRequestTimeoutMs: milliseconds(
       env,
       'DATABASE_REQUEST_TIMEOUT_MS',

@@ -7,7 +7,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
-import type { Logger } from '../logger.js';
+import { type Logger, maskPassword } from '../logger.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
@@ -336,17 +336,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
 }
 
-/** The URL without its password, for messages. */
-function describeDatabaseUrl(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  if (url.password) url.password = '***';
-  return url.toString();
-}
-
 /** A connection not made within this fails its queries: while the database is away, answers come fast. */
 const CONNECT_TIMEOUT_SECONDS = 3;
 
 const STARTUP_CONNECT_ATTEMPTS = 3;
+
+/** The wait before listening again after a failed try, the server still away. */
+const RELISTEN_DELAY_MS = 200;
 
 /**
  * Seconds before connecting again after a failed connection. postgres.js waits up to 20 s after a
@@ -367,8 +363,8 @@ async function openPostgres(
     // Money stays text: numeric is never parsed into a float.
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   };
-  const connection = postgresConnection(databaseUrl);
-  const client: Sql = postgres(connection.url, { ...options, path: connection.path, max: poolSize });
+  const { url, ...connection } = postgresConnection(databaseUrl);
+  const client: Sql = postgres(url, { ...options, ...connection, max: poolSize });
   try {
     // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
     for (let attempt = 1; ; attempt++) {
@@ -383,13 +379,14 @@ async function openPostgres(
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
-    const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${describeDatabaseUrl(databaseUrl)}`;
+    const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${maskPassword(databaseUrl)}`;
     throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
   // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
   const db = drizzlePostgres(new DrizzleDriver(client, inFlight) as unknown as Sql, { schema }) as unknown as Database;
   const dedicated: Sql[] = [];
+  let ending = false;
   return {
     db,
     async executeSql<Row>(text: string, values: unknown[] = [], transaction?: Transaction) {
@@ -408,7 +405,7 @@ async function openPostgres(
       return inFlight.track(client.begin(options, task) as Promise<T>);
     },
     dedicatedConnections(count) {
-      const connections: Sql = postgres(connection.url, { ...options, path: connection.path, max: count });
+      const connections: Sql = postgres(url, { ...options, ...connection, max: count });
       // JSON parameters go as the text they are given in, as on the pool, where Drizzle sets the same.
       for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
       dedicated.push(connections);
@@ -424,8 +421,42 @@ async function openPostgres(
       };
     },
     async listen(channel, onNotify, onListen) {
-      // postgres.js listens on a connection of its own and listens again after a reconnect.
-      await client.listen(channel, onNotify, onListen);
+      // A connection of its own, listening again each time it closes until it succeeds: postgres.js's
+      // own `listen` tries once after a close and, the server still away (restarting, failing over),
+      // stops listening for good.
+      let closed = false;
+      const listenerOptions = {
+        ...options,
+        ...connection,
+        max: 1,
+        max_lifetime: null,
+        fetch_types: false,
+        // postgres.js's own, undeclared in its types: every NOTIFY on the connection.
+        onnotify: (to: string, payload: string) => to === channel && onNotify(payload),
+        onclose: () => {
+          closed = true;
+          void listenAgain();
+        },
+      };
+      const listening: Sql = postgres(url, listenerOptions);
+      dedicated.push(listening);
+      const statement = `listen "${channel.replace(/"/g, '""')}"`;
+      let retrying = false;
+      const listenAgain = async () => {
+        if (retrying || ending) return;
+        retrying = true;
+        while (closed && !ending) {
+          closed = false;
+          await listening.unsafe(statement).catch(async () => {
+            closed = true;
+            await new Promise((resolve) => setTimeout(resolve, RELISTEN_DELAY_MS));
+          });
+        }
+        retrying = false;
+        if (!ending) onListen();
+      };
+      await listening.unsafe(statement);
+      onListen();
     },
     async withoutDeadline(task) {
       inFlight.deadlineLifted++;
@@ -457,6 +488,7 @@ async function openPostgres(
     poolStatistics: () => inFlight.statistics(),
     deadlinesExceeded: () => inFlight.deadlinesExceeded,
     async close() {
+      ending = true;
       try {
         await Promise.all([client, ...dedicated].map((each) => each.end({ timeout: 5 })));
       } finally {

@@ -57,6 +57,49 @@ export class PostgresCluster {
     return new PostgresCluster(dataDir, port, path.dirname(dataDir));
   }
 
+  /**
+   * A standby of this cluster on a port of its own (pg_basebackup -R: streaming replication from
+   * here), started; this cluster then commits only once the standby has the commit
+   * (`synchronous_standby_names`), so a promoted standby has everything acknowledged.
+   */
+  async createStandby(): Promise<PostgresCluster> {
+    const root = mkdtempSync(path.join(tmpdir(), 'pi-faults-pg-standby-'));
+    chmodSync(root, 0o777);
+    const dataDir = path.join(root, 'data');
+    run('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-D',
+      dataDir,
+      '-R',
+      '-X',
+      'stream',
+    ]);
+    const standby = new PostgresCluster(dataDir, await freePort(), root);
+    standby.start();
+    run('psql', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-qc',
+      "alter system set synchronous_standby_names = '*'",
+    ]);
+    run('pg_ctl', ['-D', this.dataDir, 'reload']);
+    return standby;
+  }
+
+  /** Ends recovery on a standby: it accepts writes from now on. */
+  promote(): void {
+    run('pg_ctl', ['-D', this.dataDir, '-w', 'promote']);
+  }
+
   url(database = 'postgres'): string {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
