@@ -176,15 +176,24 @@ class QueryTracker {
 }
 
 /**
- * Settles a postgres.js query with `error` now. One still waiting for a connection leaves the
- * pool's queue and is never sent. One sent is left to end on its connection, its answer unheard:
- * postgres.js's own cancel opens a connection whose failure (the server away) would reject a
- * promise nobody holds.
+ * Settles a postgres.js query with `error` now. One still waiting in the pool's queue leaves it and
+ * is never sent. One sent is left to end on its connection, its answer unheard: postgres.js's own
+ * cancel opens a connection whose failure (the server away) would reject a promise nobody holds.
+ * One a connection is being opened for is sent once it opens, unheard too: postgres.js leaves a
+ * connection whose first query was cancelled opening for good, and after a failover every
+ * connection of the pool would.
  */
 function abandonQuery(query: PromiseLike<unknown>, error: Error): void {
-  const internal = query as unknown as { state: unknown; reject(error: Error): void; cancel(): void };
+  const internal = query as unknown as {
+    state: unknown;
+    cancelled: unknown;
+    reject(error: Error): void;
+    cancel(): void;
+  };
   internal.reject(error);
-  if (!internal.state) internal.cancel();
+  if (internal.state) return;
+  internal.cancel();
+  internal.cancelled = null;
 }
 
 /** How long a write refused for lack of space keeps /readyz at 503 after it. */
