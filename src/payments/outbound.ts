@@ -210,6 +210,7 @@ function paymentContext(invoice: RequestedInvoice, gateway: string, notifyUrl: s
     trip_id: invoice.tripId,
     notify_url: notifyUrl,
     created_at: invoice.createdAt.toISOString(),
+    livemode: invoice.mode === 'live',
   };
 }
 

@@ -112,6 +112,7 @@ describe('outbound payment request', () => {
         trip_id: trip.id,
         notify_url: `${service.urls.integrations}/api/v1/payments/notify/`,
         created_at: shown.invoice.created_at,
+        livemode: true,
       });
     }
     await attemptsOver(service, invoice.id);
