@@ -3,7 +3,7 @@
 // in every worker process, one instance at a time under an advisory lock. Rows go in small
 // batches, each its own short statement, so no prune holds a lock that callbacks or the console
 // would wait on. Payment events are never pruned: they are the record of what partners reported.
-// pg-boss keeps its own finished jobs bounded (archived after 12 hours, deleted 7 days later).
+// A payment request's row (payment_requests) goes with its invoice.
 import type { DatabaseHandle } from '../db/client.js';
 import { REFUSALS_KEPT_PER_TENANT } from '../payments/index.js';
 

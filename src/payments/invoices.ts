@@ -9,8 +9,8 @@ import { conflict, invalidField, notFound } from '../errors.js';
 import { type Mode, paymentEndpointIn } from '../tenants/index.js';
 import { isUuid } from '../text.js';
 import { setTripStatus } from '../trips/index.js';
+import type { PaymentRequests } from './delivery/requests.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
-import type { PaymentQueue } from './queue.js';
 import { listRefusedNotifications } from './refusals.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
@@ -89,7 +89,7 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
  */
 export async function createInvoice(
   db: Database,
-  queue: PaymentQueue,
+  requests: PaymentRequests,
   input: NewInvoice,
   idempotencyKey?: string,
 ): Promise<CreatedInvoice> {
@@ -101,7 +101,7 @@ export async function createInvoice(
   }
   try {
     const { invoice, enqueued } = await db.transaction(async (tx) => {
-      const created = await insertInvoice(tx, queue, input, amount);
+      const created = await insertInvoice(tx, requests, input, amount);
       if (idempotencyKey) {
         await tx
           .delete(invoiceIdempotencyKeys)
@@ -115,8 +115,8 @@ export async function createInvoice(
       return created;
     });
     // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
-    if (enqueued) queue.announce();
-    else queue.countUnsent(invoice.mode);
+    if (enqueued) requests.announce();
+    else requests.countUnsent(invoice.mode);
     return { invoice, replayed: false };
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
@@ -131,7 +131,7 @@ export async function createInvoice(
  * A test invoice may name one of the tenant's trips for its payment request, but never moves it:
  * trips are live data.
  */
-async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
+async function insertInvoice(tx: Transaction, requests: PaymentRequests, input: NewInvoice, amount: string) {
   const mode = input.mode ?? 'live';
   const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
   if (!tenant) throw notFound('Tenant');
@@ -151,7 +151,7 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
     .returning();
   if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
-    await queue.enqueue(tx, invoice, 1);
+    await requests.enqueue(tx, invoice);
     return { invoice, enqueued: true };
   }
   await tx.insert(paymentDeliveries).values({
@@ -196,18 +196,18 @@ export const outcomeAlreadyReported = (status: string) =>
   `The invoice is ${status}: the partner has reported an outcome, so its payment request is not sent again.`;
 
 /**
- * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
+ * Asks for one more attempt of the invoice's payment request now, whatever came before (a final
  * failure, giving up after a day): the operator or the partner asks for it. Refused once the
  * partner has reported an outcome, for the same reason retries stop then. With `scope` (a
  * partner's), an invoice of another tenant or mode is a 404. Returns the attempt's number.
  */
 export async function resendPaymentRequest(
   db: Database,
-  queue: PaymentQueue,
+  requests: PaymentRequests,
   invoiceId: string,
   scope?: { tenantId: string; mode: Mode },
 ): Promise<number> {
-  return db.transaction(async (tx) => {
+  const attempt = await db.transaction(async (tx) => {
     // Locked so that a notification moving the invoice meanwhile waits for this to commit.
     const [invoice] = await tx
       .select()
@@ -228,10 +228,10 @@ export async function resendPaymentRequest(
       .select({ last: max(paymentDeliveries.attempt) })
       .from(paymentDeliveries)
       .where(eq(paymentDeliveries.invoiceId, invoiceId));
-    const attempt = (last ?? 0) + 1;
-    await queue.enqueue(tx, invoice, attempt);
-    return attempt;
+    return requests.requestAgain(tx, invoice, last ?? 0);
   });
+  requests.announce();
+  return attempt;
 }
 
 export interface InvoiceFilter {

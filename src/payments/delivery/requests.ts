@@ -1,0 +1,346 @@
+// Payment requests as rows of payment_requests (src/db/schema.ts): enqueued with their invoice,
+// taken by a worker under a lease, recorded with their attempt. Every statement the queue sends is
+// here.
+import { count, eq, min, sql } from 'drizzle-orm';
+import type { DatabaseHandle, Transaction } from '../../db/client.js';
+import { paymentRequests } from '../../db/schema.js';
+import { type RunStatement, statement } from '../../db/statements.js';
+
+/** NOTIFY channel telling every worker that a payment request is due now. */
+const NEW_WORK_CHANNEL = 'payment_request_due';
+/** Serialises takes across instances, so that each endpoint's window is counted exactly. */
+const TAKE_LOCK = 0x7061_7932;
+
+/** The invoice a payment request is for. */
+export interface PaymentRequestInvoice {
+  id: string;
+  tenantId: string;
+  mode: 'live' | 'test';
+}
+
+/** A request taken by a worker: its attempt, and what the attempt needs, read by the take itself. */
+export interface TakenRequest {
+  invoice: {
+    id: string;
+    tenantId: string;
+    mode: 'live' | 'test';
+    status: string;
+    amount: string;
+    currency: string;
+    tripId: string | null;
+    createdAt: Date;
+  };
+  attempt: number;
+  /** When this attempt was asked for (the invoice's commit, a retry's recording, a resend). */
+  enqueuedAt: Date;
+  tenant: { id: string; gateway: string; paymentEndpointUrl: string | null; testPaymentEndpointUrl: string | null };
+  /** The tenant's signing secrets, sealed, newest first (`payment_endpoint_secrets`). */
+  sealedSecrets: string[];
+  /** The live endpoint's breaker state when taken; null when it has none (never failed, or a test request). */
+  breaker: string | null;
+}
+
+/** What `take` observes. */
+export interface TakeLimits {
+  /** Requests wanted: this worker's free slots. */
+  slots: number;
+  /** PAYMENT_ENDPOINT_CONCURRENCY: requests in flight per tenant's endpoint, all instances together. */
+  perEndpoint: number;
+  /** Requests of invoices older than this go even to a failing endpoint: their last attempt. */
+  giveUpAfterSeconds: number;
+  /** The worker's id, the lease holder of what it takes. */
+  worker: string;
+  /** How long a lease lasts unless renewed. */
+  leaseSeconds: number;
+  /** How long a probe keeps its breaker half-open before another may go (PAYMENT_JOB_TIMEOUT_SECONDS). */
+  probeSeconds: number;
+}
+
+/** Timestamps come as their text: the driver's parsers are Drizzle's, which leaves them so. */
+interface TakenRow {
+  invoice_id: string;
+  attempt: number;
+  enqueued_at: string;
+  mode: 'live' | 'test';
+  invoice_status: string;
+  amount: string;
+  currency: string;
+  trip_id: string | null;
+  invoice_created_at: string;
+  tenant_id: string;
+  gateway: string;
+  payment_endpoint_url: string | null;
+  test_payment_endpoint_url: string | null;
+  sealed_secrets: string[];
+  breaker: string | null;
+}
+
+/**
+ * The next due requests for a worker, leased to it: oldest due first within an endpoint and one
+ * endpoint after another (every tenant's live and test endpoint's first before anyone's second),
+ * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open,
+ * except for one probe once its time has come (which turns the breaker half-open). Migration 0017.
+ */
+const TAKE = statement<
+  [
+    slots: number,
+    perEndpoint: number,
+    worker: string,
+    leaseSeconds: number,
+    giveUpSeconds: number,
+    probeSeconds: number,
+    lock: number,
+  ],
+  TakenRow
+>('select * from take_payment_requests_due($1, $2, $3, $4, $5, $6, $7)');
+
+/**
+ * Renews the leases of the requests `$1` runs (`$2`), and makes due again now those whose lease
+ * ended (a worker killed or stalled) and those `$1` holds but no longer runs (their outcome could
+ * not be recorded).
+ */
+const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds: number], { released: number }>(
+  `with renewed as (
+     update payment_requests set lease_until = now() + make_interval(secs => $3)
+      where state = 'taken' and lease_holder = $1 and invoice_id = any($2::uuid[])
+   ),
+   released as (
+     update payment_requests set state = 'waiting', lease_holder = null, lease_until = null, due_at = now()
+      where state = 'taken'
+        and (lease_holder = $1 or lease_until < now())
+        and not (lease_holder = $1 and invoice_id = any($2::uuid[]))
+     returning 1
+   )
+   select count(*)::int as released from released`,
+);
+
+/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0017). */
+const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
+  'select move_pgboss_payment_requests($1) as moved',
+);
+
+/** An attempt's outcome, as `record` stores it. */
+export interface RecordedAttempt {
+  invoiceId: string;
+  worker: string;
+  attempt: number;
+  httpStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  responseBody: string | null;
+  paymentUrl: string | null;
+  /** Seconds until the next attempt; null when none is due. */
+  retryInSeconds: number | null;
+  /** How the request ends when no attempt is due. */
+  outcome: 'delivered' | 'failed';
+}
+
+/**
+ * Records an attempt of a request the worker holds: the request waits for its next attempt, or is
+ * done; the attempt is a row of payment_deliveries; a `payment_url` lands on the invoice. A request
+ * asked for again while its attempt was under way (a resend, whose attempt number is higher) waits
+ * for that one. Nothing when the worker no longer holds it (its lease ended, and it was given to
+ * another): `recorded` false. `breaker` is the live endpoint's breaker state after it.
+ */
+const RECORD = statement<
+  [
+    invoiceId: string,
+    worker: string,
+    attempt: number,
+    httpStatus: number | null,
+    latencyMs: number | null,
+    error: string | null,
+    responseBody: string | null,
+    paymentUrl: string | null,
+    retryInSeconds: number | null,
+    outcome: string,
+  ],
+  { recorded: boolean; breaker: string | null }
+>(
+  `with request as (
+     update payment_requests r
+        set state = case when r.attempt > $3 or $9::float8 is not null then 'waiting' else 'done' end,
+            attempt = case when r.attempt > $3 or $9::float8 is null then r.attempt else $3 + 1 end,
+            due_at = case when r.attempt > $3 or $9::float8 is null then r.due_at
+                          else now() + make_interval(secs => $9::float8) end,
+            enqueued_at = case when r.attempt > $3 or $9::float8 is null then r.enqueued_at else now() end,
+            outcome = case when r.attempt > $3 or $9::float8 is not null then null else $10 end,
+            lease_holder = null, lease_until = null
+      where r.invoice_id = $1 and r.state = 'taken' and r.lease_holder = $2
+     returning r.invoice_id, r.tenant_id, r.mode
+   ),
+   attempt as (
+     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body, next_retry_at)
+     select request.invoice_id, $3, $4, $5, $6, $7, now() + make_interval(secs => $9::float8) from request
+   ),
+   url as (
+     update invoices i set payment_url = $8, updated_at = now()
+       from request where i.id = request.invoice_id and $8::text is not null
+   )
+   select exists (select 1 from request) as recorded,
+          (select b.state from payment_endpoint_breakers b join request on b.tenant_id = request.tenant_id
+            where request.mode = 'live') as breaker`,
+);
+
+/** Payment requests in the database: what the worker takes, and what creating an invoice or a resend asks for. */
+export class PaymentRequests {
+  private readonly localListeners: (() => void)[] = [];
+  /** A NOTIFY to other processes is under way (`announce`), and whether another is wanted after it. */
+  private notifying: Promise<void> | null = null;
+  private notifyAgain = false;
+
+  constructor(
+    private readonly database: DatabaseHandle,
+    private readonly onUnsent?: (mode: 'live' | 'test') => void,
+  ) {}
+
+  /** Asks for attempt 1 of the invoice's payment request inside `tx`: it exists exactly when `tx` commits. */
+  async enqueue(tx: Transaction, invoice: PaymentRequestInvoice): Promise<void> {
+    await tx.insert(paymentRequests).values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode });
+  }
+
+  /**
+   * Asks for one more attempt now inside `tx`, numbered after `lastAttempt` (the last recorded);
+   * one under way is followed by it. Returns its number.
+   */
+  async requestAgain(tx: Transaction, invoice: PaymentRequestInvoice, lastAttempt: number): Promise<number> {
+    const [row] = await tx
+      .insert(paymentRequests)
+      .values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode, attempt: lastAttempt + 1 })
+      .onConflictDoUpdate({
+        target: paymentRequests.invoiceId,
+        set: {
+          attempt: sql`greatest(excluded.attempt, ${paymentRequests.attempt} + (${paymentRequests.state} <> 'waiting')::int)`,
+          state: sql`case when ${paymentRequests.state} = 'taken' then 'taken' else 'waiting' end`,
+          dueAt: sql`now()`,
+          enqueuedAt: sql`now()`,
+          outcome: null,
+        },
+      })
+      .returning({ attempt: paymentRequests.attempt });
+    return row.attempt;
+  }
+
+  /**
+   * Tells this process's worker that a transaction asking for a request due now has committed,
+   * and the other processes' by NOTIFY: one at a time, those asked for meanwhile sharing the next,
+   * since a NOTIFY takes a lock every commit of the server waits for.
+   */
+  announce(): void {
+    for (const listener of this.localListeners) listener();
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = this.database
+      .run(NOTIFY, [NEW_WORK_CHANNEL])
+      .then(
+        () => {},
+        // Another process's worker finds it at its next look instead.
+        () => {},
+      )
+      .finally(() => {
+        this.notifying = null;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.announce();
+        }
+      });
+  }
+
+  /**
+   * Calls `onDue` whenever a request due now is asked for: by this process (`announce`) or another
+   * (NOTIFY), and when listening (re)starts, when notifications may have been missed.
+   */
+  async onNewWork(onDue: () => void): Promise<void> {
+    this.localListeners.push(onDue);
+    await this.database.listen(NEW_WORK_CHANNEL, onDue, onDue);
+  }
+
+  /** Counts a first attempt that could not be made (recorded with its invoice, no request). */
+  countUnsent(mode: 'live' | 'test'): void {
+    this.onUnsent?.(mode);
+  }
+
+  /** Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited. */
+  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+    const [row] = await this.database.db
+      .select({ waiting: count(), oldest: min(paymentRequests.enqueuedAt) })
+      .from(paymentRequests)
+      .where(eq(paymentRequests.state, 'waiting'));
+    const oldest = row.oldest ? new Date(row.oldest).getTime() : Date.now();
+    return { waiting: row.waiting, oldestAgeSeconds: Math.max(0, (Date.now() - oldest) / 1000) };
+  }
+
+  /** The next due requests, leased to `limits.worker` (TAKE). */
+  async take(limits: TakeLimits): Promise<TakenRequest[]> {
+    const rows = await this.database.run(TAKE, [
+      limits.slots,
+      limits.perEndpoint,
+      limits.worker,
+      limits.leaseSeconds,
+      limits.giveUpAfterSeconds,
+      limits.probeSeconds,
+      TAKE_LOCK,
+    ]);
+    return rows.map((row) => ({
+      invoice: {
+        id: row.invoice_id,
+        tenantId: row.tenant_id,
+        mode: row.mode,
+        status: row.invoice_status,
+        amount: row.amount,
+        currency: row.currency,
+        tripId: row.trip_id,
+        createdAt: new Date(row.invoice_created_at),
+      },
+      attempt: row.attempt,
+      enqueuedAt: new Date(row.enqueued_at),
+      tenant: {
+        id: row.tenant_id,
+        gateway: row.gateway,
+        paymentEndpointUrl: row.payment_endpoint_url,
+        testPaymentEndpointUrl: row.test_payment_endpoint_url,
+      },
+      sealedSecrets: row.sealed_secrets,
+      breaker: row.breaker,
+    }));
+  }
+
+  /** Renews `worker`'s leases on `running`; gives back what no worker runs (RENEW_LEASES). */
+  async renewLeases(worker: string, running: string[], leaseSeconds: number): Promise<number> {
+    const [row] = await this.database.run(RENEW_LEASES, [worker, running, leaseSeconds]);
+    return row.released;
+  }
+
+  /** Moves the requests release 1.0.0 left in pg-boss's tables here; how many (MOVE_FROM_PGBOSS). */
+  async moveFromPgBoss(silenceSeconds: number): Promise<number> {
+    const [row] = await this.database.run(MOVE_FROM_PGBOSS, [silenceSeconds]);
+    return row.moved;
+  }
+
+  /**
+   * Records an attempt (RECORD) with `run`, a transaction's when the breaker changes with it.
+   * Returns whether it was recorded, and the live endpoint's breaker state after it.
+   */
+  static async record(
+    run: RunStatement,
+    attempt: RecordedAttempt,
+  ): Promise<{ recorded: boolean; breaker: string | null }> {
+    const [row] = await run(RECORD, [
+      attempt.invoiceId,
+      attempt.worker,
+      attempt.attempt,
+      attempt.httpStatus,
+      attempt.latencyMs,
+      attempt.error,
+      attempt.responseBody,
+      attempt.paymentUrl,
+      attempt.retryInSeconds,
+      attempt.outcome,
+    ]);
+    return row;
+  }
+}
+
+const NOTIFY = statement<[channel: string], never>(`select pg_notify($1, '')`);
