@@ -272,6 +272,15 @@ export class PaymentRequests {
     return { waiting: row.waiting, oldestAgeSeconds: Math.max(0, (Date.now() - oldest) / 1000) };
   }
 
+  /**
+   * Brings the planner's statistics of payment_requests up to date. The take's plan is made from
+   * them and kept for the session; a backlog that built while no worker ran would otherwise be
+   * planned as the near-empty table the statistics still describe, until autovacuum's next analyze.
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.database.run(ANALYZE, []);
+  }
+
   /** The next due requests, leased to `limits.worker` (TAKE). */
   async take(limits: TakeLimits): Promise<TakenRequest[]> {
     const rows = await this.database.run(TAKE, [
@@ -344,3 +353,4 @@ export class PaymentRequests {
 }
 
 const NOTIFY = statement<[channel: string], never>(`select pg_notify($1, '')`);
+const ANALYZE = statement<[], never>('analyze payment_requests');

@@ -46,6 +46,7 @@ export class PaymentWorker {
 
   async start(): Promise<void> {
     await this.sweep();
+    await this.requests.refreshStatistics();
     await this.requests.onNewWork(() => this.wake());
     this.poller = setInterval(() => this.wake(true), POLL_MS);
     this.wake();
