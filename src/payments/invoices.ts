@@ -2,6 +2,7 @@
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
 import { and, asc, count, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
+import { type AuditEventInput, recordAuditEvent } from '../audit/index.js';
 import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -85,23 +86,30 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
  * either enqueues the payment request (handed to this process's worker at commit) or, for a tenant
  * without a payment endpoint, records that as a failed attempt (counted with the worker's). With an `idempotencyKey`, a repeat of
- * the same body within 24 h returns the first invoice instead, and another body is a 409.
+ * the same body within 24 h returns the first invoice instead, and another body is a 409. `audit`,
+ * an operator's change, is recorded in the same transaction (or alone for a repeat).
  */
 export async function createInvoice(
   db: Database,
   requests: PaymentRequests,
   input: NewInvoice,
   idempotencyKey?: string,
+  audit?: (invoiceId: string) => AuditEventInput,
 ): Promise<CreatedInvoice> {
   const amount = checkedAmount(input.amount, input.currency);
   const digest = requestDigest(input, amount);
+  const replay = async (earlier: InvoiceRow): Promise<CreatedInvoice> => {
+    if (audit) await recordAuditEvent(db, audit(earlier.id));
+    return { invoice: earlier, replayed: true };
+  };
   if (idempotencyKey) {
     const earlier = await earlierInvoice(db, idempotencyKey, digest);
-    if (earlier) return { invoice: earlier, replayed: true };
+    if (earlier) return replay(earlier);
   }
   try {
     const { invoice, enqueued } = await db.transaction(async (tx) => {
       const created = await insertInvoice(tx, requests, input, amount);
+      if (audit) await recordAuditEvent(tx, audit(created.invoice.id));
       if (idempotencyKey) {
         await tx
           .delete(invoiceIdempotencyKeys)
@@ -122,7 +130,7 @@ export async function createInvoice(
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
     const earlier =
       idempotencyKey && isUniqueViolation(error) ? await earlierInvoice(db, idempotencyKey, digest) : null;
-    if (earlier) return { invoice: earlier, replayed: true };
+    if (earlier) return replay(earlier);
     throw error;
   }
 }
