@@ -1,5 +1,6 @@
-// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with one payment
-// request attempt) and per 100,000 callbacks (each a stored event that pays its invoice), before
+// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with every row its
+// creation through the admin API and one delivered attempt write: the invoice, its payment
+// request, the attempt and the audit event) and per 100,000 callbacks (each a stored event that pays its invoice), before
 // and after a prune, on the database the environment names (DATABASE_URL, else the embedded one in
 // DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and stay).
 // The figures go to docs/operations.md.
@@ -13,7 +14,9 @@ const config = loadConfig();
 const database = await openDatabase(config);
 const sql = (text: string, values: unknown[] = []) => database.executeSql(text, values);
 
-const TABLES = ['invoices', 'payment_deliveries', 'payment_events'];
+const TABLES = ['invoices', 'payment_requests', 'payment_deliveries', 'audit_events', 'payment_events'];
+/** What creating and delivering an invoice writes. */
+const INVOICE_TABLES = ['invoices', 'payment_requests', 'payment_deliveries', 'audit_events'];
 
 /** Bytes on disk per table, indexes and TOAST included. */
 async function sizes(): Promise<Record<string, number>> {
@@ -38,15 +41,25 @@ try {
   ).rows;
   const empty = await sizes();
 
-  // Invoices, each with the one attempt a delivered payment request leaves (a reply body kept),
-  // made 100 days ago so that the prune takes the attempts.
+  // Invoices, each with its payment request done, the one attempt a delivered payment request
+  // leaves (a reply body kept) and the operator's audit event, made 100 days ago so that the prune
+  // takes the attempts.
   await sql(
     `with made as (
        insert into invoices (tenant_id, amount, currency, status, payment_url, created_at, updated_at)
        select $1::uuid, (100 + n % 900)::numeric + 0.5, 'SAR', 'pending', 'https://pay.partner.example/session/' || md5(n::text),
               now() - interval '100 days', now() - interval '100 days'
          from generate_series(1, $2::int) n
-       returning id)
+       returning id),
+     requested as (
+       insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
+       select id, $1::uuid, 'live', 1, 'done', now() - interval '100 days', now() - interval '100 days', 'delivered'
+         from made),
+     audited as (
+       insert into audit_events (occurred_at, actor, action, target_id, fields, status, address, request_id)
+       select now() - interval '100 days', 'admin token', 'POST /admin/v1/invoices', id::text,
+              '{tenant_id,amount,currency}', 201, '10.0.0.1', gen_random_uuid()::text
+         from made)
      insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
      select id, 1, now() - interval '100 days', 200, 40 + (random() * 200)::int,
             '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}'
@@ -72,7 +85,7 @@ try {
       where tenant_id = $1::uuid`,
     [tenant.id],
   );
-  await sql('vacuum analyze invoices, payment_events, payment_deliveries');
+  await sql(`vacuum analyze ${TABLES.join(', ')}`);
   const called = await sizes();
 
   const deleted = await prune(database, retentionRules(config.retention));
@@ -82,7 +95,7 @@ try {
   await sql('vacuum full payment_deliveries');
   const compacted = await sizes();
 
-  const perInvoices = delta(invoiced, empty, ['invoices', 'payment_deliveries']);
+  const perInvoices = delta(invoiced, empty, INVOICE_TABLES);
   const perCallbacks = delta(called, invoiced, ['payment_events', 'invoices']);
   const figures = {
     database: config.databaseUrl ? 'postgres' : 'embedded',
@@ -97,9 +110,9 @@ try {
   console.log(JSON.stringify(figures, null, 2));
   console.log(
     [
-      `per ${ROWS} invoices (one attempt each): ${mib(perInvoices)} (invoices ${mib(invoiced.invoices - empty.invoices)}, attempts ${mib(invoiced.payment_deliveries - empty.payment_deliveries)})`,
+      `per ${ROWS} invoices (one attempt each): ${mib(perInvoices)} (${INVOICE_TABLES.map((table) => `${table} ${mib(invoiced[table] - empty[table])}`).join(', ')})`,
       `per ${ROWS} callbacks: ${mib(perCallbacks)} (events ${mib(called.payment_events - invoiced.payment_events)}, invoice updates ${mib(called.invoices - invoiced.invoices)})`,
-      `all three tables before the prune: ${mib(delta(called, empty, TABLES))}`,
+      `all ${TABLES.length} tables before the prune: ${mib(delta(called, empty, TABLES))}`,
       `after the prune (${deleted.payment_deliveries} attempts) and a vacuum: ${mib(delta(pruned, empty, TABLES))} on disk, the attempts' ${mib(pruned.payment_deliveries - compacted.payment_deliveries)} free for new rows`,
       `after VACUUM FULL: ${mib(delta(compacted, empty, TABLES))}`,
     ].join('\n'),
