@@ -156,6 +156,7 @@ async function startPaymentWorker(
   const deps = {
     ...signingDependencies(context),
     database: context.database,
+    requests: context.paymentQueue,
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
     breakerPolicy: {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { deliver } from '../../src/payments/delivery/deliver.js';
-import type { TakenRequest } from '../../src/payments/delivery/requests.js';
+import { PaymentRequests, type TakenRequest } from '../../src/payments/delivery/requests.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/payments/delivery/retry.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { sealedPaymentEndpointSecrets } from '../../src/tenants/index.js';
@@ -300,6 +300,7 @@ describe('outbound payment request', () => {
     return {
       db: service.context.db,
       database,
+      requests: new PaymentRequests(database),
       openSecret: (sealed: string) => service.context.secretBox.open(sealed),
       notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
       allowPrivateEndpoints: true,

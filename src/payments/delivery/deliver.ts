@@ -4,7 +4,7 @@
 // when one is due (retry.ts).
 import type { DatabaseHandle } from '../../db/client.js';
 import { unavailability } from '../../db/errors.js';
-import { statement } from '../../db/statements.js';
+import { type RunStatement, statement } from '../../db/statements.js';
 import type { Logger } from '../../logger.js';
 import { paymentEndpointIn } from '../../tenants/index.js';
 import { storableStart } from '../../text.js';
@@ -18,6 +18,8 @@ export const RESPONSE_BODY_MAX_BYTES = 1024;
 
 export interface DeliveryDependencies extends SigningDependencies {
   database: DatabaseHandle;
+  /** Records attempts by group commit: one per process. */
+  requests: PaymentRequests;
   /** The callback URL handed to partners, `.../api/v1/payments/notify/`. */
   notifyUrl: string;
   retryPolicy: RetryPolicy;
@@ -203,8 +205,9 @@ async function send(deps: DeliveryDependencies, request: TakenRequest): Promise<
 
 /**
  * Records the attempt, and its verdict on the endpoint's breaker, in one transaction; an attempt
- * that changes no breaker (a live endpoint without one answering, or a test endpoint) is one
- * statement. A breaker made meanwhile by another attempt hears this one's answer after it.
+ * that changes no breaker (a live endpoint without one answering, or a test endpoint) is recorded
+ * by group commit with those that end beside it. A breaker made meanwhile by another attempt hears
+ * this one's answer after it.
  */
 async function record(
   deps: DeliveryDependencies,
@@ -214,15 +217,15 @@ async function record(
 ): Promise<BreakerChange | null> {
   const { verdict } = outcome;
   const tenantId = request.invoice.tenantId;
-  const judge = (run: Parameters<typeof PaymentRequests.record>[0], verdictOf: EndpointVerdict) =>
+  const judge = (run: RunStatement, verdictOf: EndpointVerdict) =>
     recordVerdict(run, tenantId, verdictOf, outcome.error, deps.breakerPolicy);
   if (verdict === 'failing' || (verdict === 'alive' && request.breaker !== null)) {
     return deps.database.transact(async (run) => {
-      const { recorded } = await PaymentRequests.record(run, attempt);
+      const { recorded } = await PaymentRequests.recordIn(run, attempt);
       return recorded ? judge(run, verdict) : null;
     });
   }
-  const { recorded, breaker } = await PaymentRequests.record(deps.database.run, attempt);
+  const { recorded, breaker } = await deps.requests.record(attempt);
   if (recorded && verdict === 'alive' && breaker !== null) return deps.database.transact((run) => judge(run, verdict));
   return null;
 }

@@ -3,6 +3,7 @@
 // here.
 import { count, eq, min, sql } from 'drizzle-orm';
 import type { DatabaseHandle, Transaction } from '../../db/client.js';
+import { answerEach, GroupCommit, type Waiting } from '../../db/group-commit.js';
 import { paymentRequests } from '../../db/schema.js';
 import { type RunStatement, statement } from '../../db/statements.js';
 
@@ -136,51 +137,64 @@ export interface RecordedAttempt {
 }
 
 /**
- * Records an attempt of a request the worker holds: the request waits for its next attempt, or is
- * done; the attempt is a row of payment_deliveries; a `payment_url` lands on the invoice. A request
- * asked for again while its attempt was under way (a resend, whose attempt number is higher) waits
- * for that one. Nothing when the worker no longer holds it (its lease ended, and it was given to
- * another): `recorded` false. `breaker` is the live endpoint's breaker state after it.
+ * Records attempts of requests their worker holds, each an item of the JSON array `$1`: the
+ * request waits for its next attempt, or is done; the attempt is a row of payment_deliveries; a
+ * `payment_url` lands on the invoice. A request asked for again while its attempt was under way (a
+ * resend, whose attempt number is higher) waits for that one. Nothing for an item whose worker no
+ * longer holds it (its lease ended, and it was given to another): `recorded` false. `breaker` is
+ * the live endpoint's breaker state after it.
  */
-const RECORD = statement<
-  [
-    invoiceId: string,
-    worker: string,
-    attempt: number,
-    httpStatus: number | null,
-    latencyMs: number | null,
-    error: string | null,
-    responseBody: string | null,
-    paymentUrl: string | null,
-    retryInSeconds: number | null,
-    outcome: string,
-  ],
-  { recorded: boolean; breaker: string | null }
->(
-  `with request as (
-     update payment_requests r
-        set state = case when r.attempt > $3 or $9::float8 is not null then 'waiting' else 'done' end,
-            attempt = case when r.attempt > $3 or $9::float8 is null then r.attempt else $3 + 1 end,
-            due_at = case when r.attempt > $3 or $9::float8 is null then r.due_at
-                          else now() + make_interval(secs => $9::float8) end,
-            enqueued_at = case when r.attempt > $3 or $9::float8 is null then r.enqueued_at else now() end,
-            outcome = case when r.attempt > $3 or $9::float8 is not null then null else $10 end,
-            lease_holder = null, lease_until = null
-      where r.invoice_id = $1 and r.state = 'taken' and r.lease_holder = $2
-     returning r.invoice_id, r.tenant_id, r.mode
+const RECORD = statement<[attempts: string], { item: number; recorded: boolean; breaker: string | null }>(
+  `with attempt as (
+     select * from jsonb_to_recordset($1::jsonb) as a(
+       item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
+       "responseBody" text, "paymentUrl" text, "retryInSeconds" float8, outcome text)
    ),
-   attempt as (
+   request as (
+     update payment_requests r
+        set state = case when r.attempt > a.attempt or a."retryInSeconds" is not null then 'waiting' else 'done' end,
+            attempt = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.attempt else a.attempt + 1 end,
+            due_at = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.due_at
+                          else now() + make_interval(secs => a."retryInSeconds") end,
+            enqueued_at = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.enqueued_at else now() end,
+            outcome = case when r.attempt > a.attempt or a."retryInSeconds" is not null then null else a.outcome end,
+            lease_holder = null, lease_until = null
+       from attempt a
+      where r.invoice_id = a."invoiceId" and r.state = 'taken' and r.lease_holder = a.worker
+     returning a.item, r.tenant_id, r.mode
+   ),
+   recorded as (
      insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body, next_retry_at)
-     select request.invoice_id, $3, $4, $5, $6, $7, now() + make_interval(secs => $9::float8) from request
+     select a."invoiceId", a.attempt, a."httpStatus", a."latencyMs", a.error, a."responseBody",
+            now() + make_interval(secs => a."retryInSeconds")
+       from attempt a join request using (item)
    ),
    url as (
-     update invoices i set payment_url = $8, updated_at = now()
-       from request where i.id = request.invoice_id and $8::text is not null
+     update invoices i set payment_url = a."paymentUrl", updated_at = now()
+       from attempt a join request using (item)
+      where i.id = a."invoiceId" and a."paymentUrl" is not null
    )
-   select exists (select 1 from request) as recorded,
-          (select b.state from payment_endpoint_breakers b join request on b.tenant_id = request.tenant_id
-            where request.mode = 'live') as breaker`,
+   select a.item, request.item is not null as recorded,
+          (select b.state from payment_endpoint_breakers b
+            where b.tenant_id = request.tenant_id and request.mode = 'live') as breaker
+     from attempt a left join request using (item)`,
 );
+
+/** Attempts in one recording statement at most: a bound on how long one transaction holds its row locks. */
+const MAX_GROUP = 32;
+
+/** Whether an attempt was recorded, and the live endpoint's breaker state after it. */
+export interface Recording {
+  recorded: boolean;
+  breaker: string | null;
+}
+
+const recordingsOf = async (run: RunStatement, attempts: RecordedAttempt[]) => {
+  const rows = await run(RECORD, [JSON.stringify(attempts.map((attempt, item) => ({ item, ...attempt })))]);
+  const recordings = new Array<Recording>(attempts.length);
+  for (const { item, recorded, breaker } of rows) recordings[item] = { recorded, breaker };
+  return recordings;
+};
 
 /** Payment requests in the database: what the worker takes, and what creating an invoice or a resend asks for. */
 export class PaymentRequests {
@@ -188,6 +202,18 @@ export class PaymentRequests {
   /** A NOTIFY to other processes is under way (`announce`), and whether another is wanted after it. */
   private notifying: Promise<void> | null = null;
   private notifyAgain = false;
+  /**
+   * Attempts that end while a recording is under way are recorded together by the next one, one
+   * statement and one commit for all (src/db/group-commit.ts); one group under way at a time.
+   */
+  private readonly recordings = new GroupCommit(1, MAX_GROUP, (group: Waiting<RecordedAttempt, Recording>[]) =>
+    answerEach(group, (attempts) =>
+      recordingsOf(
+        this.database.run,
+        attempts.map((waiting) => waiting.call),
+      ),
+    ),
+  );
 
   constructor(
     private readonly database: DatabaseHandle,
@@ -328,27 +354,15 @@ export class PaymentRequests {
     return row.moved;
   }
 
-  /**
-   * Records an attempt (RECORD) with `run`, a transaction's when the breaker changes with it.
-   * Returns whether it was recorded, and the live endpoint's breaker state after it.
-   */
-  static async record(
-    run: RunStatement,
-    attempt: RecordedAttempt,
-  ): Promise<{ recorded: boolean; breaker: string | null }> {
-    const [row] = await run(RECORD, [
-      attempt.invoiceId,
-      attempt.worker,
-      attempt.attempt,
-      attempt.httpStatus,
-      attempt.latencyMs,
-      attempt.error,
-      attempt.responseBody,
-      attempt.paymentUrl,
-      attempt.retryInSeconds,
-      attempt.outcome,
-    ]);
-    return row;
+  /** Records an attempt by group commit (RECORD). */
+  record(attempt: RecordedAttempt): Promise<Recording> {
+    return this.recordings.add(attempt);
+  }
+
+  /** Records an attempt (RECORD) inside the transaction of `run`, with what else it changes. */
+  static async recordIn(run: RunStatement, attempt: RecordedAttempt): Promise<Recording> {
+    const [recording] = await recordingsOf(run, [attempt]);
+    return recording;
   }
 }
 
