@@ -1,9 +1,10 @@
-// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with every row its
-// creation through the admin API and one delivered attempt write: the invoice, its payment
-// request, the attempt and the audit event) and per 100,000 callbacks (each a stored event that pays its invoice), before
-// and after a prune, on the database the environment names (DATABASE_URL, else the embedded one in
-// DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and stay).
-// The figures go to docs/operations.md.
+// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with one payment
+// request attempt) and per 100,000 callbacks (each a stored event that pays its invoice), before
+// and after a prune; then what a partner's flood costs, 100,000 each of test invoices (with their
+// attempt and payment request), pings and breaker events, before and after the prune that
+// retention makes of them. On the database the environment names (DATABASE_URL, else the embedded
+// one in DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and
+// stay). The figures go to docs/operations.md.
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
@@ -14,16 +15,22 @@ const config = loadConfig();
 const database = await openDatabase(config);
 const sql = (text: string, values: unknown[] = []) => database.executeSql(text, values);
 
-const TABLES = ['invoices', 'payment_requests', 'payment_deliveries', 'audit_events', 'payment_events'];
-/** What creating and delivering an invoice writes. */
-const INVOICE_TABLES = ['invoices', 'payment_requests', 'payment_deliveries', 'audit_events'];
+const TABLES = ['invoices', 'payment_deliveries', 'payment_events'];
+/** The tables a flood fills: a test invoice's row, its attempt and its payment request, pings, breaker events. */
+const FLOOD_TABLES = [
+  'invoices',
+  'payment_deliveries',
+  'payment_requests',
+  'endpoint_pings',
+  'payment_endpoint_breaker_events',
+];
 
 /** Bytes on disk per table, indexes and TOAST included. */
 async function sizes(): Promise<Record<string, number>> {
   const { rows } = await sql(
     `select relname as name, pg_total_relation_size(oid)::bigint as bytes from pg_class
       where relkind = 'r' and relname = any($1::text[])`,
-    [`{${TABLES.join(',')}}`],
+    [`{${[...TABLES, ...FLOOD_TABLES].join(',')}}`],
   );
   return Object.fromEntries(rows.map((row) => [row.name as string, Number(row.bytes)]));
 }
@@ -41,25 +48,15 @@ try {
   ).rows;
   const empty = await sizes();
 
-  // Invoices, each with its payment request done, the one attempt a delivered payment request
-  // leaves (a reply body kept) and the operator's audit event, made 100 days ago so that the prune
-  // takes the attempts.
+  // Invoices, each with the one attempt a delivered payment request leaves (a reply body kept),
+  // made 100 days ago so that the prune takes the attempts.
   await sql(
     `with made as (
        insert into invoices (tenant_id, amount, currency, status, payment_url, created_at, updated_at)
        select $1::uuid, (100 + n % 900)::numeric + 0.5, 'SAR', 'pending', 'https://pay.partner.example/session/' || md5(n::text),
               now() - interval '100 days', now() - interval '100 days'
          from generate_series(1, $2::int) n
-       returning id),
-     requested as (
-       insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
-       select id, $1::uuid, 'live', 1, 'done', now() - interval '100 days', now() - interval '100 days', 'delivered'
-         from made),
-     audited as (
-       insert into audit_events (occurred_at, actor, action, target_id, fields, status, address, request_id)
-       select now() - interval '100 days', 'admin token', 'POST /admin/v1/invoices', id::text,
-              '{tenant_id,amount,currency}', 201, '10.0.0.1', gen_random_uuid()::text
-         from made)
+       returning id)
      insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
      select id, 1, now() - interval '100 days', 200, 40 + (random() * 200)::int,
             '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}'
@@ -85,7 +82,7 @@ try {
       where tenant_id = $1::uuid`,
     [tenant.id],
   );
-  await sql(`vacuum analyze ${TABLES.join(', ')}`);
+  await sql('vacuum analyze invoices, payment_events, payment_deliveries');
   const called = await sizes();
 
   const deleted = await prune(database, retentionRules(config.retention));
@@ -95,7 +92,7 @@ try {
   await sql('vacuum full payment_deliveries');
   const compacted = await sizes();
 
-  const perInvoices = delta(invoiced, empty, INVOICE_TABLES);
+  const perInvoices = delta(invoiced, empty, ['invoices', 'payment_deliveries']);
   const perCallbacks = delta(called, invoiced, ['payment_events', 'invoices']);
   const figures = {
     database: config.databaseUrl ? 'postgres' : 'embedded',
@@ -110,11 +107,99 @@ try {
   console.log(JSON.stringify(figures, null, 2));
   console.log(
     [
-      `per ${ROWS} invoices (one attempt each): ${mib(perInvoices)} (${INVOICE_TABLES.map((table) => `${table} ${mib(invoiced[table] - empty[table])}`).join(', ')})`,
+      `per ${ROWS} invoices (one attempt each): ${mib(perInvoices)} (invoices ${mib(invoiced.invoices - empty.invoices)}, attempts ${mib(invoiced.payment_deliveries - empty.payment_deliveries)})`,
       `per ${ROWS} callbacks: ${mib(perCallbacks)} (events ${mib(called.payment_events - invoiced.payment_events)}, invoice updates ${mib(called.invoices - invoiced.invoices)})`,
-      `all ${TABLES.length} tables before the prune: ${mib(delta(called, empty, TABLES))}`,
+      `all three tables before the prune: ${mib(delta(called, empty, TABLES))}`,
       `after the prune (${deleted.payment_deliveries} attempts) and a vacuum: ${mib(delta(pruned, empty, TABLES))} on disk, the attempts' ${mib(pruned.payment_deliveries - compacted.payment_deliveries)} free for new rows`,
       `after VACUUM FULL: ${mib(delta(compacted, empty, TABLES))}`,
+    ].join('\n'),
+  );
+
+  // Floods, written just past their retention so that the prune takes them: test invoices (each
+  // with a delivered attempt and its payment request done), pings, and breaker events.
+  // Compacted first, so that the flood grows the tables rather than filling what the prune above freed.
+  await sql(
+    'vacuum full invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
+  const beforeFlood = await sizes();
+  const retention = config.retention;
+  const days = (kept: number) => `${kept + 1} days`;
+  await sql(
+    `with made as (
+       insert into invoices (tenant_id, amount, currency, status, mode, payment_url, created_at, updated_at)
+       select $1::uuid, (100 + n % 900)::numeric + 0.5, 'SAR', 'pending', 'test', 'https://sandbox.partner.example/session/' || md5(n::text),
+              now() - $3::interval, now() - $3::interval
+         from generate_series(1, $2::int) n
+       returning id),
+     attempts as (
+       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+       select id, 1, now() - $3::interval, 200, 40 + (random() * 200)::int,
+              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}'
+         from made)
+     insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
+     select id, $1::uuid, 'test', 1, 'done', now() - $3::interval, now() - $3::interval, 'delivered'
+       from made`,
+    [tenant.id, ROWS, days(retention.testInvoicesDays)],
+  );
+  await sql(
+    `insert into endpoint_pings (tenant_id, endpoint_url, webhook_id, pinged_at, http_status, latency_ms)
+     select $1::uuid, 'https://sandbox.partner.example/payments', 'msg_ping_' || gen_random_uuid(), now() - $3::interval, 200, 40 + (random() * 200)::int
+       from generate_series(1, $2::int)`,
+    [tenant.id, ROWS, days(retention.pingsDays)],
+  );
+  await sql(
+    `insert into payment_endpoint_breaker_events (tenant_id, event, at, consecutive_failures, error)
+     select $1::uuid, (array['opened', 'probe_failed', 'closed'])[1 + n % 3], now() - $3::interval, 5, 'endpoint answered HTTP 503'
+       from generate_series(1, $2::int) n`,
+    [tenant.id, ROWS, days(retention.breakerEventsDays)],
+  );
+  const flooded = await sizes();
+  const floodDeleted = await prune(database, retentionRules(retention));
+  await sql(
+    'vacuum analyze invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
+  const floodPruned = await sizes();
+  await sql(
+    'vacuum full invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
+  const floodCompacted = await sizes();
+  const grown = (after: Record<string, number>, table: string) => after[table] - beforeFlood[table];
+  const floods = {
+    test_invoices: {
+      invoice_and_attempt_bytes:
+        grown(flooded, 'invoices') + grown(flooded, 'payment_deliveries') + grown(flooded, 'payment_requests'),
+      deleted: floodDeleted.test_invoices,
+    },
+    pings: { bytes: grown(flooded, 'endpoint_pings'), deleted: floodDeleted.endpoint_pings },
+    breaker_events: {
+      bytes: grown(flooded, 'payment_endpoint_breaker_events'),
+      deleted: floodDeleted.payment_endpoint_breaker_events,
+    },
+  };
+  const kept = (after: Record<string, number>, tables: string[]) =>
+    tables.reduce((sum, table) => sum + grown(after, table), 0);
+  console.log(
+    JSON.stringify(
+      {
+        floods,
+        flood_rows: ROWS,
+        before: flooded,
+        after_prune_and_vacuum: floodPruned,
+        after_vacuum_full: floodCompacted,
+      },
+      null,
+      2,
+    ),
+  );
+  const perRow = (bytes: number) => `${Math.round(bytes / ROWS)} bytes each`;
+  console.log(
+    [
+      `per ${ROWS} test invoices (a delivered attempt and a payment request each): ${mib(floods.test_invoices.invoice_and_attempt_bytes)} (${perRow(floods.test_invoices.invoice_and_attempt_bytes)})`,
+      `per ${ROWS} pings: ${mib(floods.pings.bytes)} (${perRow(floods.pings.bytes)})`,
+      `per ${ROWS} breaker events: ${mib(floods.breaker_events.bytes)} (${perRow(floods.breaker_events.bytes)})`,
+      `the flood in our tables before the prune: ${mib(kept(flooded, FLOOD_TABLES))}`,
+      `after the prune (${floods.test_invoices.deleted} test invoices, ${floods.pings.deleted} pings, ${floods.breaker_events.deleted} breaker events) and a vacuum: ${mib(kept(floodPruned, FLOOD_TABLES))} on disk, free for new rows`,
+      `after VACUUM FULL: ${mib(kept(floodCompacted, FLOOD_TABLES))}`,
     ].join('\n'),
   );
 } finally {

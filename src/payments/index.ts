@@ -76,3 +76,4 @@ export {
   RefusalRecorder,
   type RefusedNotificationRow,
 } from './refusals.js';
+export { releasePaymentRequests } from './request-retention.js';

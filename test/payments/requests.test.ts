@@ -1,8 +1,9 @@
 // Payment requests on their own table, as the database runs them: the take, and the move of the
 // jobs release 1.0.0 leaves in pg-boss's tables.
 import { describe, expect, it } from 'vitest';
-import { PaymentRequests } from '../../src/payments/index.js';
-import { useApps, useTenant } from '../support/apps.js';
+import { createInvoice as createInvoiceIn, PaymentRequests } from '../../src/payments/index.js';
+import type { Mode } from '../../src/tenants/index.js';
+import { useApps, useTenant, useTestContext } from '../support/apps.js';
 import { createInvoice, PGBOSS_JOB_TABLE } from './support.js';
 
 describe('payment requests', () => {
@@ -59,5 +60,32 @@ describe('payment requests', () => {
     ]);
     const left = await sql<{ invoice: string }>(`select data->>'invoice_id' as invoice from pgboss.job`);
     expect(left).toEqual([{ invoice: running.id }]);
+  });
+});
+
+describe('the payment request backlog', () => {
+  const opened = useTestContext();
+
+  it('is counted per invoice mode: test requests waiting are no live backlog', async () => {
+    const { context } = opened;
+    const { tenant } = await opened.createTenant({
+      payment_endpoint_url: 'https://live.partner.example/requests',
+      test_payment_endpoint_url: 'https://sandbox.partner.example/requests',
+    });
+    const invoice = (mode: Mode) =>
+      createInvoiceIn(context.db, context.paymentQueue, {
+        tenant_id: tenant.id,
+        amount: '10.00',
+        currency: 'SAR',
+        mode,
+      });
+    expect(await context.paymentQueue.backlog()).toEqual({
+      live: { waiting: 0, oldestAgeSeconds: 0 },
+      test: { waiting: 0, oldestAgeSeconds: 0 },
+    });
+    for (const mode of ['test', 'test', 'live'] as const) await invoice(mode);
+    const backlog = await context.paymentQueue.backlog();
+    expect([backlog.live.waiting, backlog.test.waiting]).toEqual([1, 2]);
+    expect(backlog.test.oldestAgeSeconds).toBeGreaterThanOrEqual(backlog.live.oldestAgeSeconds);
   });
 });

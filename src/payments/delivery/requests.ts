@@ -6,11 +6,18 @@ import type { DatabaseHandle, Transaction } from '../../db/client.js';
 import { answerEach, GroupCommit, type Waiting } from '../../db/group-commit.js';
 import { paymentRequests } from '../../db/schema.js';
 import { type RunStatement, statement } from '../../db/statements.js';
+import type { Mode } from '../../tenants/index.js';
 
 /** NOTIFY channel telling every worker that a payment request is due now. */
 const NEW_WORK_CHANNEL = 'payment_request_due';
 /** Serialises takes across instances, so that each endpoint's window is counted exactly. */
 const TAKE_LOCK = 0x7061_7932;
+
+/** Payment requests waiting in one mode, and the age of the oldest (0 when none). */
+export interface Backlog {
+  waiting: number;
+  oldestAgeSeconds: number;
+}
 
 /** The invoice a payment request is for. */
 export interface PaymentRequestInvoice {
@@ -80,7 +87,7 @@ interface TakenRow {
  * The next due requests for a worker, leased to it: oldest due first within an endpoint and one
  * endpoint after another (every tenant's live and test endpoint's first before anyone's second),
  * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open,
- * except for one probe once its time has come (which turns the breaker half-open). Migration 0019.
+ * except for one probe once its time has come (which turns the breaker half-open). Migration 0021.
  */
 const TAKE = statement<
   [
@@ -115,7 +122,7 @@ const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds:
    select count(*)::int as released from released`,
 );
 
-/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0019). */
+/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0021). */
 const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
   'select move_pgboss_payment_requests($1) as moved',
 );
@@ -288,14 +295,25 @@ export class PaymentRequests {
     this.onUnsent?.(mode);
   }
 
-  /** Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited. */
-  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
-    const [row] = await this.database.db
-      .select({ waiting: count(), oldest: min(paymentRequests.enqueuedAt) })
+  /**
+   * Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited,
+   * per invoice mode: a partner's test endpoint being down is no live backlog.
+   */
+  async backlog(): Promise<Record<Mode, Backlog>> {
+    const rows = await this.database.db
+      .select({ mode: paymentRequests.mode, waiting: count(), oldest: min(paymentRequests.enqueuedAt) })
       .from(paymentRequests)
-      .where(eq(paymentRequests.state, 'waiting'));
-    const oldest = row.oldest ? new Date(row.oldest).getTime() : Date.now();
-    return { waiting: row.waiting, oldestAgeSeconds: Math.max(0, (Date.now() - oldest) / 1000) };
+      .where(eq(paymentRequests.state, 'waiting'))
+      .groupBy(paymentRequests.mode);
+    const of = (mode: Mode): Backlog => {
+      const row = rows.find((found) => found.mode === mode);
+      if (!row?.oldest) return { waiting: 0, oldestAgeSeconds: 0 };
+      return {
+        waiting: row.waiting,
+        oldestAgeSeconds: Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000),
+      };
+    };
+    return { live: of('live'), test: of('test') };
   }
 
   /**
