@@ -13,6 +13,7 @@ export {
   type AttemptResult,
   type DeliveryDependencies,
   deliver,
+  paymentContext,
   RESPONSE_BODY_MAX_BYTES,
 } from './delivery/deliver.js';
 export { PaymentRequests } from './delivery/requests.js';
@@ -54,10 +55,12 @@ export {
 } from './notification-store.js';
 export {
   getPaymentRequest,
+  lastDeliveredAt,
   listNotificationLog,
   listPaymentRequests,
   NOTIFICATION_LOG_OUTCOMES,
   type NotificationLogEntry,
+  type NotificationLogFilter,
   type NotificationLogOutcome,
   type PaymentRequestSummary,
   type ViewScope,

@@ -118,8 +118,8 @@ export async function deliver(deps: DeliveryDependencies, worker: string, reques
   if (change) logBreakerChange(deps.log, invoice.tenantId, change, outcome.error);
 }
 
-/** The payment context the partner receives (docs/partners.md). */
-function paymentContext(invoice: TakenRequest['invoice'], gateway: string, notifyUrl: string) {
+/** The body of a payment request (the `payment.requested` webhook), as every attempt sends it (docs/partners.md). */
+export function paymentContext(invoice: TakenRequest['invoice'], gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,
