@@ -1,7 +1,7 @@
 // What the three hosts share: logging with a request id, the JSON body parser, health probes and
 // the TypeBox type provider. Each host then adds its own auth, error body and routes.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -25,16 +25,12 @@ import { loggableUrl } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
 import { SERVICE_VERSION } from '../version.js';
-import type { ReadCredential } from './authentication.js';
 import { registerJsonBodyParser } from './json-body.js';
-import { type CachedResponse, cachedResponse, responseKey } from './response-cache.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Which listener the host is. */
     listener: ListenerName;
-    /** Requests answered before routing so far (see `answerBeforeRouting`). */
-    answeredBeforeRouting: number;
   }
 }
 
@@ -293,8 +289,6 @@ interface HostOptions {
    * host it was meant for.
    */
   refusalBody(error: AppError, target: string): unknown;
-  /** For a host with cached reads: the credential of an Authorization header, from the credential cache. */
-  cachedReadCredential?: (connection: object, authorization: string | undefined) => ReadCredential | null;
 }
 
 /** The target of a request's first line (`GET /path?query HTTP/1.1`), from the bytes a client error kept. */
@@ -349,150 +343,20 @@ function fastifyTrustProxy(trustProxy: Config['trustProxy']) {
   return trustProxy === 1 ? (_address: string, hop: number) => hop < 1 : trustProxy;
 }
 
-type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** What the path before routing needs of its host. */
-interface BeforeRouting {
-  context: AppContext;
-  listener: ListenerName;
-  logger: FastifyBaseLogger;
-  completion: RequestCompletion;
-  credentialOf: (connection: object, authorization: string | undefined) => ReadCredential | null;
-  /** A closing server leaves its answer (503, Connection: close) to Fastify. */
-  listening(): boolean;
-  /** Counts an answer given here. */
-  answered(): void;
-}
-
-/**
- * A repeated cached read, answered in the server's request listener before Fastify routes it, by
- * the same functions as Fastify's path: the host's credential check (only when the credential
- * cache has the credential now), the response cache entry the route stored under the same key,
- * the host's rate limit, the headers every answer carries, the log line and the metric. Routing,
- * schemas and hooks have nothing left to decide for a request the route already answered for the
- * same audience. Whatever is not so answered goes to Fastify (`handler`), which answers as always:
- * another method, `If-None-Match`, a body, a credential or response not cached now, a scope the
- * credential lacks, a limit reached, a closing server.
- */
-function answerBeforeRouting(host: BeforeRouting, handler: RequestListener): RequestListener {
-  const fail = (error: unknown, req: IncomingMessage, res: ServerResponse) => {
-    // Never the process: Fastify answers, or the connection ends when an answer was begun.
-    host.logger.error({ err: error }, 'answer before routing failed');
-    if (res.headersSent) res.destroy();
-    else handler(req, res);
-  };
-  /**
-   * Each response's headers but the request's own, as the flat name-value list `writeHead` takes
-   * without copying or checking an object's keys: made once per cached response.
-   */
-  const heads = new WeakMap<CachedResponse, string[]>();
-  const headOf = (response: CachedResponse): string[] => {
-    let head = heads.get(response);
-    if (!head) {
-      head = [];
-      const headers = { ...PROTECTIVE_HEADERS, ...response.headers };
-      for (const name in headers) head.push(name, headers[name]);
-      head.push('content-length', String(response.body.length));
-      heads.set(response, head);
-    }
-    return head;
-  };
-  const send = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    response: CachedResponse,
-    limit: Record<string, number>,
-    started: number,
-  ) => {
-    const id = requestId(req);
-    const head = headOf(response).slice();
-    head.push(REQUEST_ID_HEADER, id);
-    for (const name in limit) head.push(name, String(limit[name]));
-    res.writeHead(200, head);
-    res.end(response.body);
-    host.answered();
-    const url = req.url ?? '';
-    host.completion.completed(
-      {
-        method: 'GET',
-        url,
-        route: response.route,
-        status: 200,
-        ms: performance.now() - started,
-        log: () => host.logger.child({ [REQUEST_ID_LOG_LABEL]: id }),
-      },
-      null,
-    );
-  };
-  return (req, res) => {
-    const started = performance.now();
-    const { headers } = req;
-    if (
-      req.method !== 'GET' ||
-      headers['if-none-match'] !== undefined ||
-      headers['content-length'] !== undefined ||
-      headers['transfer-encoding'] !== undefined ||
-      !host.listening()
-    ) {
-      return handler(req, res);
-    }
-    try {
-      const credential = host.credentialOf(req.socket, headers.authorization);
-      const response =
-        credential &&
-        cachedResponse(
-          host.context,
-          responseKey(host.listener, credential.audience, req.url ?? '', headers['accept-language']),
-        );
-      if (!credential || !response || !credential.grants(response.scope)) return handler(req, res);
-      credential.count().then(
-        (count) => {
-          try {
-            // Over the limit: Fastify counts it too and answers the 429.
-            if (count.refused) handler(req, res);
-            else send(req, res, response, count.headers, started);
-          } catch (error) {
-            fail(error, req, res);
-          }
-        },
-        (error: unknown) => fail(error, req, res),
-      );
-    } catch (error) {
-      fail(error, req, res);
-    }
-  };
-}
-
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const limits = context.config.connectionLimits;
   const logger = options.logger.child({ listener: options.listener });
   const completion = new RequestCompletion(options.listener, context.metrics.requestDuration, logger);
-  const { cachedReadCredential } = options;
   const app = Fastify({
-    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS)
-    // and, on a host with cached reads, the path before routing.
+    // The server Fastify would make, with Node's timeouts checked often (TIMEOUT_CHECK_INTERVAL_MS).
     serverFactory: (handler) => {
-      const server = createServer({
-        headersTimeout: limits.headersTimeoutSeconds * 1000,
-        connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-        requestTimeout: limits.requestTimeoutSeconds * 1000,
-      });
-      server.on(
-        'request',
-        cachedReadCredential
-          ? answerBeforeRouting(
-              {
-                context,
-                listener: options.listener,
-                logger,
-                completion,
-                credentialOf: cachedReadCredential,
-                listening: () => server.listening,
-                answered: () => app.answeredBeforeRouting++,
-              },
-              handler,
-            )
-          : handler,
+      const server = createServer(
+        {
+          headersTimeout: limits.headersTimeoutSeconds * 1000,
+          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+          requestTimeout: limits.requestTimeoutSeconds * 1000,
+        },
+        handler,
       );
       server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
       return server;
@@ -531,7 +395,6 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   // memory for the clients it already serves.
   if (limits.maxConnections > 0) app.server.maxConnections = limits.maxConnections;
   app.decorate('listener', options.listener);
-  app.decorate('answeredBeforeRouting', 0);
   app.decorateRequest('audience', '');
 
   compileOnFirstUse(app);

@@ -7,7 +7,6 @@ export {
   countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
-  type LookedUp,
   listCredentials,
   resealSecrets,
   resolveBackendPartnerKey,

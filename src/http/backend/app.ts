@@ -5,14 +5,13 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { type AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { cachedCredential, HostCredentials } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
-import { backendGeoRoutes, flagRoutes, partnerKeyCheck } from './geo.js';
+import { backendGeoRoutes, flagRoutes } from './geo.js';
 
 const BACKEND_PREFIX = '/v1';
 
@@ -50,12 +49,10 @@ function validationDetail(error: unknown, appError: AppError) {
 
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'backend');
-  const credentials = new HostCredentials(context.caches, partnerKeyCheck(context));
   const app = createHostApp(context, {
     listener: 'backend',
     logger,
     refusalBody: (error) => ({ detail: error.message }),
-    cachedReadCredential: cachedCredential(limits, credentials),
   });
 
   await app.register(swagger, {
@@ -105,6 +102,6 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  await app.register(backendGeoRoutes, { context, limits, credentials, prefix: BACKEND_PREFIX });
+  await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
   return app;
 }

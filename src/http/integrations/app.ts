@@ -5,34 +5,32 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
-import { cachedCredential } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
 import { rateLimitGuard } from '../rate-limit.js';
+import { answerFromCache } from '../response-cache.js';
 import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCredentials } from './tenant-auth.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'integrations');
-  const credentials = tenantCredentials(context);
   const app = createHostApp(context, {
     listener: 'integrations',
     logger,
     refusalBody: (error, target) =>
       target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
-    cachedReadCredential: cachedCredential(limits, credentials),
   });
   const allowedMethods = trackAllowedMethods(app);
-  const authenticate = authenticateTenant(credentials, limits);
+  const authenticate = authenticateTenant(context, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,
@@ -77,6 +75,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticate);
+      api.addHook('onRequest', answerFromCache(context));
       api.addHook('preValidation', refuseTenantInRequest);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');

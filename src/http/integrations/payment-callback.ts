@@ -6,16 +6,16 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import type { AppError } from '../../errors.js';
+import { AppError, ErrorCode } from '../../errors.js';
 import {
-  authenticatePartner,
   type CallbackRejection,
   type CallbackResult,
   NotificationStore,
   processNotification,
   RefusalRecorder,
 } from '../../payments/index.js';
-import type { Mode, TenantRow } from '../../tenants/index.js';
+import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../../tenants/index.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { reportedError, toAppError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
@@ -68,10 +68,11 @@ const Accepted = Type.Object(
 );
 const ErrorBody = Type.Object({ error: Type.String() });
 
+const MISSING_API_KEY = 'Missing API key';
+const UNAUTHORIZED = 'Unauthorized';
+
 /** One of each refusal, to document the exact bodies answered. */
 const EVERY_REFUSAL: CallbackRejection[] = [
-  { reason: 'missing_api_key' },
-  { reason: 'unauthorized' },
   { reason: 'invalid_json' },
   { reason: 'missing_field', field: 'transaction_id' },
   { reason: 'invalid_field', field: 'amount' },
@@ -99,6 +100,8 @@ export function callbackErrorBody(error: AppError): { error: string } {
 /** A documented error status of the callback, with every body it may carry as an example. */
 function errorResponse(httpStatus: CallbackError, description: string) {
   const messages = [
+    { httpStatus: 401, error: MISSING_API_KEY },
+    { httpStatus: 401, error: UNAUTHORIZED },
     ...EVERY_REFUSAL.map(refusal),
     { httpStatus: 413, error: TOO_LARGE },
     { httpStatus: 429, error: TOO_MANY },
@@ -120,10 +123,6 @@ type CallbackError = 400 | 401 | 403 | 404 | 413 | 429 | 503;
 /** Each refusal's status and exact message (DECISIONS §4). */
 function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
   switch (rejection.reason) {
-    case 'missing_api_key':
-      return { httpStatus: 401, error: 'Missing API key' };
-    case 'unauthorized':
-      return { httpStatus: 401, error: 'Unauthorized' };
     case 'invalid_json':
       return { httpStatus: 400, error: 'Invalid JSON body' };
     case 'missing_field':
@@ -146,6 +145,8 @@ function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; err
 /** The body of a request refused before our handler ran (bad JSON, too large, rate limited...). */
 function earlyFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
   const appError = toAppError(error);
+  // Step 1's refusals carry their exact message (`partnerApiKeyCheck`).
+  if (appError.code === 'UNAUTHORIZED') return { httpStatus: 401, error: appError.message };
   if (appError.code === 'RATE_LIMITED') return { httpStatus: 429, error: TOO_MANY };
   if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: TOO_LARGE };
   if (['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_ERROR'].includes(appError.code)) {
@@ -173,6 +174,24 @@ declare module 'fastify' {
     partnerMode: Mode;
   }
 }
+
+/** The key of `X-API-KEY`, when the request has one. */
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  return typeof header === 'string' && header !== '' ? header : undefined;
+}
+
+/** Step 1 of DECISIONS §4: the tenant (and mode) whose partner API key `X-API-KEY` carries. */
+const partnerApiKeyCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
+  lookUp: (request) => resolvePartnerApiKey(db, caches, apiKeyOf(request)),
+  rateLimitKey: (credential) => credential.credentialId,
+  refusal: (request) => new AppError(ErrorCode.UNAUTHORIZED, apiKeyOf(request) ? UNAUTHORIZED : MISSING_API_KEY),
+  accept(request, { tenant, mode }) {
+    request.partnerTenant = tenant;
+    request.partnerMode = mode;
+    return undefined;
+  },
+});
 
 /** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
 export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
@@ -252,17 +271,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   });
 
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
-  app.addHook('onRequest', async (request, reply) => {
-    const header = request.headers['x-api-key'];
-    const result = await authenticatePartner(db, context.caches, typeof header === 'string' ? header : undefined);
-    if (result.rejected) {
-      await limits.authenticationFailed(request, reply);
-      return answer(request, reply, result, null);
-    }
-    await limits.authenticated(request, reply, result.credentialId);
-    request.partnerTenant = result.tenant;
-    request.partnerMode = result.mode;
-  });
+  app.addHook('onRequest', authenticator(limits, partnerApiKeyCheck(context)));
 
   app.post(
     '/',
