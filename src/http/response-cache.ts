@@ -2,11 +2,11 @@
 // as the route's serialiser wrote it once, and its headers, under one key per response. A hit sends
 // them as they are, in the same tick: no query, no mapping, no serialiser. The key is what the
 // request has that the body depends on (`responseKey`), so that a repeated request is answered by
-// `answerFromCache`, a hook of the host's pipeline, before its query is validated or its handler
-// runs; every cached value is dropped on a change (src/cache.ts), so a response never outlives its
+// `answerFromCache` (src/http/host/cached-answer.ts), a hook of the host's pipeline, before its
+// query is validated or its handler runs; every cached value is dropped on a change (src/cache.ts), so a response never outlives its
 // data. The host's authentication and rate limits run on every request. Bounded in bytes by
 // READ_CACHE_MB.
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheOptions } from '../cache.js';
 import type { AppContext } from '../context.js';
 
@@ -45,22 +45,9 @@ const responseCacheOptions = (megabytes: number): CacheOptions<CachedResponse> =
 /** Bytes the cache holds now (tests, metrics). */
 export const responseCacheBytes = (context: AppContext) => responseCache(context).bytes;
 
-/**
- * The cached answer: an onRequest hook, after the host's authenticator (which set the audience and
- * counted the request), that answers a GET whose response the route cached for the same audience,
- * with the same bytes and headers. Anything else goes on to the route: a conditional GET (the route
- * answers 304), a HEAD, a response not cached now.
- */
-export function answerFromCache(context: AppContext): onRequestHookHandler {
-  return (request, reply, done) => {
-    const response =
-      request.method === 'GET' && request.headers['if-none-match'] === undefined
-        ? responseCache(context).peek(responseKey(request))
-        : undefined;
-    if (response) reply.headers(response.headers).send(response.body);
-    else done();
-  };
-}
+/** The cached response of the request when there is one now; nothing is loaded. */
+export const cachedResponseOf = (context: AppContext, request: FastifyRequest): CachedResponse | undefined =>
+  responseCache(context).peek(responseKey(request));
 
 /**
  * Sends the cached response of the request, building it first when there is none: `build` gives

@@ -11,10 +11,10 @@ import { apiKeyFromAuthorization } from '../api-key.js';
 import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { answerFromCache } from '../host/cached-answer.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
-import { answerFromCache } from '../response-cache.js';
 import { City, Country } from '../shapes/geo.js';
 
 declare module 'fastify' {
