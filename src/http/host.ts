@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
+import { type ErrorRenderer, renderErrorsWith } from './errors.js';
 import { everyAnswerHeaders, requestId } from './host/answer-headers.js';
 import {
   clientErrorRefusal,
@@ -30,9 +31,17 @@ interface HostOptions {
   /** Which listener this is, in every log line. */
   listener: ListenerName;
   logger: FastifyBaseLogger;
-  /** The host's error body for a request refused before it could be routed. */
-  refusalBody: RefusalBody;
+  /** How the host says an error: its one error handler's renderer, and its refusals before routing. */
+  errors: ErrorRenderer;
+  /** Parts of the host that say errors in a body of their own, by path prefix (their own scope renders them). */
+  partErrors?: { prefix: string; errors: ErrorRenderer }[];
 }
+
+/** The body of a request refused before routing: the renderer of the part of the host its target names. */
+const refusalBody =
+  ({ errors, partErrors = [] }: HostOptions): RefusalBody =>
+  (error, target) =>
+    (partErrors.find((part) => target.startsWith(part.prefix))?.errors ?? errors).body(error);
 
 export function createHostApp(context: AppContext, options: HostOptions): HostApp {
   const { config } = context;
@@ -41,8 +50,8 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     serverFactory: serverWithTimeouts(config.connectionLimits),
     loggerInstance: logger,
     logController: new RequestCompletion(options.listener, context.metrics.requestDuration, logger),
-    frameworkErrors: malformedUrlRefusal(options.refusalBody),
-    clientErrorHandler: clientErrorRefusal(logger, options.refusalBody),
+    frameworkErrors: malformedUrlRefusal(refusalBody(options)),
+    clientErrorHandler: clientErrorRefusal(logger, refusalBody(options)),
     genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
@@ -52,6 +61,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
   app.decorate('listener', options.listener);
   app.decorateRequest('audience', '');
 
+  renderErrorsWith(app, options.errors);
   capConnections(app, config.connectionLimits);
   compileSchemasOnFirstUse(app);
   everyAnswerHeaders(app);

@@ -5,7 +5,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
@@ -34,7 +33,7 @@ export async function buildAdminApp(
   logger: FastifyBaseLogger,
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
+  const app = createHostApp(context, { listener: 'admin', logger, errors: { body: renderAdminError } });
 
   await app.register(swagger, {
     openapi: {
@@ -64,15 +63,9 @@ export async function buildAdminApp(
   const limits = rateLimitGuard(context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    return reply.code(appError.statusCode).send(renderAdminError(appError));
+  app.setNotFoundHandler((request) => {
+    throw new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`);
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send(renderAdminError(new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`))),
-  );
 
   await app.register(
     async (admin) => {

@@ -6,7 +6,6 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
-import { reportedError } from '../errors.js';
 import { trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import { createHostApp, type HostApp } from '../host.js';
@@ -14,7 +13,7 @@ import { rateLimitGuard } from '../rate-limit.js';
 import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
-import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { callbackErrors, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
@@ -27,8 +26,8 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   const app = createHostApp(context, {
     listener: 'integrations',
     logger,
-    refusalBody: (error, target) =>
-      target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
+    errors: { body: renderEnvelopeError },
+    partErrors: [{ prefix: PAYMENT_CALLBACK_PREFIX, errors: callbackErrors }],
   });
   const allowedMethods = trackAllowedMethods(app);
   const authenticate = authenticateTenant(context, limits);
@@ -43,11 +42,6 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   // Where a partner may look for the docs first: outside the credential's scope, like the document.
   app.get(`${API_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
-
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    return reply.code(appError.statusCode).send(renderEnvelopeError(appError));
-  });
 
   app.setNotFoundHandler(async (request, reply) => {
     const allowed = allowedMethods(request.url);
