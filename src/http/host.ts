@@ -17,6 +17,7 @@ import { RequestCompletion } from './host/completion.js';
 import type { HostApp } from './host/host-app.js';
 import { healthProbes } from './host/probes.js';
 import { refuseUnacceptableQueryText } from './host/query-text.js';
+import { requestLogger } from './host/request-logger.js';
 import { compileSchemasOnFirstUse } from './host/schema-compiling.js';
 import { capConnections, fastifyTrustProxy, serverWithTimeouts, warnOfIgnoredForwarding } from './host/server.js';
 import { registerJsonBodyParser } from './json-body.js';
@@ -50,6 +51,7 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     serverFactory: serverWithTimeouts(config.connectionLimits),
     loggerInstance: logger,
     logController: new RequestCompletion(options.listener, context.metrics.requestDuration, logger),
+    childLoggerFactory: requestLogger,
     frameworkErrors: malformedUrlRefusal(refusalBody(options)),
     clientErrorHandler: clientErrorRefusal(logger, refusalBody(options)),
     genReqId: requestId,
