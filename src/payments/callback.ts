@@ -1,5 +1,6 @@
 import { sqlState } from '../db/errors.js';
 import type { Mode, TenantRow } from '../tenants/index.js';
+import { isUuid } from '../text.js';
 import type { TripStatus } from '../trips/index.js';
 import {
   amountMatches,
@@ -7,7 +8,6 @@ import {
   INVOICE_STATUSES,
   type InvoiceStatus,
   isKnownStatus,
-  isUuid,
   parseNotification,
   planTransition,
 } from './notification.js';

@@ -100,13 +100,6 @@ function jsonNumberText(amount: LosslessNumber): string {
   return value === null ? amount.value : formatAmount(value, value.scale);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** 8-4-4-4-12 hexadecimal digits, any case, any version. */
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
-}
-
 /**
  * Step 7: the notified amount equals the invoice amount as exact decimals ("100.0", "100" and
  * "100.00" all equal 100.00). Text that is not a plain decimal is a mismatch, never an exception.

@@ -9,7 +9,8 @@
 // runs in them: a Content-Security-Policy allows this site's stylesheet and nothing else.
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { escapeHtml, renderMarkdown } from './markdown.js';
+import { escapeHtml } from '../html.js';
+import { renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
 import { DOCS_STYLESHEET } from './style.js';
 
