@@ -44,6 +44,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly possibleDoubleCharges = new Counter({
+    name: 'payment_notifications_possible_double_charge_total',
+    help:
+      'Payment callbacks stored and answered success but not applied: a paid for an invoice already paid under ' +
+      'another transaction_id (the traveller may have paid twice), by mode',
+    labelNames: ['mode'] as const,
+    registers: [this.registry],
+  });
+
   readonly refusedNotificationRecords = new Counter({
     name: 'refused_notification_records_total',
     help: 'Refused payment callbacks of authenticated tenants by what became of their record: dropped (writer behind), failed (database away), pruned',
@@ -101,6 +110,8 @@ export class Metrics {
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry });
+    // At 0 from the start: an alert on its increase sees the first one (a series born at 1 shows none).
+    for (const mode of ['live', 'test']) this.possibleDoubleCharges.inc({ mode }, 0);
     const registers = [this.registry];
     new Gauge({
       name: 'payment_requests_waiting',

@@ -217,6 +217,11 @@ export const invoices = pgTable(
     paymentUrl: text('payment_url'),
     /** `live`, or `test` for an invoice made with test credentials: the two never mix. */
     mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
+    /**
+     * A `paid` under another transaction_id came after the invoice was paid: the traveller may have
+     * paid twice. Stored, not applied (src/payments/notification.ts, planTransition).
+     */
+    possibleDoubleCharge: boolean('possible_double_charge').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -227,6 +232,10 @@ export const invoices = pgTable(
     index('invoices_trip_idx').on(table.tripId, table.createdAt),
     // The console's invoice list: newest first.
     index('invoices_created_idx').on(table.createdAt, table.id),
+    // The console's possible double charges: few, found without reading the others.
+    index('invoices_possible_double_charge_idx')
+      .on(table.createdAt, table.id)
+      .where(sql`${table.possibleDoubleCharge}`),
   ],
 );
 
@@ -246,6 +255,11 @@ export const paymentEvents = pgTable(
     gateway: text('gateway').notNull(),
     payload: jsonb('payload').notNull(),
     applied: boolean('applied').notNull(),
+    /**
+     * Why it did not move the invoice (`NotAppliedReason`); null when applied, and on events of
+     * release 1.0.0, whose reason is read from their status.
+     */
+    notAppliedReason: text('not_applied_reason'),
     statusBefore: text('status_before').notNull(),
     statusAfter: text('status_after').notNull(),
     requestId: text('request_id'),

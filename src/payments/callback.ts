@@ -1,3 +1,10 @@
+// The payment callback's rule (spec 4.6, 7.3; DECISIONS §4), without HTTP: every check once, in
+// DECISIONS §4's order, the first failure answering. Step 1, the key, is the host's authenticator
+// (resolvePartnerApiKey, before the body is read); steps 2 to 10 are processNotification. The
+// database reads what the checks need and stores what they accepted (notification-store.ts,
+// migrations/0017_…): it decides nothing but what only it can, the row lock, one event per tuple,
+// and picking under the lock the move planned here for the state it finds (forward only, a second
+// payment flagged). Results say why, the integrations host says it in HTTP.
 import { sqlState } from '../db/errors.js';
 import type { Mode, TenantRow } from '../tenants/index.js';
 import { isUuid } from '../text.js';
@@ -7,11 +14,11 @@ import {
   type BodyRejection,
   INVOICE_STATUSES,
   type InvoiceStatus,
-  isKnownStatus,
+  type NotAppliedReason,
   parseNotification,
   planTransition,
 } from './notification.js';
-import type { NotificationStore, PlannedMove, StoreOutcome } from './notification-store.js';
+import type { InvoiceState, NotificationStore, PlannedMove, StoreOutcome } from './notification-store.js';
 
 /** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
 export type CallbackRejection =
@@ -23,18 +30,13 @@ export type CallbackRejection =
   | { reason: 'currency_mismatch' };
 
 export type CallbackResult =
-  /** `unknownStatus`: stored, but its status is not one of the four, so nothing moved. */
-  | { accepted: 'success' | 'duplicate'; rejected?: undefined; unknownStatus?: boolean }
-  /** `invoiceId`: the refused notification's invoice, when it named one of this tenant in this mode. */
-  | { accepted?: undefined; rejected: CallbackRejection; invoiceId?: string };
+  /** `notAppliedReason`: stored and answered success, but the invoice did not move, and why. */
+  | { accepted: 'success' | 'duplicate'; rejected?: undefined; notAppliedReason?: NotAppliedReason }
+  | { accepted?: undefined; rejected: CallbackRejection; notAppliedReason?: undefined };
 
-const rejected = (rejection: CallbackRejection, invoiceId?: string): CallbackResult => ({
-  rejected: rejection,
-  invoiceId,
-});
+const rejected = (rejection: CallbackRejection): CallbackResult => ({ rejected: rejection });
 const DUPLICATE: CallbackResult = { accepted: 'duplicate' };
 const SUCCESS: CallbackResult = { accepted: 'success' };
-const SUCCESS_UNKNOWN_STATUS: CallbackResult = { accepted: 'success', unknownStatus: true };
 
 interface ReceivedNotification {
   tenant: TenantRow;
@@ -50,20 +52,25 @@ interface ReceivedNotification {
 const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'booked', refunded: 'cancelled' };
 
 /**
- * planTransition from every status, for the statement to pick from once it holds the row lock (and
- * for the bench). A test invoice never moves its trip: trips are live data.
+ * planTransition from every state the invoice may be in, for the statement to pick from once it
+ * holds the row lock (and for the bench). A test invoice never moves its trip: trips are live data.
  */
-export function plannedMoves(notified: string, mode: Mode = 'live'): Record<InvoiceStatus, PlannedMove> {
-  const moves = {} as Record<InvoiceStatus, PlannedMove>;
+export function plannedMoves(notified: string, mode: Mode = 'live'): Record<InvoiceState, PlannedMove> {
+  const moves = {} as Record<InvoiceState, PlannedMove>;
   for (const before of INVOICE_STATUSES) {
-    const plan = planTransition(before, notified);
-    const moved = plan.applied && before !== plan.next;
-    moves[before] = {
-      next: plan.next,
-      applied: plan.applied,
-      paid_at: plan.setPaidAt,
-      trip: moved && mode === 'live' ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
-    };
+    for (const byThisTransaction of [false, true]) {
+      const plan = planTransition(before, notified, byThisTransaction);
+      const moved = plan.applied && before !== plan.next;
+      const state: InvoiceState = byThisTransaction ? `${before}/this_transaction` : before;
+      moves[state] = {
+        next: plan.next,
+        applied: plan.applied,
+        paid_at: plan.setPaidAt,
+        trip: moved && mode === 'live' ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
+        not_applied_reason: plan.notAppliedReason,
+        possible_double_charge: plan.notAppliedReason === 'possible_double_charge',
+      };
+    }
   }
   return moves;
 }
@@ -92,16 +99,15 @@ export async function processNotification(
   if (!invoice) return rejected({ reason: 'invoice_not_found' });
   // Step 5: the caller's own invoice.
   if (invoice.tenant_id !== tenant.id) return rejected({ reason: 'forbidden' });
-  const refusedInvoice = invoiceId.toLowerCase();
   // Step 6: the tenant's gateway.
-  if (gateway !== tenant.gateway) return rejected({ reason: 'gateway_mismatch' }, refusedInvoice);
+  if (gateway !== tenant.gateway) return rejected({ reason: 'gateway_mismatch' });
   // Step 7: the invoice's amount, as exact decimals.
-  if (!amountMatches(amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' }, refusedInvoice);
+  if (!amountMatches(amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' });
   // Step 8: the invoice's currency, exactly.
-  if (currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' }, refusedInvoice);
+  if (currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' });
   // Step 9: a tuple this tenant sent before.
   if (invoice.known) return DUPLICATE;
-  // Step 10: stored, with the forward-only move of invoice and trip.
+  // Step 10: stored, with the move of invoice and trip planned for the state the statement finds.
   let outcome: StoreOutcome;
   try {
     outcome = await store.store({
@@ -117,7 +123,8 @@ export async function processNotification(
     return rejected({ reason: 'invalid_json' });
   }
   // The unique index found the tuple stored since it was read (a race), or the invoice went since.
-  if (outcome === 'stored_before') return DUPLICATE;
-  if (outcome === 'invoice_gone') return rejected({ reason: 'invoice_not_found' });
-  return isKnownStatus(status) ? SUCCESS : SUCCESS_UNKNOWN_STATUS;
+  if (!outcome.stored) return outcome.why === 'stored_before' ? DUPLICATE : rejected({ reason: 'invoice_not_found' });
+  return outcome.notAppliedReason === null
+    ? SUCCESS
+    : { accepted: 'success', notAppliedReason: outcome.notAppliedReason };
 }

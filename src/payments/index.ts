@@ -22,10 +22,17 @@ export {
   outcomeAlreadyReported,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  possibleDoubleCharges,
   resendPaymentRequest,
   searchInvoices,
 } from './invoices.js';
-export { notAppliedReason, UNKNOWN_STATUS_NOTE } from './notification.js';
+export {
+  NOT_APPLIED_NOTES,
+  NOT_APPLIED_REASONS,
+  type NotAppliedReason,
+  namedInvoiceId,
+  storedNotAppliedReason,
+} from './notification.js';
 export {
   type AcceptedNotification,
   type InvoiceLookup,

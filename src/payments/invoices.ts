@@ -1,7 +1,7 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
 import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -238,6 +238,8 @@ export interface InvoiceFilter {
   tenantId?: string;
   status?: string;
   mode?: Mode;
+  /** Only those flagged: a second `paid` under another transaction_id came (planTransition). */
+  possibleDoubleCharge?: boolean;
   /** Created at or after. */
   from?: Date;
   /** Created before. */
@@ -263,6 +265,7 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
         filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
         filter.status ? eq(invoices.status, filter.status) : undefined,
         filter.mode ? eq(invoices.mode, filter.mode) : undefined,
+        filter.possibleDoubleCharge ? eq(invoices.possibleDoubleCharge, true) : undefined,
         filter.from ? gte(invoices.createdAt, filter.from) : undefined,
         filter.to ? lt(invoices.createdAt, filter.to) : undefined,
       ),
@@ -274,6 +277,15 @@ export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise
     invoices: rows.slice(0, filter.limit).map((row) => ({ ...row.invoice, tenantName: row.tenantName })),
     more: rows.length > filter.limit,
   };
+}
+
+/** How many of `mode`'s invoices are flagged as possible double charges. */
+export async function possibleDoubleCharges(db: Executor, mode: Mode): Promise<number> {
+  const [counted] = await db
+    .select({ count: count() })
+    .from(invoices)
+    .where(and(eq(invoices.possibleDoubleCharge, true), eq(invoices.mode, mode)));
+  return counted.count;
 }
 
 /**

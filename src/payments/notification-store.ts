@@ -7,7 +7,7 @@ import type { DatabaseHandle, DedicatedConnections } from '../db/client.js';
 import { answerEach, GroupCommit, itemsJson, type Waiting } from '../db/group-commit.js';
 import type { Mode } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
-import type { InvoiceStatus } from './notification.js';
+import type { InvoiceStatus, NotAppliedReason } from './notification.js';
 
 /** What step 4 and step 9 read for one notification: payment_notification_invoices' fields. */
 export interface InvoiceLookup {
@@ -28,13 +28,23 @@ export interface InvoiceRead {
   known: boolean;
 }
 
-/** What the notification does from one status its invoice may be in when locked. */
+/**
+ * The state a notification finds its invoice in under the row lock: its status, with
+ * `/this_transaction` when its gateway_reference is the notification's transaction_id.
+ */
+export type InvoiceState = InvoiceStatus | `${InvoiceStatus}/this_transaction`;
+
+/** What the notification does from one state its invoice may be in when locked. */
 export interface PlannedMove {
   next: InvoiceStatus;
   applied: boolean;
   paid_at: boolean;
   /** The trip's new status, when the invoice moves into `paid` or `refunded`. */
   trip: TripStatus | null;
+  /** Stored on the event; null when applied. */
+  not_applied_reason: NotAppliedReason | null;
+  /** Flags the invoice: the traveller may have paid twice. */
+  possible_double_charge: boolean;
 }
 
 /** A notification the rule accepted, to store: store_payment_notifications' fields. */
@@ -44,15 +54,20 @@ export interface AcceptedNotification {
   transaction_id: string;
   status: string;
   gateway: string;
-  /** Its move from each status: the statement picks the one of the status it reads under the lock. */
-  moves: Record<InvoiceStatus, PlannedMove>;
+  /** Its move from each state: the statement picks the one of the state it reads under the lock. */
+  moves: Record<InvoiceState, PlannedMove>;
   /** The body as JSON text, stored as the event's payload. */
   payload: string;
   request_id: string;
 }
 
-/** What storing one notification did. */
-export type StoreOutcome = 'stored' | 'stored_before' | 'invoice_gone';
+/** What storing one notification did: stored (and why it did not move the invoice, if it did not), or not. */
+export type StoreOutcome =
+  | { stored: true; notAppliedReason: NotAppliedReason | null }
+  | { stored: false; why: 'stored_before' | 'invoice_gone' };
+
+const INVOICE_GONE: StoreOutcome = { stored: false, why: 'invoice_gone' };
+const STORED_BEFORE: StoreOutcome = { stored: false, why: 'stored_before' };
 
 /** Each statement takes its group as a jsonb array of objects with these fields and an `item` index. */
 export const READ_STATEMENT = 'select * from payment_notification_invoices($1::jsonb)';
@@ -120,9 +135,15 @@ export class NotificationStore {
   /** One statement for `set`; a notification that fails it (a payload jsonb cannot hold, a deadlock between trips) is stored alone. */
   private storeSet(set: Storing[]): Promise<void> {
     return answerEach(set, async (group) => {
-      const rows = await this.connections.query<{ item: number; stored: boolean }>(STORE_STATEMENT, [itemsJson(group)]);
-      const outcomes = new Array<StoreOutcome>(group.length).fill('invoice_gone');
-      for (const { item, stored } of rows) outcomes[item] = stored ? 'stored' : 'stored_before';
+      const rows = await this.connections.query<{
+        item: number;
+        stored: boolean;
+        not_applied_reason: NotAppliedReason | null;
+      }>(STORE_STATEMENT, [itemsJson(group)]);
+      const outcomes = new Array<StoreOutcome>(group.length).fill(INVOICE_GONE);
+      for (const { item, stored, not_applied_reason } of rows) {
+        outcomes[item] = stored ? { stored, notAppliedReason: not_applied_reason } : STORED_BEFORE;
+      }
       return outcomes;
     });
   }

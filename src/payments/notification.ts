@@ -3,7 +3,7 @@
  * amount comparison (step 7) and the forward-only status transition. callback.ts runs them, in order.
  */
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
-import { hasUnstorableCharacters, unacceptableString } from '../text.js';
+import { hasUnstorableCharacters, isUuid, unacceptableString } from '../text.js';
 import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
 
 /**
@@ -101,6 +101,15 @@ function jsonNumberText(amount: LosslessNumber): string {
 }
 
 /**
+ * The invoice a callback body names, whatever check refused it: its `invoice_id` when that is a
+ * UUID (lower-case, as stored), else null. Whose invoice it is, the refusal's record checks.
+ */
+export function namedInvoiceId(body: unknown): string | null {
+  const named = isJsonObject(body) ? body.invoice_id : undefined;
+  return typeof named === 'string' && isUuid(named) ? named.toLowerCase() : null;
+}
+
+/**
  * Step 7: the notified amount equals the invoice amount as exact decimals ("100.0", "100" and
  * "100.00" all equal 100.00). Text that is not a plain decimal is a mismatch, never an exception.
  */
@@ -129,12 +138,32 @@ export function isKnownStatus(notified: string): boolean {
   return MAPPED_STATUS.has(notified);
 }
 
-export const UNKNOWN_STATUS_NOTE = 'unknown status, not applied';
+/** Why a stored notification did not move its invoice: stored with the event, shown to operators and the partner. */
+export const NOT_APPLIED_REASONS = ['unknown_status', 'status_behind', 'possible_double_charge'] as const;
+export type NotAppliedReason = (typeof NOT_APPLIED_REASONS)[number];
 
-/** Why a stored notification did not move its invoice, for people to read; null when it did. */
-export function notAppliedReason(notified: string, applied: boolean): string | null {
-  if (applied) return null;
-  return isKnownStatus(notified) ? "behind the invoice's status, not applied" : UNKNOWN_STATUS_NOTE;
+/** Each reason for people to read (the console, the partner's `note`). */
+export const NOT_APPLIED_NOTES: Readonly<Record<NotAppliedReason, string>> = {
+  unknown_status: 'unknown status, not applied',
+  status_behind: "behind the invoice's status, not applied",
+  possible_double_charge:
+    'possible double charge: the invoice was already paid under another transaction_id, not applied',
+};
+
+/**
+ * A stored event's reason; null when applied. Events stored by release 1.0.0 carry none: theirs
+ * follows from their status (it flagged no second payment).
+ */
+export function storedNotAppliedReason(event: {
+  status: string;
+  applied: boolean;
+  notAppliedReason: string | null;
+}): NotAppliedReason | null {
+  if (event.applied) return null;
+  return (
+    NOT_APPLIED_REASONS.find((reason) => reason === event.notAppliedReason) ??
+    (isKnownStatus(event.status) ? 'status_behind' : 'unknown_status')
+  );
 }
 
 export interface TransitionPlan {
@@ -144,21 +173,38 @@ export interface TransitionPlan {
   applied: boolean;
   /** Set paid_at to the time of this event. */
   setPaidAt: boolean;
+  /** Why not applied; null when applied. */
+  notAppliedReason: NotAppliedReason | null;
 }
 
+const notApplied = (current: InvoiceStatus, reason: NotAppliedReason): TransitionPlan => ({
+  next: current,
+  applied: false,
+  setPaidAt: false,
+  notAppliedReason: reason,
+});
+
 /**
- * What an accepted, non-duplicate notification does to the invoice. An unknown status, or one
- * behind the current status (a late `failed` after `paid`), changes nothing. The same status again
- * is applied, so gateway_reference follows the newest transaction: DECISIONS states it for `failed`
- * over `failed`, and `paid` over `paid` and `refunded` over `refunded` get the same rule, since
- * neither is "behind" and the spec sets gateway_reference on every accepted event. paid_at stays
- * when the invoice was already paid: it records when the invoice became paid, which a second
- * `paid` event does not change (the event itself is stored with its own time).
+ * What an accepted, non-duplicate notification does to the invoice, which it finds in `current`,
+ * last moved by this notification's transaction or not (`byThisTransaction`: its gateway_reference
+ * is this transaction_id). An unknown status, or one behind the current status (a late `failed`
+ * after `paid`), changes nothing. A `paid` for an invoice already paid under another transaction is
+ * a possible double charge (DECISIONS §11): stored, not applied, so gateway_reference and paid_at
+ * keep the first payment's, and the invoice is flagged for the operators. Otherwise the same status
+ * again is applied, so gateway_reference follows the newest transaction: DECISIONS states it for
+ * `failed` over `failed`, and `refunded` over `refunded` gets the same rule.
  */
-export function planTransition(current: InvoiceStatus, notified: string): TransitionPlan {
+export function planTransition(current: InvoiceStatus, notified: string, byThisTransaction: boolean): TransitionPlan {
   const mappedStatus = MAPPED_STATUS.get(notified) ?? null;
-  if (mappedStatus === null || STATUS_ORDER[mappedStatus] < STATUS_ORDER[current]) {
-    return { next: current, applied: false, setPaidAt: false };
+  if (mappedStatus === null) return notApplied(current, 'unknown_status');
+  if (STATUS_ORDER[mappedStatus] < STATUS_ORDER[current]) return notApplied(current, 'status_behind');
+  if (mappedStatus === 'paid' && current === 'paid' && !byThisTransaction) {
+    return notApplied(current, 'possible_double_charge');
   }
-  return { next: mappedStatus, applied: true, setPaidAt: mappedStatus === 'paid' && current !== 'paid' };
+  return {
+    next: mappedStatus,
+    applied: true,
+    setPaidAt: mappedStatus === 'paid' && current !== 'paid',
+    notAppliedReason: null,
+  };
 }

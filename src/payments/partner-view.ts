@@ -9,7 +9,7 @@ import { notFound } from '../errors.js';
 import type { Page } from '../geo/index.js';
 import type { Mode } from '../tenants/index.js';
 import type { InvoiceRow, PaymentDeliveryRow } from './invoices.js';
-import { notAppliedReason } from './notification.js';
+import { NOT_APPLIED_NOTES, type NotAppliedReason, storedNotAppliedReason } from './notification.js';
 
 /** Whose view: a tenant, in one mode (a partner's credential) or both (operators). */
 export interface ViewScope {
@@ -100,7 +100,9 @@ export interface NotificationLogEntry {
   transactionId: string | null;
   /** Whether an accepted one moved the invoice; null when refused. */
   applied: boolean | null;
-  /** Why an accepted one did not move the invoice (e.g. "unknown status, not applied"). */
+  /** Why an accepted one did not move the invoice; null when it did, or when refused. */
+  notAppliedReason: NotAppliedReason | null;
+  /** The same for people to read (e.g. "unknown status, not applied"). */
   note: string | null;
   requestId: string | null;
   /** The body as received (a refused one's cut at REFUSED_PAYLOAD_MAX_BYTES). */
@@ -119,9 +121,19 @@ interface LogRow {
   status: string | null;
   transaction_id: string | null;
   applied: boolean | null;
+  not_applied_reason: string | null;
   request_id: string | null;
   payload: string | null;
   payload_truncated: boolean;
+}
+
+/** Why an accepted callback did not move its invoice, as a code and in words; nulls when it did, or for a refused one. */
+function notApplied(row: LogRow): Pick<NotificationLogEntry, 'notAppliedReason' | 'note'> {
+  const reason =
+    row.outcome === 'accepted' && row.status !== null && row.applied !== null
+      ? storedNotAppliedReason({ status: row.status, applied: row.applied, notAppliedReason: row.not_applied_reason })
+      : null;
+  return { notAppliedReason: reason, note: reason && NOT_APPLIED_NOTES[reason] };
 }
 
 /** The scope's callbacks as recorded, newest first, one page; `outcome` keeps one kind. */
@@ -133,13 +145,15 @@ export async function listNotificationLog(
 ): Promise<{ count: number; rows: NotificationLogEntry[] }> {
   const mode = scope.mode ?? null;
   const accepted = sql`select e.id, 'accepted' as outcome, i.mode, e.received_at, e.invoice_id, 200 as http_status,
-      null::text as error, e.status, e.transaction_id, e.applied, e.request_id, e.payload::text as payload,
+      null::text as error, e.status, e.transaction_id, e.applied, e.not_applied_reason, e.request_id,
+      e.payload::text as payload,
       false as payload_truncated
     from payment_events e join invoices i on i.id = e.invoice_id
     where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})`;
   // Every column named in both: either may be the whole union.
   const refused = sql`select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
-      null::text as status, null::text as transaction_id, null::boolean as applied, r.request_id, r.payload,
+      null::text as status, null::text as transaction_id, null::boolean as applied, null::text as not_applied_reason,
+      r.request_id, r.payload,
       r.payload_truncated
     from refused_notifications r
     where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})`;
@@ -163,7 +177,7 @@ export async function listNotificationLog(
       status: row.status,
       transactionId: row.transaction_id,
       applied: row.applied,
-      note: row.outcome === 'accepted' && row.status !== null ? notAppliedReason(row.status, row.applied!) : null,
+      ...notApplied(row),
       requestId: row.request_id,
       payload: row.payload,
       payloadTruncated: row.payload_truncated,

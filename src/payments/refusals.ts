@@ -6,9 +6,9 @@
 // refusals are counted and not recorded. The retention prune (src/maintenance/retention.ts) keeps
 // them for the configured number of days, and at most REFUSALS_KEPT_PER_TENANT per tenant: with the
 // payload bound, a flood of refused callbacks holds a bounded amount of disk (see docs/choices.md).
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { refusedNotifications } from '../db/schema.js';
+import { invoices, refusedNotifications } from '../db/schema.js';
 import type { Mode } from '../tenants/index.js';
 import { storableStart } from '../text.js';
 
@@ -26,6 +26,10 @@ export const REFUSALS_KEPT_PER_TENANT = 10_000;
 export interface Refusal {
   tenantId: string;
   mode: Mode;
+  /**
+   * The invoice the body names (namedInvoiceId), whatever check refused it: kept on the record
+   * when it is one of this tenant's in this mode, so the refusal shows on that invoice.
+   */
   invoiceId: string | null;
   httpStatus: number;
   error: string;
@@ -82,12 +86,26 @@ export class RefusalRecorder {
     while (this.waiting.length > 0) {
       const rows = this.waiting.splice(0, INSERT_MAX_ROWS);
       try {
-        await this.db.insert(refusedNotifications).values(rows);
+        await this.db.insert(refusedNotifications).values(await this.ownInvoicesOnly(rows));
       } catch (error) {
         this.events.failed(error, rows.length);
       }
     }
     this.writing = null;
+  }
+
+  /** `rows` with each invoice that is not its tenant's in its mode (another's, or none) left out. */
+  private async ownInvoicesOnly(rows: (typeof refusedNotifications.$inferInsert)[]) {
+    const named = [...new Set(rows.flatMap((row) => (row.invoiceId ? [row.invoiceId] : [])))];
+    if (named.length === 0) return rows;
+    const found = await this.db
+      .select({ id: invoices.id, tenantId: invoices.tenantId, mode: invoices.mode })
+      .from(invoices)
+      .where(inArray(invoices.id, named));
+    const owner = new Map(found.map((invoice) => [invoice.id, `${invoice.tenantId} ${invoice.mode}`]));
+    return rows.map((row) =>
+      row.invoiceId && owner.get(row.invoiceId) !== `${row.tenantId} ${row.mode}` ? { ...row, invoiceId: null } : row,
+    );
   }
 }
 

@@ -55,17 +55,17 @@ describe('the callback checks, two failing at once', () => {
     [
       'the gateway (6) before the amount (7)',
       () => notificationFor(invoice, { gateway: 'hyperpay', amount: '1.00' }),
-      () => ({ rejected: { reason: 'gateway_mismatch' }, invoiceId: invoice.id }),
+      () => ({ rejected: { reason: 'gateway_mismatch' } }),
     ],
     [
       'the amount (7) before the currency (8)',
       () => notificationFor(invoice, { amount: '1.00', currency: 'USD' }),
-      () => ({ rejected: { reason: 'amount_mismatch' }, invoiceId: invoice.id }),
+      () => ({ rejected: { reason: 'amount_mismatch' } }),
     ],
     [
       'the currency (8) before the duplicate (9)',
       () => ({ ...stored, currency: 'USD' }),
-      () => ({ rejected: { reason: 'currency_mismatch' }, invoiceId: invoice.id }),
+      () => ({ rejected: { reason: 'currency_mismatch' } }),
     ],
   ];
   it.each(cases)('%s', async (_case, body, answer) => {
@@ -77,12 +77,28 @@ describe('the callback checks, two failing at once', () => {
     expect((await showInvoice(service, invoice.id)).events).toHaveLength(1);
   });
 
+  it('stores a second paid (10) and answers success, saying why it did not apply: a possible double charge', async () => {
+    expect(await receive(notificationFor(invoice))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'possible_double_charge',
+    });
+    expect(await receive(notificationFor(invoice, { status: 'failed' }))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'status_behind',
+    });
+    expect(await receive(notificationFor(invoice, { status: 'PAID' }))).toEqual({
+      accepted: 'success',
+      notAppliedReason: 'unknown_status',
+    });
+    expect((await showInvoice(service, invoice.id)).invoice).toMatchObject({
+      gateway_reference: stored.transaction_id,
+      possible_double_charge: true,
+    });
+  });
+
   it('refuses a payload it cannot store (10) only once every check has passed', async () => {
     const mismatched = notificationFor(invoice, { amount: '1.00' });
-    expect(await receive(mismatched, unstorable(mismatched))).toEqual({
-      rejected: { reason: 'amount_mismatch' },
-      invoiceId: invoice.id,
-    });
+    expect(await receive(mismatched, unstorable(mismatched))).toEqual({ rejected: { reason: 'amount_mismatch' } });
     const fresh = notificationFor(invoice);
     expect(await receive(fresh, unstorable(fresh))).toEqual({ rejected: { reason: 'invalid_json' } });
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   amountMatches,
   type InvoiceStatus,
+  type NotAppliedReason,
   parseNotification,
   planTransition,
   REQUIRED_FIELDS,
@@ -177,42 +178,67 @@ describe('amountMatches against invoice amount 100.00', () => {
 });
 
 describe('planTransition', () => {
-  const unchanged = (current: InvoiceStatus): TransitionPlan => ({ next: current, applied: false, setPaidAt: false });
-  const moved = (next: InvoiceStatus, setPaidAt = false): TransitionPlan => ({ next, applied: true, setPaidAt });
+  const unchanged = (current: InvoiceStatus, notAppliedReason: NotAppliedReason): TransitionPlan => ({
+    next: current,
+    applied: false,
+    setPaidAt: false,
+    notAppliedReason,
+  });
+  const behind = (current: InvoiceStatus) => unchanged(current, 'status_behind');
+  const unknown = (current: InvoiceStatus) => unchanged(current, 'unknown_status');
+  const moved = (next: InvoiceStatus, setPaidAt = false): TransitionPlan => ({
+    next,
+    applied: true,
+    setPaidAt,
+    notAppliedReason: null,
+  });
 
+  // The invoice last moved by another transaction than the notification's (or by none).
   it.each<[InvoiceStatus, string, TransitionPlan]>([
     ['pending', 'paid', moved('paid', true)],
     ['pending', 'failed', moved('failed')],
     ['pending', 'cancelled', moved('failed')],
     ['pending', 'refunded', moved('refunded')],
-    ['pending', 'chargeback', unchanged('pending')],
-    ['pending', 'PAID', unchanged('pending')],
+    ['pending', 'chargeback', unknown('pending')],
+    ['pending', 'PAID', unknown('pending')],
 
     ['failed', 'paid', moved('paid', true)],
     ['failed', 'failed', moved('failed')],
     ['failed', 'cancelled', moved('failed')],
     ['failed', 'refunded', moved('refunded')],
-    ['failed', 'chargeback', unchanged('failed')],
-    ['failed', 'PAID', unchanged('failed')],
+    ['failed', 'chargeback', unknown('failed')],
+    ['failed', 'PAID', unknown('failed')],
 
-    ['paid', 'paid', moved('paid')],
-    ['paid', 'failed', unchanged('paid')],
-    ['paid', 'cancelled', unchanged('paid')],
+    ['paid', 'paid', unchanged('paid', 'possible_double_charge')],
+    ['paid', 'failed', behind('paid')],
+    ['paid', 'cancelled', behind('paid')],
     ['paid', 'refunded', moved('refunded')],
-    ['paid', 'chargeback', unchanged('paid')],
-    ['paid', 'PAID', unchanged('paid')],
+    ['paid', 'chargeback', unknown('paid')],
+    ['paid', 'PAID', unknown('paid')],
 
-    ['refunded', 'paid', unchanged('refunded')],
-    ['refunded', 'failed', unchanged('refunded')],
-    ['refunded', 'cancelled', unchanged('refunded')],
+    ['refunded', 'paid', behind('refunded')],
+    ['refunded', 'failed', behind('refunded')],
+    ['refunded', 'cancelled', behind('refunded')],
     ['refunded', 'refunded', moved('refunded')],
-    ['refunded', 'chargeback', unchanged('refunded')],
-    ['refunded', 'PAID', unchanged('refunded')],
-  ])('%s + %s', (current, notified, plan) => {
-    expect(planTransition(current, notified)).toStrictEqual(plan);
+    ['refunded', 'chargeback', unknown('refunded')],
+    ['refunded', 'PAID', unknown('refunded')],
+  ])('%s + %s of another transaction', (current, notified, plan) => {
+    expect(planTransition(current, notified, false)).toStrictEqual(plan);
+  });
+
+  // Only a second payment depends on the transaction: `paid` again under the one that paid it is
+  // that payment (the same transaction_id through another gateway), not a second one.
+  it.each<[InvoiceStatus, string, TransitionPlan]>([
+    ['paid', 'paid', moved('paid')],
+    ['failed', 'paid', moved('paid', true)],
+    ['failed', 'failed', moved('failed')],
+    ['paid', 'failed', behind('paid')],
+    ['refunded', 'paid', behind('refunded')],
+  ])('%s + %s of the transaction that moved it last', (current, notified, plan) => {
+    expect(planTransition(current, notified, true)).toStrictEqual(plan);
   });
 
   it.each(['', ' paid', 'Paid', '__proto__', 'constructor', 'toString'])('%j is an unknown status', (notified) => {
-    expect(planTransition('pending', notified)).toStrictEqual(unchanged('pending'));
+    expect(planTransition('pending', notified, false)).toStrictEqual(unknown('pending'));
   });
 });

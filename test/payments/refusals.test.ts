@@ -1,5 +1,6 @@
 // Refused callbacks on record (src/payments/refusals.ts): written off the callback's statement,
-// bounded in payload and in count, and pruned by age and per tenant (the retention prune's rule).
+// bounded in payload and in count, pruned by age and per tenant (the retention prune's rule), and
+// listed on the invoice they name when it is the tenant's, whatever check refused them.
 import { describe, expect, it } from 'vitest';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
 import {
@@ -8,7 +9,9 @@ import {
   REFUSED_PAYLOAD_MAX_BYTES,
   RefusalRecorder,
 } from '../../src/payments/refusals.js';
-import { useTenant, useTestContext } from '../support/apps.js';
+import { useApps, useTenant, useTestContext } from '../support/apps.js';
+import { waitFor } from '../support/partner-endpoint.js';
+import { createInvoice, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
 const opened = useTestContext();
 const tenant = useTenant(opened);
@@ -91,5 +94,54 @@ describe('the prune', () => {
       ),
     ).toBe(REFUSALS_KEPT_PER_TENANT);
     expect(await pruneRefusals()).toBe(0);
+  });
+});
+
+describe('refused callbacks keep their invoice', () => {
+  const service = useApps(['integrations', 'admin']);
+  const owner = useTenant(service, { gateway: 'tap' });
+  const stranger = useTenant(service, { gateway: 'tap' });
+
+  /** Sends `body` with `tenant`'s live key; the refusal's record once written. */
+  async function refused(tenant: typeof owner, body: Record<string, unknown>, error: string) {
+    const response = await notify(service, body, keyOf(tenant));
+    expect(response.json()).toEqual({ error });
+    const requestId = response.headers['x-request-id'];
+    return waitFor(`the refusal ${requestId} on record`, async () => {
+      const { rows } = await service.context.database.executeSql(
+        'select invoice_id::text, error from refused_notifications where request_id = $1',
+        [requestId],
+      );
+      return rows[0] as { invoice_id: string | null; error: string } | undefined;
+    });
+  }
+
+  it('lists a refusal on the invoice its body names, whatever check refused it', async () => {
+    const invoice = await createInvoice(service, owner);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...notificationFor(invoice), transaction_id: undefined }, 'Missing transaction_id'],
+      [notificationFor(invoice, { invoice_id: invoice.id.toUpperCase(), status: 7 }), 'Invalid status'],
+      [notificationFor(invoice, { extra: 'a\u0000b' }), 'Invalid JSON body'],
+      [notificationFor(invoice, { gateway: 'hyperpay' }), 'Gateway mismatch'],
+    ];
+    for (const [body, error] of cases) {
+      expect(await refused(owner, body, error)).toEqual({ invoice_id: invoice.id, error });
+    }
+    const shown = await showInvoice(service, invoice.id);
+    expect(shown.refused_notifications.map((refusal) => refusal.error)).toEqual(cases.map(([, error]) => error));
+  });
+
+  it("records none on another tenant's invoice, nor on the other mode's", async () => {
+    const theirs = await createInvoice(service, stranger);
+    const testInvoice = await createInvoice(service, owner);
+    await service.context.database.executeSql(`update invoices set mode = 'test' where id = $1`, [testInvoice.id]);
+    for (const invoice of [theirs, testInvoice]) {
+      const body = { ...notificationFor(invoice), transaction_id: undefined };
+      expect(await refused(owner, body, 'Missing transaction_id')).toEqual({
+        invoice_id: null,
+        error: 'Missing transaction_id',
+      });
+      expect((await showInvoice(service, invoice.id)).refused_notifications).toEqual([]);
+    }
   });
 });

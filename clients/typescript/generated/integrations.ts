@@ -536,6 +536,7 @@ export interface components {
          *       "status": null,
          *       "transaction_id": null,
          *       "applied": null,
+         *       "not_applied_reason": null,
          *       "note": null,
          *       "request_id": "req-1f",
          *       "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",
@@ -575,7 +576,12 @@ export interface components {
             transaction_id: string | null;
             /** @description Whether an accepted callback moved the invoice */
             applied: boolean | null;
-            /** @description Why an accepted callback did not move the invoice: "unknown status, not applied" (not paid, failed, cancelled or refunded), or behind the invoice's status */
+            /**
+             * @description Why an accepted callback did not move the invoice: `unknown_status` (not paid, failed, cancelled or refunded), `status_behind` (behind the invoice's status, e.g. a late failed after paid), or `possible_double_charge` (a paid for an invoice already paid under another transaction_id: we keep the first payment and flag the invoice for our operators, who contact you); null when it did, or refused
+             * @enum {string|null}
+             */
+            not_applied_reason: "unknown_status" | "status_behind" | "possible_double_charge" | null;
+            /** @description `not_applied_reason` for people to read, e.g. "possible double charge: the invoice was already paid under another transaction_id, not applied" */
             note: string | null;
             /** @description Our request id, for support */
             request_id: string | null;
@@ -642,7 +648,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed
+                         * @description `duplicate`: this (transaction_id, status, gateway) was already received; nothing changed. `success` is also the answer for one stored but not applied (a late status, an unknown status, a second `paid` under another transaction_id for a paid invoice): your notification log says why
                          * @enum {string}
                          */
                         status: "success" | "duplicate";
@@ -2575,6 +2581,7 @@ export interface operations {
                      *             "status": null,
                      *             "transaction_id": null,
                      *             "applied": null,
+                     *             "not_applied_reason": null,
                      *             "note": null,
                      *             "request_id": "req-1f",
                      *             "payload": "{\"invoice_id\":\"3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a\",\"transaction_id\":\"chg_1\",\"status\":\"paid\",\"amount\":\"99.00\",\"currency\":\"SAR\",\"gateway\":\"tap\"}",

@@ -8,6 +8,7 @@ const EVENT_COLUMNS = [
   'status',
   'gateway',
   'applied',
+  'not_applied_reason',
   'status_before',
   'status_after',
 ];

@@ -13,7 +13,7 @@ import {
   listDeliveries,
   listPaymentEvents,
   listRefusedNotifications,
-  notAppliedReason,
+  NOT_APPLIED_REASONS,
   outcomeAlreadyReported,
   type PaymentDeliveryRow,
   type PaymentEventRow,
@@ -21,7 +21,7 @@ import {
   RESPONSE_BODY_MAX_BYTES,
   type RefusedNotificationRow,
   resendPaymentRequest,
-  UNKNOWN_STATUS_NOTE,
+  storedNotAppliedReason,
 } from '../../payments/index.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
@@ -39,6 +39,11 @@ export const Invoice = Type.Object({
   gateway_reference: Nullable(Type.String({ description: 'transaction_id of the last applied notification' })),
   paid_at: Nullable(Timestamp),
   payment_url: Nullable(Type.String({ description: "From the partner's reply to the payment request" })),
+  possible_double_charge: Type.Boolean({
+    description:
+      'A `paid` under another transaction_id came after the invoice was paid: the traveller may have paid twice. ' +
+      'That event is stored, not applied (`not_applied_reason: "possible_double_charge"`)',
+  }),
   mode: Type.Unsafe<'live' | 'test'>({
     type: 'string',
     enum: ['live', 'test'],
@@ -59,6 +64,7 @@ export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
     gateway_reference: row.gatewayReference,
     paid_at: isoOrNull(row.paidAt),
     payment_url: row.paymentUrl,
+    possible_double_charge: row.possibleDoubleCharge,
     mode: row.mode,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -77,12 +83,15 @@ export const PaymentEvent = Type.Object({
       'The notification as received; numbers keep their digits. One nested deeper than a body may be ' +
       '(stored before that limit) is given as its JSON text',
   }),
-  applied: Type.Boolean({
-    description: 'Whether it moved the invoice (false: behind its status, or an unknown status)',
-  }),
+  applied: Type.Boolean({ description: 'Whether it moved the invoice (false: see `not_applied_reason`)' }),
   not_applied_reason: Nullable(
-    Type.String({
-      description: `Why it did not move the invoice: "${UNKNOWN_STATUS_NOTE}" (not paid, failed, cancelled or refunded), or behind the invoice's status; null when applied`,
+    Type.Unsafe<(typeof NOT_APPLIED_REASONS)[number]>({
+      type: 'string',
+      enum: [...NOT_APPLIED_REASONS],
+      description:
+        'Why it did not move the invoice: `unknown_status` (not paid, failed, cancelled or refunded), ' +
+        "`status_behind` (behind the invoice's status, e.g. a late failed after paid), `possible_double_charge` " +
+        '(a paid for an invoice already paid under another transaction_id); null when applied',
     }),
   ),
   status_before: Type.String(),
@@ -102,7 +111,7 @@ export function paymentEventView(row: PaymentEventRow, payload: unknown): Static
     gateway: row.gateway,
     payload,
     applied: row.applied,
-    not_applied_reason: notAppliedReason(row.status, row.applied),
+    not_applied_reason: storedNotAppliedReason(row),
     status_before: row.statusBefore,
     status_after: row.statusAfter,
     request_id: row.requestId,
@@ -221,8 +230,9 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         tags: ['invoices'],
         summary: 'An invoice with its stored payment events, its refused callbacks and its delivery attempts',
         description:
-          '`refused_notifications`: callbacks of its tenant naming this invoice that were refused (gateway, amount ' +
-          'or currency mismatch), oldest first, kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
+          '`refused_notifications`: callbacks of its tenant (in its mode) naming this invoice that were refused, ' +
+          'whatever check refused them (a missing field, a gateway, amount or currency mismatch...), oldest first, ' +
+          'kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
         params: IdParams,
         response: {
           200: Type.Object({

@@ -11,6 +11,7 @@ import {
   type CallbackRejection,
   type CallbackResult,
   NotificationStore,
+  namedInvoiceId,
   processNotification,
   RefusalRecorder,
 } from '../../payments/index.js';
@@ -61,7 +62,10 @@ const Accepted = Type.Object(
     status: Type.Unsafe<'success' | 'duplicate'>({
       type: 'string',
       enum: ['success', 'duplicate'],
-      description: '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed',
+      description:
+        '`duplicate`: this (transaction_id, status, gateway) was already received; nothing changed. `success` ' +
+        'is also the answer for one stored but not applied (a late status, an unknown status, a second `paid` ' +
+        'under another transaction_id for a paid invoice): your notification log says why',
     }),
   },
   { examples: [{ status: 'success' }, { status: 'duplicate' }] },
@@ -221,20 +225,25 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
   const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
     if (result.accepted) {
-      metrics.paymentNotifications.inc({ outcome: result.accepted, mode: modeOf(request) });
-      if (result.unknownStatus) metrics.unknownStatusNotifications.inc({ mode: modeOf(request) });
+      const mode = modeOf(request);
+      metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
+      if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
+      if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
       return reply.code(200).send({ status: result.accepted });
     }
     const { httpStatus, error } = refusal(result.rejected);
-    return refuse(request, reply, httpStatus, error, { invoiceId: result.invoiceId ?? null, payload });
+    return refuse(request, reply, httpStatus, error, payload);
   };
-  /** Answers a refusal; one of an authenticated tenant is recorded afterwards (never stored: anonymous ones). */
+  /**
+   * Answers a refusal; one of an authenticated tenant is recorded afterwards (never stored: anonymous
+   * ones), on the invoice its body names when that is the tenant's, whatever check refused it.
+   */
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
     httpStatus: number,
     error: string,
-    record: { invoiceId: string | null; payload: string | null } = { invoiceId: null, payload: null },
+    payload: string | null = null,
   ) => {
     metrics.paymentNotifications.inc({ outcome: error, mode: modeOf(request) });
     request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
@@ -245,7 +254,8 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         httpStatus,
         error,
         requestId: request.id,
-        ...record,
+        invoiceId: namedInvoiceId(request.body),
+        payload,
       });
     }
     return reply.code(httpStatus).send({ error });

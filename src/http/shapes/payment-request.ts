@@ -7,13 +7,15 @@ import {
   type BreakerRow,
   type EndpointPingRow,
   isSuccessStatus,
+  NOT_APPLIED_NOTES,
+  NOT_APPLIED_REASONS,
   NOTIFICATION_LOG_OUTCOMES,
+  type NotAppliedReason,
   type NotificationLogEntry,
   type PaymentDeliveryRow,
   type PaymentRequestSummary,
   REFUSED_PAYLOAD_MAX_BYTES,
   RESPONSE_BODY_MAX_BYTES,
-  UNKNOWN_STATUS_NOTE,
 } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
@@ -146,9 +148,20 @@ export const PaymentNotification = Type.Object(
     status: Nullable(Type.String({ description: 'The status you sent (accepted callbacks)' })),
     transaction_id: Nullable(Type.String({ description: 'The transaction_id you sent (accepted callbacks)' })),
     applied: Nullable(Type.Boolean({ description: 'Whether an accepted callback moved the invoice' })),
+    not_applied_reason: Nullable(
+      Type.Unsafe<NotAppliedReason>({
+        type: 'string',
+        enum: [...NOT_APPLIED_REASONS],
+        description:
+          'Why an accepted callback did not move the invoice: `unknown_status` (not paid, failed, cancelled or ' +
+          "refunded), `status_behind` (behind the invoice's status, e.g. a late failed after paid), or " +
+          '`possible_double_charge` (a paid for an invoice already paid under another transaction_id: we keep the ' +
+          'first payment and flag the invoice for our operators, who contact you); null when it did, or refused',
+      }),
+    ),
     note: Nullable(
       Type.String({
-        description: `Why an accepted callback did not move the invoice: "${UNKNOWN_STATUS_NOTE}" (not paid, failed, cancelled or refunded), or behind the invoice's status`,
+        description: `\`not_applied_reason\` for people to read, e.g. "${NOT_APPLIED_NOTES.possible_double_charge}"`,
       }),
     ),
     request_id: Nullable(Type.String({ description: 'Our request id, for support' })),
@@ -174,6 +187,7 @@ export const PaymentNotification = Type.Object(
         status: null,
         transaction_id: null,
         applied: null,
+        not_applied_reason: null,
         note: null,
         request_id: 'req-1f',
         payload:
@@ -196,6 +210,7 @@ export function paymentNotificationView(entry: NotificationLogEntry): Static<typ
     status: entry.status,
     transaction_id: entry.transactionId,
     applied: entry.applied,
+    not_applied_reason: entry.notAppliedReason,
     note: entry.note,
     request_id: entry.requestId,
     payload: entry.payload,

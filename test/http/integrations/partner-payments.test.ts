@@ -401,7 +401,7 @@ describe('live figures', () => {
 });
 
 describe('an unknown status', () => {
-  it('is stored, answered success, and flagged "unknown status, not applied" in the admin API, the log and /metrics', async () => {
+  it('is stored, answered success, and flagged unknown_status in the admin API, the log and /metrics', async () => {
     const invoice = await createInvoice(service, tenant);
     const before = await scrape();
     for (const status of ['PAID', 'succeeded']) {
@@ -418,14 +418,19 @@ describe('an unknown status', () => {
     const shown = await showInvoice(service, invoice.id);
     expect(shown.invoice.status).toBe('pending');
     expect(shown.events.map((event) => [event.status, event.applied, event.not_applied_reason])).toEqual([
-      ['PAID', false, 'unknown status, not applied'],
-      ['succeeded', false, 'unknown status, not applied'],
+      ['PAID', false, 'unknown_status'],
+      ['succeeded', false, 'unknown_status'],
     ]);
     const log = expectOk<'listPaymentNotifications'>(
       await live(tenant).api('GET', '/api/v1/payment-notifications/?outcome=accepted&limit=100'),
     );
-    const notes = log.results.filter((entry) => entry.invoice_id === invoice.id).map((entry) => entry.note);
-    expect(notes).toEqual(['unknown status, not applied', 'unknown status, not applied']);
+    const notes = log.results
+      .filter((entry) => entry.invoice_id === invoice.id)
+      .map((entry) => [entry.not_applied_reason, entry.note]);
+    expect(notes).toEqual([
+      ['unknown_status', 'unknown status, not applied'],
+      ['unknown_status', 'unknown status, not applied'],
+    ]);
   });
 });
 

@@ -354,7 +354,7 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
   });
 });
 
-describe('the state table: forward-only transitions (DECISIONS §4)', () => {
+describe('the state table: forward-only transitions (DECISIONS §4), a second payment flagged (§11)', () => {
   type Status = 'pending' | 'failed' | 'paid' | 'refunded';
   /** Notifications that bring a fresh invoice to each status. */
   const SETUP: Record<Status, string[]> = {
@@ -402,7 +402,9 @@ describe('the state table: forward-only transitions (DECISIONS §4)', () => {
     expectAnswer(answer, 200, { status: 'success' });
 
     const mapped = MAPPED[notified];
-    const applied = mapped !== null && RANK[mapped] >= RANK[current];
+    // A second paid, under another transaction (DECISIONS §11): a possible double charge, not applied.
+    const secondPayment = mapped === 'paid' && current === 'paid';
+    const applied = mapped !== null && RANK[mapped] >= RANK[current] && !secondPayment;
     const expected = applied ? mapped! : current;
     const shown = await showInvoice(service, its.id);
     expect(shown.invoice.status).toBe(expected);
@@ -414,5 +416,14 @@ describe('the state table: forward-only transitions (DECISIONS §4)', () => {
     expect(await tripStatus(service, trip.id)).toBe(TRIP_OF[expected]);
     const event = shown.events.find((candidate) => candidate.transaction_id === transactionId)!;
     expect(event).toMatchObject({ status: notified, applied, status_before: current, status_after: expected });
+    const reason = applied
+      ? null
+      : mapped === null
+        ? 'unknown_status'
+        : secondPayment
+          ? 'possible_double_charge'
+          : 'status_behind';
+    expect(event.not_applied_reason).toBe(reason);
+    expect(shown.invoice.possible_double_charge).toBe(secondPayment);
   });
 });

@@ -1,6 +1,7 @@
 // The console's view of the payment conversation in real Chromium: a tenant's callbacks log with
 // its outcome filter, the invoice search by invoice and transaction id, refused callbacks with
-// their reason and unknown statuses on the invoice timeline, and test invoices marked.
+// their reason and unknown statuses on the invoice timeline, test invoices marked, and possible
+// double charges marked, filtered and counted.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInvoice, type InvoiceJson, keyOf, notificationFor, notify } from '../../../payments/support.js';
@@ -77,6 +78,54 @@ describe('console: callbacks and search', () => {
     await page.locator('tr.callback a.mono').first().click();
     await page.locator('li.event.refused', { hasText: 'Amount mismatch' }).waitFor();
     await page.locator('li.event.notification', { hasText: 'unknown status, not applied' }).waitFor();
+  });
+
+  it('marks a possible double charge on its invoice, filters the invoices by it and counts it on the home page', async () => {
+    const payer = await service.createTenant({ gateway: 'tap' });
+    const [twice, once] = [await createInvoice(service, payer), await createInvoice(service, payer)];
+    for (const transaction of ['chg_first', 'chg_second']) {
+      expect(
+        (await notify(service, notificationFor(twice, { transaction_id: transaction }), keyOf(payer))).json(),
+      ).toEqual({
+        status: 'success',
+      });
+    }
+    await notify(service, notificationFor(once), keyOf(payer));
+    // Refused before the invoice check, it still shows on the invoice it names.
+    await notify(service, { ...notificationFor(twice), transaction_id: undefined }, keyOf(payer));
+    await waitFor('the refusal on the invoice', async () => {
+      const { rows } = await service.context.database.executeSql(
+        'select count(*)::int as count from refused_notifications where invoice_id = $1',
+        [twice.id],
+      );
+      return rows[0].count === 1;
+    });
+
+    await page.goto(url(`/invoices/${twice.id}`));
+    await page.locator('.toolbar .badge.bad', { hasText: 'possible double charge' }).waitFor();
+    await page
+      .locator('li.event.notification', { hasText: 'chg_second' })
+      .getByText(/possible double charge/)
+      .waitFor();
+    await page.locator('li.event.refused', { hasText: 'Missing transaction_id' }).waitFor();
+    await page.goto(url(`/invoices/${once.id}`));
+    await page.locator('.toolbar').waitFor();
+    expect(await page.locator('.toolbar .badge', { hasText: 'possible double charge' }).count()).toBe(0);
+
+    await page.goto(url(`/invoices?tenant=${payer.tenant.id}`));
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    await page.selectOption('select[name="flag"]', 'possible_double_charge');
+    await page.waitForURL(/flag=possible_double_charge/);
+    const flagged = page.locator('tbody tr');
+    expect(await flagged.count()).toBe(1);
+    expect(await flagged.textContent()).toContain(twice.id.slice(0, 8));
+
+    await page.goto(url('/'));
+    const count = page.locator('.stat', { hasText: 'possible double charges' });
+    expect(await count.locator('.value').textContent()).toBe('1');
+    await count.click();
+    await page.waitForURL(/flag=possible_double_charge/);
+    expect(await page.locator('tbody tr').count()).toBe(1);
   });
 
   it('finds an invoice by its id and by a transaction id, and marks test invoices', async () => {

@@ -13,7 +13,7 @@ import { IdParams } from '../../../schemas.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, pager, table } from '../layout.js';
 import { type ConsoleDependencies, sendPage } from '../respond.js';
-import { modeBadge, prettyPayload } from './invoices.js';
+import { modeBadge, notAppliedBadge, prettyPayload } from './invoices.js';
 
 const PAGE_SIZE = 50;
 
@@ -27,7 +27,7 @@ const CallbackQuery = Type.Object({
 function callbackRow(entry: NotificationLogEntry): Html {
   const answer =
     entry.outcome === 'accepted'
-      ? html`${badge('accepted', 'ok')} ${entry.note && badge(entry.note, 'off')}`
+      ? html`${badge('accepted', 'ok')} ${entry.notAppliedReason && notAppliedBadge(entry.notAppliedReason)}`
       : html`${badge('refused', 'bad')} HTTP ${entry.httpStatus}: <strong class="reason">${entry.error}</strong>`;
   const invoice = entry.invoiceId
     ? html`<a class="mono" href="${consoleUrl(`/invoices/${entry.invoiceId}`)}">${entry.invoiceId.slice(0, 8)}</a>`

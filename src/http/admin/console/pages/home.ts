@@ -6,6 +6,7 @@ import {
   hourlyPaymentActivity,
   listInvoices,
   NOTIFICATION_OUTCOMES,
+  possibleDoubleCharges,
 } from '../../../../payments/index.js';
 import { countActiveTenants } from '../../../../tenants/index.js';
 import { hourlyChart } from '../chart.js';
@@ -22,18 +23,20 @@ const seriesOf = <Outcome extends string>(outcomes: readonly Outcome[], counts: 
 
 export const homeRoutes: FastifyPluginAsync<ConsoleDependencies> = async (app, { context }) => {
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
-    const [activity, activeTenants, backlog, latest, failing] = [
+    const [activity, activeTenants, backlog, latest, failing, doubleCharges] = [
       await hourlyPaymentActivity(context.db),
       await countActiveTenants(context.db),
       await context.paymentQueue.backlog(),
       await listInvoices(context.db, { mode: 'live', limit: LATEST_INVOICES, offset: 0 }),
       await failingEndpoints(context.db),
+      await possibleDoubleCharges(context.db, 'live'),
     ];
     const content = html`<div class="stats">
 <a class="stat card" href="${consoleUrl('/tenants?active=active')}"><span class="value">${activeTenants}</span><span>tenants active</span></a>
 <a class="stat card" href="${consoleUrl('/invoices?status=pending')}"><span class="value">${backlog.waiting}</span><span>payment requests waiting or pending retry</span></a>
 <div class="stat card"><span class="value">${Math.round(backlog.oldestAgeSeconds / 60)} min</span><span>oldest waiting</span></div>
 <div class="stat card"><span class="value">${failing.length}</span><span>payment endpoints failing (breaker open)</span></div>
+<a class="stat card" href="${consoleUrl('/invoices?mode=live&flag=possible_double_charge')}"><span class="value">${doubleCharges}</span><span>possible double charges (a second paid, not applied)</span></a>
 </div>
 ${failingEndpointsCard(failing)}
 <div class="charts">

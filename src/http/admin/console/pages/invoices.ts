@@ -1,7 +1,8 @@
 // Invoices: a filtered, paged list, newest first; a search by invoice or transaction id; an
 // invoice's page as one timeline from creation through every payment request attempt and every
 // notification, accepted or refused, to its trip's status, and the "send the payment request
-// again" action. Test invoices carry a "test" badge everywhere.
+// again" action. Test invoices carry a "test" badge everywhere, possible double charges a
+// "possible double charge" badge, and the list filters them.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { stringify } from 'lossless-json';
@@ -9,12 +10,14 @@ import {
   type InvoiceListing,
   invoiceHistory,
   listInvoices,
-  notAppliedReason,
+  NOT_APPLIED_NOTES,
+  type NotAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
   type RefusedNotificationRow,
   resendPaymentRequest,
   searchInvoices,
+  storedNotAppliedReason,
 } from '../../../../payments/index.js';
 import { listTenants } from '../../../../tenants/index.js';
 import { storedJson } from '../../../json-body.js';
@@ -29,12 +32,18 @@ const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', pa
 const statusBadge = (status: string) => badge(status, STATUS_KIND[status] ?? 'off');
 /** Marks a test invoice (made with test credentials); nothing for a live one. */
 export const modeBadge = (mode: string) => mode === 'test' && badge('test', 'test');
+/** Why a stored notification did not move its invoice; a possible double charge stands out. */
+export const notAppliedBadge = (reason: NotAppliedReason) =>
+  badge(NOT_APPLIED_NOTES[reason], reason === 'possible_double_charge' ? 'bad' : 'off');
+/** Marks an invoice a second `paid` under another transaction_id came for; nothing otherwise. */
+const doubleChargeBadge = (flagged: boolean) => flagged && badge('possible double charge', 'bad');
 
 const DateText = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
 const InvoiceQuery = Type.Object({
   tenant: Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'uuid' })])),
   status: Type.Optional(Type.Union([Type.Literal(''), ...INVOICE_STATUSES.map((status) => Type.Literal(status))])),
   mode: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('live'), Type.Literal('test')])),
+  flag: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('possible_double_charge')])),
   from: DateText,
   to: DateText,
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
@@ -73,9 +82,10 @@ ${delivery.responseBody && html`<details><summary>Reply body (start)</summary><p
 }
 
 function notificationEntry({ event, payloadJson }: { event: PaymentEventRow; payloadJson: string }): Html {
-  const notApplied = notAppliedReason(event.status, event.applied);
+  const notApplied = storedNotAppliedReason(event);
+  const outcome = notApplied === null ? badge('applied', 'ok') : notAppliedBadge(notApplied);
   return html`<li class="event notification"><div class="when">${when(event.receivedAt)}</div><div class="what">
-<h3>Payment notification: ${event.status} ${notApplied === null ? badge('applied', 'ok') : badge(notApplied, 'off')}</h3>
+<h3>Payment notification: ${event.status} ${outcome}</h3>
 <dl class="inline"><dt>Invoice</dt><dd>${event.statusBefore} → ${event.statusAfter}</dd><dt>Transaction</dt><dd class="mono">${event.transactionId}</dd><dt>Gateway</dt><dd>${event.gateway}</dd><dt>Request id</dt><dd class="mono">${event.requestId ?? '—'}</dd></dl>
 <details open><summary>Payload as received</summary><pre class="payload">${prettyPayload(payloadJson)}</pre></details>
 </div></li>`;
@@ -93,7 +103,7 @@ ${refused.payload !== null && html`<details><summary>Payload as received${refuse
 export function invoiceTable(invoices: InvoiceListing['invoices'], empty: string): Html {
   const rows = invoices.map(
     (invoice) =>
-      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)} ${modeBadge(invoice.mode)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
+      html`<tr><td><a href="${consoleUrl(`/invoices/${invoice.id}`)}">${when(invoice.createdAt)}</a></td><td>${invoice.tenantName}</td><td class="num">${invoice.amount} ${invoice.currency}</td><td>${statusBadge(invoice.status)} ${modeBadge(invoice.mode)} ${doubleChargeBadge(invoice.possibleDoubleCharge)}</td><td class="mono">${invoice.id.slice(0, 8)}</td></tr>`,
   );
   return table(['Created', 'Tenant', 'Amount', 'Status', 'Id'], rows, empty);
 }
@@ -119,7 +129,7 @@ function timeline(view: View, history: History): Html {
           },
         )
       : html`<span class="muted">The partner reported an outcome: the payment request is not sent again.</span>`;
-  return html`<div class="toolbar">${statusBadge(invoice.status)} ${modeBadge(invoice.mode)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
+  return html`<div class="toolbar">${statusBadge(invoice.status)} ${modeBadge(invoice.mode)} ${doubleChargeBadge(invoice.possibleDoubleCharge)} <strong>${invoice.amount} ${invoice.currency}</strong> <span>for <a href="${consoleUrl(`/tenants/${tenant.id}`)}">${tenant.name}</a></span> ${resend}</div>
 ${invoice.paymentUrl && html`<p>Payment URL from the partner: <span class="mono wrap">${invoice.paymentUrl}</span></p>`}
 <ol class="timeline">
 <li class="event created"><div class="when">${when(invoice.createdAt)}</div><div class="what"><h3>Invoice created</h3><dl class="inline"><dt>Id</dt><dd class="mono">${invoice.id}</dd><dt>Gateway</dt><dd>${tenant.gateway}</dd></dl></div></li>
@@ -152,6 +162,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
         tenantId: query.tenant || undefined,
         status: query.status || undefined,
         mode: query.mode || undefined,
+        possibleDoubleCharge: query.flag === 'possible_double_charge',
         from: query.from ? new Date(`${query.from}T00:00:00Z`) : undefined,
         to: query.to ? new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS) : undefined,
         limit: PAGE_SIZE,
@@ -173,11 +184,12 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
 <label>Tenant <select name="tenant" data-autosubmit><option value="">all</option>${tenantOptions}</select></label>
 <label>Status <select name="status" data-autosubmit><option value="">all</option>${statusOptions}</select></label>
 <label>Mode <select name="mode" data-autosubmit><option value="">all</option>${modeOptions}</select></label>
+<label>Flag <select name="flag" data-autosubmit><option value="">any</option><option value="possible_double_charge"${query.flag === 'possible_double_charge' ? html` selected` : ''}>possible double charge</option></select></label>
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
 <label>To <input type="date" name="to" value="${query.to ?? ''}"></label>
 <button>Filter</button></form>
 ${invoiceTable(listing.invoices, 'No invoice matches.')}
-${pager('/invoices', { tenant: query.tenant, status: query.status, mode: query.mode, from: query.from, to: query.to }, pageNumber, listing.more)}`;
+${pager('/invoices', { tenant: query.tenant, status: query.status, mode: query.mode, flag: query.flag, from: query.from, to: query.to }, pageNumber, listing.more)}`;
     return sendPage(reply, page(request.consoleView, 'invoices', 'Invoices', content));
   });
 
