@@ -54,6 +54,11 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** Requests per window per credential on the integrations and backend hosts; 0: no limit. */
   rateLimitPerMinute: number;
+  /**
+   * Smaller budgets of their own, per credential and window, for the requests that make rows and
+   * outgoing calls at a partner's will (a route names its budget: src/http/rate-limit.ts); 0: none.
+   */
+  routeBudgets: { testInvoicesPerMinute: number; pingsPerMinute: number };
   /** The rate limits' window: a minute, unless shortened (tests). */
   rateLimitWindowSeconds: number;
   /** Failed authentications per minute per client address, on every host; 0: no limit. */
@@ -72,7 +77,20 @@ export interface Config {
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
   /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
-  retention: { deliveryAttemptsDays: number; auditEventsDays: number; refusedNotificationsDays: number };
+  retention: {
+    /** RETENTION_DELIVERY_ATTEMPTS_DAYS: payment request attempts (their invoice and events stay). */
+    deliveryAttemptsDays: number;
+    /** RETENTION_AUDIT_EVENTS_DAYS: operators' changes. */
+    auditEventsDays: number;
+    /** RETENTION_REFUSED_NOTIFICATIONS_DAYS: refused payment callbacks on record (src/payments/refusals.ts). */
+    refusedNotificationsDays: number;
+    /** RETENTION_PINGS_DAYS: pings of payment endpoints and their answers. */
+    pingsDays: number;
+    /** RETENTION_BREAKER_EVENTS_DAYS: openings, failed probes and closings of endpoints' breakers (their state stays). */
+    breakerEventsDays: number;
+    /** RETENTION_TEST_INVOICES_DAYS: test-mode invoices, with everything that hangs on them. */
+    testInvoicesDays: number;
+  };
 }
 
 interface ConnectionLimits {
@@ -319,6 +337,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),
     rateLimitPerMinute: count(env, 'RATE_LIMIT_PER_MINUTE', 1200),
+    routeBudgets: {
+      testInvoicesPerMinute: count(env, 'RATE_LIMIT_TEST_INVOICES_PER_MINUTE', 60),
+      pingsPerMinute: count(env, 'RATE_LIMIT_PINGS_PER_MINUTE', 10),
+    },
     rateLimitWindowSeconds: seconds(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
     authFailureLimitPerMinute: count(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -326,11 +348,14 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
-    // Retention (docs/operations.md): payment events are never pruned; these go after so many days.
+    // Retention (docs/operations.md): live payment events are never pruned; these go after so many days.
     retention: {
       deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
       auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
       refusedNotificationsDays: count(env, 'RETENTION_REFUSED_NOTIFICATIONS_DAYS', 30),
+      pingsDays: count(env, 'RETENTION_PINGS_DAYS', 30),
+      breakerEventsDays: count(env, 'RETENTION_BREAKER_EVENTS_DAYS', 90),
+      testInvoicesDays: count(env, 'RETENTION_TEST_INVOICES_DAYS', 7),
     },
   };
 }

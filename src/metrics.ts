@@ -90,7 +90,7 @@ export class Metrics {
 
   readonly rateLimited = new Counter({
     name: 'rate_limited_requests_total',
-    help: 'Requests answered 429, by listener and limit (credential or auth_failures)',
+    help: 'Requests answered 429, by listener and limit (credential, auth_failures, or a route budget: test_invoices, pings)',
     labelNames: ['listener', 'limit'] as const,
     registers: [this.registry],
   });

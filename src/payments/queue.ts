@@ -27,7 +27,7 @@ function pgBossRunner(database: DatabaseHandle, transaction?: Transaction): SqlR
   return { executeSql: (text, values = []) => database.executeSql(text, toParameters(values), transaction) };
 }
 
-const PAYMENT_REQUEST_QUEUE = 'payment-request';
+export const PAYMENT_REQUEST_QUEUE = 'payment-request';
 /** NOTIFY channel telling every worker that a payment request is due now. */
 const NEW_WORK_CHANNEL = 'payment_request_due';
 

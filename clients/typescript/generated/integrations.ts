@@ -202,7 +202,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed ping to your payment endpoint now and report the answer
-         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.
+         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).
          */
         post: operations["pingPaymentEndpoint"];
         delete?: never;
@@ -242,7 +242,7 @@ export interface paths {
         put?: never;
         /**
          * Create a test invoice: a real signed payment request goes to your test payment endpoint
-         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.
+         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials. Test invoices have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it) and are deleted after a number of days, with their attempts and callbacks.
          */
         post: operations["createTestInvoice"];
         delete?: never;

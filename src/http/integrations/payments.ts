@@ -155,6 +155,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
   app.post(
     '/payment-endpoint/ping/',
     {
+      config: { rateLimitBudget: 'pings' },
       schema: {
         operationId: 'pingPaymentEndpoint',
         tags,
@@ -162,7 +163,8 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         description:
           'Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) ' +
           `to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (${REQUEST_TIMEOUT_MS / 1000} s ` +
-          'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.',
+          'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. ' +
+          'Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).',
         response: {
           200: Envelope(Type.Object({ ping: Ping })),
           409: CONFLICT_RESPONSE([NOTHING_TO_PING, NO_TEST_ENDPOINT_TO_PING]),
@@ -221,7 +223,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     '/test/invoices/',
     {
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
-      config: { losslessJsonNumbers: true },
+      config: { losslessJsonNumbers: true, rateLimitBudget: 'test_invoices' },
       schema: {
         operationId: 'createTestInvoice',
         tags,
@@ -230,7 +232,9 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
           'Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 ' +
           '`TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment ' +
           'endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key ' +
-          '(`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.',
+          '(`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials. Test ' +
+          'invoices have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it) and are deleted ' +
+          'after a number of days, with their attempts and callbacks.',
         body: Type.Object(
           {
             amount: InvoiceAmount,
