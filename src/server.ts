@@ -171,8 +171,9 @@ async function startPaymentWorker(
     log,
     onAttempt: (report: AttemptReport) => {
       metrics.paymentRequestAttempts.inc({ outcome: report.result, mode: report.mode });
-      metrics.paymentRequestDuration.observe({ kind: report.kind }, report.durationSeconds);
-      if (report.waitedSeconds !== null) metrics.paymentRequestWait.observe(report.waitedSeconds);
+      metrics.paymentRequestDuration.observe({ kind: report.kind, mode: report.mode }, report.durationSeconds);
+      if (report.waitedSeconds !== null)
+        metrics.paymentRequestWait.observe({ mode: report.mode }, report.waitedSeconds);
     },
   };
   const worker = new PaymentWorker(

@@ -165,6 +165,8 @@ export const trips = pgTable(
     travelers: jsonb('travelers').notNull(),
     destinations: jsonb('destinations').notNull(),
     itinerary: jsonb('itinerary').notNull(),
+    /** `live`, or `test` for one an operator made for a tenant's test mode: a credential sees only its own mode's. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -182,6 +184,8 @@ export const suggestedPrompts = pgTable(
     text: text('text').notNull(),
     sortOrder: integer('sort_order').notNull().default(0),
     isActive: boolean('is_active').notNull().default(true),
+    /** `live`, or `test` for one made with a test SSO secret: the two sets never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
