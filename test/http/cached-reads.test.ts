@@ -22,6 +22,12 @@ beforeAll(async () => {
   citiesKey = (await service.admin('POST', '/partner-keys', { name: 'reads', scopes: ['cities:read'] })).json().key;
 });
 
+/** Look-ups of one of a service's caches so far. */
+function lookUps(name: string, apps = service) {
+  const counts = apps.context.caches.statistics().get(name);
+  return (counts?.hits ?? 0) + (counts?.misses ?? 0);
+}
+
 /** Answers a service gave from cached bytes so far: the response cache's hits. */
 const answeredFromCache = (apps = service) => apps.context.caches.statistics().get('responses')?.hits ?? 0;
 
@@ -69,8 +75,11 @@ describe('a repeated cached read', () => {
     const first = await get(url, { ...headers, 'x-request-id': 'routed-read-1' });
     expect(first.status).toBe(200);
     expect(answeredFromCache()).toBe(answered);
+    // The route's handler reads the geo data version first: the cached answer came before it.
+    const versionLookUps = lookUps('geo_data_version');
     const again = await get(url, { ...headers, 'x-request-id': 'cached-read-1' });
     expect(answeredFromCache()).toBe(answered + 1);
+    expect(lookUps('geo_data_version')).toBe(versionLookUps);
     expect(again.status).toBe(first.status);
     expect(again.body).toBe(first.body);
     expect(stable(again.headers)).toEqual(stable(first.headers));
