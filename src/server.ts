@@ -101,6 +101,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
+    databaseDeadlinesExceeded: () => database.deadlinesExceeded(),
     ready: async () => (await database.unavailable()) === null,
     cacheStatistics: () => caches.statistics(),
   });
