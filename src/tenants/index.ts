@@ -7,6 +7,7 @@ export {
   countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
+  keysOfSealedSecrets,
   listCredentials,
   resealSecrets,
   resolveBackendPartnerKey,

@@ -8,6 +8,7 @@ import { SERVICE_VERSION } from '../../version.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
+import { onlyAllowedHosts } from './allowed-hosts.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
@@ -18,6 +19,7 @@ import { adminGeoRoutes } from './geo.js';
 import { adminOperatorRoutes, authenticateOperator, enforceRoles } from './operators.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
+import { adminRetentionRoutes } from './retention.js';
 import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
@@ -34,6 +36,7 @@ export async function buildAdminApp(
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger, errors: { body: renderAdminError } });
+  app.addHook('onRequest', onlyAllowedHosts(context.config.adminAllowedHosts));
 
   await app.register(swagger, {
     openapi: {
@@ -85,6 +88,7 @@ export async function buildAdminApp(
       await admin.register(adminAuditRoutes, { context });
       await admin.register(adminOperatorRoutes, { context });
       await admin.register(adminBackupRoutes, { context });
+      await admin.register(adminRetentionRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );

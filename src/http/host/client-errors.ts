@@ -35,31 +35,49 @@ function clientFailure(code: string | undefined): AppError {
  */
 const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
 
+/** A refused body's client may pause this long between chunks; then it is answered and the connection closed. */
+const REFUSED_BODY_IDLE_MS = 5000;
+
 /**
- * Fastify answers a body it refuses with `Connection: close`, and Node then closes the socket as
- * soon as the answer is written: a client still sending (Node's fetch with a large body) gets
- * EPIPE and never sees the answer. Like nginx's lingering close, the rest of the body is read and
- * discarded instead, up to a bound, and the connection stays usable; past the bound it is closed.
+ * A body refused before it was read (too large, not JSON, no credential...) is answered at once,
+ * and Node then closes the socket as soon as the answer is written (Fastify asks for it; a request
+ * with `Connection: close` asked for it itself): a client still sending gets EPIPE, and often never
+ * reads the answer. Like nginx's lingering close, the rest of the body is read and discarded first,
+ * and the answer goes (`done`) once it has ended, whatever the request asked; a keep-alive
+ * connection stays usable. Past the bound, or when the body stops coming for a while, the answer
+ * goes at once and the connection is closed.
  */
-function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const raw = request.raw;
-  if (raw.complete || reply.getHeader('connection') !== 'close') return;
-  if (Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) return;
+  // Read to its end already (by the body parser), or never anything more to come.
+  const ended = raw.complete || raw.readableEnded;
+  if (ended || Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) {
+    done();
+    return;
+  }
   reply.removeHeader('connection');
   let drained = 0;
-  raw.on('data', (chunk: Buffer) => {
+  const answer = (close: boolean) => {
+    clearTimeout(idle);
+    raw.off('data', onData).off('end', onEnd).off('close', onAbort);
+    if (close) reply.header('connection', 'close');
+    done();
+  };
+  const idle = setTimeout(() => answer(true), REFUSED_BODY_IDLE_MS);
+  const onData = (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > REFUSED_BODY_DRAIN_BYTES) raw.socket.destroy();
-  });
+    if (drained > REFUSED_BODY_DRAIN_BYTES) answer(true);
+    else idle.refresh();
+  };
+  const onEnd = () => answer(false);
+  const onAbort = () => answer(true);
+  raw.on('data', onData).once('end', onEnd).once('close', onAbort);
   raw.resume();
 }
 
 /** A refused body's connection stays usable: see `lingerForRefusedBody`. */
 export function lingerForRefusedBodies(app: HostApp): void {
-  app.addHook('onError', (request, reply, _error, done) => {
-    lingerForRefusedBody(request, reply);
-    done();
-  });
+  app.addHook('onError', (request, reply, _error, done) => lingerForRefusedBody(request, reply, done));
 }
 
 /** A path that is not valid percent-encoding (`%ZZ`): refused in the host's body, not Fastify's. */

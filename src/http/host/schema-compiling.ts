@@ -87,23 +87,29 @@ function integerFields(schema: unknown): string[] {
 }
 
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
 
 /**
- * A query or path integer is written in decimal digits. Ajv's coercion reads text as JavaScript
- * does (`0x10`, `1e3`, `1.0`, ` 10`): the error, in Ajv's shape, of the first field so written.
+ * A query or path integer is written in decimal digits and fits a 64-bit integer. Ajv's coercion
+ * reads text as JavaScript does (`0x10`, `1e3`, `1.0`, ` 10`) and takes `1e23` for an integer,
+ * which the database then refuses: the error, in Ajv's shape, of the first field so written.
  */
 function notDecimalInteger(data: unknown, fields: string[]) {
   const values = data as Record<string, unknown> | null;
   for (const field of fields) {
     const value = values?.[field];
-    if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) {
-      return {
-        keyword: 'type',
-        instancePath: `/${field}`,
-        schemaPath: `#/properties/${field}/type`,
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
+    if (typeof value !== 'string') continue;
+    const base = { instancePath: `/${field}`, schemaPath: `#/properties/${field}` };
+    if (!DECIMAL_INTEGER.test(value)) {
+      return { ...base, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' };
+    }
+    const integer = BigInt(value);
+    if (integer > INT64_MAX) {
+      return { ...base, keyword: 'maximum', params: { limit: String(INT64_MAX) }, message: `must be <= ${INT64_MAX}` };
+    }
+    if (integer < INT64_MIN) {
+      return { ...base, keyword: 'minimum', params: { limit: String(INT64_MIN) }, message: `must be >= ${INT64_MIN}` };
     }
   }
   return null;
