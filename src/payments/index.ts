@@ -1,7 +1,6 @@
 // Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
 export {
-  authenticatePartner,
   type CallbackRejection,
   type CallbackResult,
   plannedMoves,
