@@ -10,6 +10,8 @@ const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
 export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+/** DATABASE_REQUEST_TIMEOUT_MS's default: the answer DECISIONS section 11 promises a client within. */
+export const DEFAULT_DATABASE_REQUEST_TIMEOUT_MS = 5000;
 /** Where partnerctl finds the admin API when ADMIN_URL is not set. */
 export const DEFAULT_ADMIN_URL = `http://127.0.0.1:${DEFAULT_PORTS.admin}`;
 
@@ -25,6 +27,8 @@ export interface Config {
   adminTokenGenerated: boolean;
   backendPublicUrl: string | null;
   databaseUrl: string | null;
+  /** The longest a request waits for a database connection and for each statement; past it, a 503. */
+  databaseRequestTimeoutMs: number;
   dataDir: string;
   supportedGateways: string[];
   logLevel: string;
@@ -165,6 +169,15 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a number of seconds from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function milliseconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
 }
 
 function count(env: Env, name: string, fallback: number): number {
@@ -320,6 +333,13 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseRequestTimeoutMs: milliseconds(
+      env,
+      'DATABASE_REQUEST_TIMEOUT_MS',
+      DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
+      100,
+      60_000,
+    ),
     dataDir,
     supportedGateways: gateways,
     logLevel,

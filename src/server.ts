@@ -101,6 +101,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
+    databaseDeadlinesExceeded: () => database.deadlinesExceeded(),
     ready: async () => (await database.unavailable()) === null,
     cacheStatistics: () => caches.statistics(),
   });
@@ -171,8 +172,9 @@ async function startPaymentWorker(
     log,
     onAttempt: (report: AttemptReport) => {
       metrics.paymentRequestAttempts.inc({ outcome: report.result, mode: report.mode });
-      metrics.paymentRequestDuration.observe({ kind: report.kind }, report.durationSeconds);
-      if (report.waitedSeconds !== null) metrics.paymentRequestWait.observe(report.waitedSeconds);
+      metrics.paymentRequestDuration.observe({ kind: report.kind, mode: report.mode }, report.durationSeconds);
+      if (report.waitedSeconds !== null)
+        metrics.paymentRequestWait.observe({ mode: report.mode }, report.waitedSeconds);
     },
   };
   const worker = new PaymentWorker(

@@ -89,7 +89,7 @@ export const consoleSessions = pgTable('console_sessions', {
 
 /**
  * A `search` over place names (DECISIONS §11) looks up the pieces of two and three characters of
- * each name's search key (`place_name_grams`, migrations/0019_place_name_search.sql) in a GIN index,
+ * each name's search key (`place_name_grams`, migrations/0020_place_name_search.sql) in a GIN index,
  * then checks the few rows found; the English and the Arabic name have one each.
  */
 const placeNameSearchIndexes = (tableName: string, table: { name: AnyPgColumn; nameAr: AnyPgColumn }) => [
@@ -177,6 +177,8 @@ export const trips = pgTable(
     travelers: jsonb('travelers').notNull(),
     destinations: jsonb('destinations').notNull(),
     itinerary: jsonb('itinerary').notNull(),
+    /** `live`, or `test` for one an operator made for a tenant's test mode: a credential sees only its own mode's. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -194,6 +196,8 @@ export const suggestedPrompts = pgTable(
     text: text('text').notNull(),
     sortOrder: integer('sort_order').notNull().default(0),
     isActive: boolean('is_active').notNull().default(true),
+    /** `live`, or `test` for one made with a test SSO secret: the two sets never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -144,7 +144,12 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
 /** A look-up's answer: at once when the credential cache holds it, else once the database did. */
 export type LookedUp<T> = T | Promise<T>;
 
-/** Notes the use of what `found` names, once it is there. */
+/**
+ * Notes the use of what `found` names, once it is there, and answers `found` itself. A look-up still
+ * under way is the credential cache's own promise, whose rejection the cache handles where it makes
+ * it: a promise derived from it here would reject unheard when its caller lets it go (the request
+ * answered before routing looks only for a credential at hand).
+ */
 function noted<T>(
   db: Executor,
   caches: Caches,
@@ -153,9 +158,10 @@ function noted<T>(
 ): LookedUp<T> {
   const note = (value: T) => {
     if (value) noteCredentialUse(db, caches, idOf(value));
-    return value;
   };
-  return found instanceof Promise ? found.then(note) : note(found);
+  if (found instanceof Promise) found.then(note, () => {});
+  else note(found);
+  return found;
 }
 
 function resolveTenantCredential(

@@ -4,20 +4,18 @@
 // Then every route receives the hostile requests of issue 25 (deep JSON, bytes that are not UTF-8,
 // a bad percent-escape, headers too large, integers not in decimal): each a 4xx in its host's own
 // error body, and again nothing stored.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
-import type { Json } from '../../src/http/openapi.js';
 import { createInvoice } from '../payments/support.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { bodySchemaOf, resolve, type Schema, sample } from './openapi-requests.js';
 
-/** A part of an OpenAPI document: a schema, an operation, a parameter. */
-type Schema = Json;
 const BAD_VALUES: [string, string][] = [
   ['NUL', 'abc\u0000def'],
   ['lone surrogate', 'abc\ud800def'],
@@ -60,63 +58,6 @@ async function rowCount(): Promise<number> {
     total += row.count;
   }
   return total;
-}
-
-function resolve(document: Schema, schema: Schema | undefined): Schema | undefined {
-  if (!schema?.$ref) return schema;
-  const name = String(schema.$ref).split('/').pop()!;
-  return (
-    document.components?.schemas?.[name] ??
-    Object.values<Schema>(document.components?.schemas ?? {}).find((candidate) => candidate.$id === name)
-  );
-}
-
-/** Values of fields whose schema alone does not say what a valid one is. */
-const FIELD_VALUES: Record<string, () => unknown> = {
-  slug: () => `sweep-${randomBytes(4).toString('hex')}`,
-  gateway: () => 'tap',
-  currency: () => 'SAR',
-  amount: () => '10.00',
-  time: () => '09:00',
-};
-const FORMAT_VALUES: Record<string, () => string> = {
-  uuid: () => randomUUID(),
-  uri: () => 'https://example.com/sweep',
-  date: () => '2027-01-10',
-};
-
-/** A valid-looking value for a schema: a known field's, else from its enum, format or type. */
-function sample(document: Schema, raw: Schema | undefined, field: string): unknown {
-  const schema = resolve(document, raw) ?? {};
-  if (field in ids) return ids[field];
-  if (FIELD_VALUES[field]) return FIELD_VALUES[field]();
-  if (schema.anyOf)
-    return sample(
-      document,
-      schema.anyOf.find((option: Schema) => option.type !== 'null'),
-      field,
-    );
-  if (schema.enum) return schema.enum[0];
-  if (schema.const !== undefined) return schema.const;
-  return sampleOfType(document, schema, field);
-}
-
-function sampleOfType(document: Schema, schema: Schema, field: string): unknown {
-  switch ([schema.type].flat().find((type) => type !== 'null')) {
-    case 'object':
-      return Object.fromEntries(
-        (schema.required ?? []).map((name: string) => [name, sample(document, schema.properties?.[name], name)]),
-      );
-    case 'array':
-      return schema.minItems ? [sample(document, schema.items, field)] : [];
-    case 'integer':
-    case 'number':
-      return schema.minimum ?? 1;
-    case 'boolean':
-      return true;
-    default:
-      return FORMAT_VALUES[schema.format]?.() ?? `Sweep ${randomBytes(3).toString('hex')}`;
-  }
 }
 
 /** Paths (dotted) of the string fields of a body schema, nested objects included. */
@@ -162,8 +103,8 @@ function sweepCases(listener: ListenerName, document: Schema): SweepCase[] {
   for (const [path, operations] of Object.entries<Record<string, Schema>>(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const url = path.replace(/\{(\w+)\}/g, (_match, name) => (name === 'language' ? 'en' : randomUUID()));
-      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
-      const base = (bodySchema ? sample(document, bodySchema, '') : {}) as Record<string, unknown>;
+      const bodySchema = bodySchemaOf(operation);
+      const base = (bodySchema ? sample(document, bodySchema, '', ids) : {}) as Record<string, unknown>;
       const inputs = [
         ...stringFields(document, bodySchema).map((field) => ({
           where: `body ${field.join('.')}`,

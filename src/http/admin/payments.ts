@@ -25,7 +25,7 @@ import {
 } from '../../payments/index.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
-import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
 
@@ -44,11 +44,7 @@ export const Invoice = Type.Object({
       'A `paid` under another transaction_id came after the invoice was paid: the traveller may have paid twice. ' +
       'That event is stored, not applied (`not_applied_reason: "possible_double_charge"`)',
   }),
-  mode: Type.Unsafe<'live' | 'test'>({
-    type: 'string',
-    enum: ['live', 'test'],
-    description: '`test`: made with test credentials; only test keys see and move it',
-  }),
+  mode: ModeSchema('`test`: made with test credentials; only test keys see and move it'),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
