@@ -106,7 +106,7 @@ async function loadOrder(db: Executor, table: PlaceTable, where: SQL, language: 
 
 /**
  * Places whose English or Arabic name contains `search` once both are reduced to their search keys
- * (`place_name_key`: case, accents and Arabic spelling variants folded; migrations/0020). The
+ * (`place_name_key`: case, accents and Arabic spelling variants folded; migrations/0021). The
  * pieces every match must hold pick the candidates from the names' GIN indexes; only those are
  * compared in full.
  */

@@ -275,6 +275,18 @@ export async function countUnopenableSecrets(db: Executor, box: SecretBox): Prom
   return rows.filter((row) => !box.opens(row.sealed!)).length;
 }
 
+/**
+ * The fingerprints of the keys that open the stored signing secrets, revoked ones included: the
+ * keys a restore of them will need.
+ */
+export async function keysOfSealedSecrets(db: Executor, box: SecretBox): Promise<string[]> {
+  const rows = await db
+    .select({ sealed: credentials.sealedSecret })
+    .from(credentials)
+    .where(isNotNull(credentials.sealedSecret));
+  return box.fingerprintsOpening(rows.map((row) => row.sealed!));
+}
+
 interface RekeySummary {
   /** Sealed secrets found (payment endpoint signing secrets, revoked ones included). */
   secrets: number;
