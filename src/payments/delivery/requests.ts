@@ -87,7 +87,7 @@ interface TakenRow {
  * The next due requests for a worker, leased to it: oldest due first within an endpoint and one
  * endpoint after another (every tenant's live and test endpoint's first before anyone's second),
  * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open,
- * except for one probe once its time has come (which turns the breaker half-open). Migration 0022.
+ * except for one probe once its time has come (which turns the breaker half-open). Migration 0023.
  */
 const TAKE = statement<
   [
@@ -122,7 +122,7 @@ const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds:
    select count(*)::int as released from released`,
 );
 
-/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0022). */
+/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0023). */
 const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
   'select move_pgboss_payment_requests($1) as moved',
 );
