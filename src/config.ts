@@ -49,9 +49,9 @@ export interface Config {
   logLevel: string;
   allowPrivatePaymentEndpoints: boolean;
   paymentWorker: boolean;
-  /** Delay before the first retry of a payment request; later ones double (see payments/outbound.ts). */
+  /** Delay before the first retry of a payment request; later ones double (see payments/delivery/retry.ts). */
   paymentRetryBaseSeconds: number;
-  /** A payment request attempt whose worker died is made again after this long (pg-boss expiry). */
+  /** How long a probe of a failing endpoint holds its breaker half-open, at most. */
   paymentJobTimeoutSeconds: number;
   /** Payment requests in flight at once in this process. */
   paymentWorkerConcurrency: number;
@@ -61,7 +61,7 @@ export interface Config {
   paymentBreakerFailures: number;
   /** The wait before an open breaker's first probe; it doubles while probes fail. */
   paymentBreakerCoolDownSeconds: number;
-  /** Limit on connecting to a payment endpoint, apart from the 15 s limit on the whole answer. */
+  /** Limit on connecting to a payment endpoint, apart from the limit on the whole answer (REQUEST_TIMEOUT_MS, src/payments/outbound.ts). */
   paymentConnectTimeoutSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
@@ -420,7 +420,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
-    // Above the 15 s an attempt may take, or a live attempt would be made twice.
+    // Above the time an attempt may take (REQUEST_TIMEOUT_MS, src/payments/outbound.ts), or a live attempt would be made twice.
     paymentJobTimeoutSeconds: seconds(env, 'PAYMENT_JOB_TIMEOUT_SECONDS', 120, 20, 3600),
     paymentWorkerConcurrency: atLeastOne(env, 'PAYMENT_WORKER_CONCURRENCY', 64),
     paymentEndpointConcurrency: atLeastOne(env, 'PAYMENT_ENDPOINT_CONCURRENCY', 8),

@@ -2,6 +2,7 @@
 // `npm run db:generate` after changing it.
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   boolean,
   customType,
   date,
@@ -87,6 +88,16 @@ export const consoleSessions = pgTable('console_sessions', {
 });
 
 /**
+ * A `search` over place names (DECISIONS §11) looks up the pieces of two and three characters of
+ * each name's search key (`place_name_grams`, migrations/0021_place_name_search.sql) in a GIN index,
+ * then checks the few rows found; the English and the Arabic name have one each.
+ */
+const placeNameSearchIndexes = (tableName: string, table: { name: AnyPgColumn; nameAr: AnyPgColumn }) => [
+  index(`${tableName}_name_grams_idx`).using('gin', sql`place_name_grams(${table.name})`),
+  index(`${tableName}_name_ar_grams_idx`).using('gin', sql`place_name_grams(${table.nameAr})`),
+];
+
+/**
  * One-time sign-in links of the partner portal (src/tenants/portal.ts): only the token's digest is
  * kept; a link opens one session, once, before it expires.
  */
@@ -145,7 +156,7 @@ export const countries = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (table) => [index('countries_name_id_idx').on(table.name, table.id)],
+  (table) => [index('countries_name_id_idx').on(table.name, table.id), ...placeNameSearchIndexes('countries', table)],
 );
 
 export const cities = pgTable(
@@ -172,6 +183,7 @@ export const cities = pgTable(
     index('cities_country_name_id_idx').on(table.countryId, table.name, table.id),
     // `has_attractions=true` lists only supported cities: a small partial index in list order.
     index('cities_supported_name_id_idx').on(table.name, table.id).where(sql`${table.supported}`),
+    ...placeNameSearchIndexes('cities', table),
   ],
 );
 
@@ -513,3 +525,41 @@ export const paymentWorkers = pgTable('payment_workers', {
   id: text('id').primaryKey(),
   seenAt: timestamp('seen_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * The payment request of each invoice (src/payments/delivery/): the queue's row and the partner's
+ * view of it in one. `waiting` until `due_at`, then `taken` by one worker (`lease_holder`) until
+ * `lease_until`, renewed while it runs (a lease that ends makes it due again, same webhook-id); a
+ * retry makes it `waiting` again with the next `attempt`; `done` with its `outcome` when no
+ * attempt is due. Its attempts are the rows of payment_deliveries.
+ */
+export const paymentRequests = pgTable(
+  'payment_requests',
+  {
+    invoiceId: uuid('invoice_id')
+      .primaryKey()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    // The endpoint it goes to: the tenant's live or test payment endpoint.
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
+    /** The attempt due next, or the last one made once `done`. */
+    attempt: integer('attempt').notNull().default(1),
+    state: text('state').$type<'waiting' | 'taken' | 'done'>().notNull().default('waiting'),
+    dueAt: timestamp('due_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When the attempt due was asked for (the invoice, a retry, a resend): how long it waited. */
+    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }).notNull().defaultNow(),
+    leaseHolder: text('lease_holder'),
+    leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    /** `delivered`, `failed` or `skipped` once done. */
+    outcome: text('outcome'),
+  },
+  (table) => [
+    // The take: each endpoint's waiting requests in due order, and each one's requests in flight.
+    index('payment_requests_waiting_idx')
+      .on(table.tenantId, table.mode, table.dueAt, table.invoiceId)
+      .where(sql`state = 'waiting'`),
+    index('payment_requests_taken_idx').on(table.tenantId, table.mode, table.leaseUntil).where(sql`state = 'taken'`),
+  ],
+);

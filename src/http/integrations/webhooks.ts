@@ -1,6 +1,7 @@
 // What the service sends partners, for the integrations document's `webhooks` section: the
 // payment request and the ping, their Standard Webhooks headers, and what we read of the reply.
 import { Type } from '@sinclair/typebox';
+import { REQUEST_TIMEOUT_MS } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
@@ -50,6 +51,9 @@ const PaymentRequested = Type.Object(
     trip_id: Nullable(Uuid),
     notify_url: Type.String({ format: 'uri', description: 'Where to POST the outcome (the payment callback)' }),
     created_at: Timestamp,
+    livemode: Type.Boolean({
+      description: 'true for a live invoice, false for a test one (made with a test credential)',
+    }),
   },
   {
     examples: [
@@ -62,6 +66,7 @@ const PaymentRequested = Type.Object(
         trip_id: null,
         notify_url: 'https://partners.example.com/api/v1/payments/notify/',
         created_at: '2026-01-15T09:30:00.000Z',
+        livemode: true,
       },
     ],
   },
@@ -86,7 +91,7 @@ const Reply = Type.Object(
 
 const RETRIED = {
   description:
-    '408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same ' +
+    `408, 429 (after \`Retry-After\`) and 5xx, like network errors and timeouts (${REQUEST_TIMEOUT_MS / 1000} s), are retried with the same ` +
     '`webhook-id` after 30 s × 2^(n-1), at most an hour apart, until a day after the invoice was created, and ' +
     'until you report an outcome.',
 };
