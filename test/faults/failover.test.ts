@@ -19,6 +19,8 @@ const DEADLINE_MS = 1000;
 const DETECTION_MS = 3000;
 /** Reads and callbacks answered success again this long after the promotion at the latest. */
 const BACK_WITHIN_MS = 10_000;
+/** What the service listens to, each on a connection of its own: cache invalidations, new payment requests. */
+const LISTENED = ['listen "partner_integrations_changed"', 'listen "payment_request_due"'];
 /** Keys presented in turn by each reader, more than it sends in the credential cache's lifetime. */
 const READ_KEYS = 6;
 
@@ -117,6 +119,10 @@ describe.skipIf(ownClusterUnavailable)('the primary lost, its synchronous standb
       () => invoices.invoiceIds.every((id) => partnerEndpoint.received.some((request) => request.invoiceId === id)),
       60_000,
     );
+    // The cache invalidations' and the payment worker's channels listened to again, on the new primary.
+    const listening = await withDatabase({ databaseUrl: standby.url() }, (query) =>
+      query<{ query: string }>("select query from pg_stat_activity where query ilike 'listen %' order by query"),
+    );
     expect(await service.stop('SIGTERM')).toBe(0);
     service = undefined;
 
@@ -146,6 +152,7 @@ describe.skipIf(ownClusterUnavailable)('the primary lost, its synchronous standb
         `process alive ${alive}, back ${((backAt - promotedAt) / 1000).toFixed(1)} s after the promotion`,
     );
     expect(alive).toBe(true);
+    expect(listening.map((row) => row.query)).toEqual(LISTENED);
     expect(report.violations).toEqual([]);
     expect(lostInvoices).toEqual([]);
     expect(doubledRequests).toEqual([]);
