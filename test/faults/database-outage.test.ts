@@ -13,7 +13,14 @@ import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './suppo
 import { checkInvariants, withDatabase } from './support/invariants.js';
 import { PostgresCluster } from './support/postgres-cluster.js';
 import { PartnerEndpoint, waitFor } from './support/probes.js';
-import { InvoiceLoad, ListingLoad, type Tally } from './support/read-load.js';
+import {
+  everyLoadBackAfter,
+  firstSuccessAfter,
+  InvoiceLoad,
+  ListingLoad,
+  type Requests,
+  type Tally,
+} from './support/read-load.js';
 
 /** The service's DATABASE_REQUEST_TIMEOUT_MS here: small, so that a hang outlasts it quickly. */
 const DEADLINE_MS = 1000;
@@ -70,16 +77,6 @@ async function breakDatabase(kind: ScenarioDatabase['kind'], fault: Fault, clust
     60_000,
   );
   return back;
-}
-
-interface Requests {
-  name: string;
-  requests: { started: number; ended: number; outcome: string | number }[];
-}
-
-/** The first success of `load` after `since`. */
-function firstSuccessAfter(load: Requests, since: number): number | undefined {
-  return load.requests.find((request) => request.started >= since && /^2/.test(String(request.outcome)))?.ended;
 }
 
 describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
@@ -172,10 +169,7 @@ describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
     const backAt = await breakDatabase(kind, fault, clusterDir);
     const normalAt = await waitFor(
       'every kind of request answered success again',
-      () => {
-        const firsts = loads.map((load) => firstSuccessAfter(load, backAt));
-        return firsts.every((at) => at !== undefined) && Math.max(...(firsts as number[]));
-      },
+      () => everyLoadBackAfter(loads, backAt),
       BACK_WITHIN_MS + 20_000,
     );
     await new Promise((resolve) => setTimeout(resolve, 2000));

@@ -11,7 +11,7 @@ import { CallbackLoad, createPartner } from './support/callback-load.js';
 import { checkInvariants, withDatabase } from './support/invariants.js';
 import { ownClusterUnavailable, PostgresCluster } from './support/postgres-cluster.js';
 import { PartnerEndpoint, waitFor } from './support/probes.js';
-import { InvoiceLoad, ListingLoad } from './support/read-load.js';
+import { everyLoadBackAfter, firstSuccessAfter, InvoiceLoad, ListingLoad, type Requests } from './support/read-load.js';
 
 /** The service's DATABASE_REQUEST_TIMEOUT_MS here: while no server accepts writes, 503s come this fast. */
 const DEADLINE_MS = 1000;
@@ -23,16 +23,6 @@ const BACK_WITHIN_MS = 10_000;
 const LISTENED = ['listen "partner_integrations_changed"', 'listen "payment_request_due"'];
 /** Keys presented in turn by each reader, more than it sends in the credential cache's lifetime. */
 const READ_KEYS = 6;
-
-interface Requests {
-  name: string;
-  requests: { started: number; ended: number; outcome: string | number }[];
-}
-
-/** The first success of `load` among the requests sent after `since`. */
-function firstSuccessAfter(load: Requests, since: number): number | undefined {
-  return load.requests.find((request) => request.started >= since && /^2/.test(String(request.outcome)))?.ended;
-}
 
 describe.skipIf(ownClusterUnavailable)('the primary lost, its synchronous standby promoted', () => {
   let primary: PostgresCluster;
@@ -103,10 +93,7 @@ describe.skipIf(ownClusterUnavailable)('the primary lost, its synchronous standb
     const promotedAt = Date.now();
     const backAt = await waitFor(
       'reads, invoices and callbacks answered success again',
-      () => {
-        const firsts = loads.map((load) => firstSuccessAfter(load, promotedAt));
-        return firsts.every((at) => at !== undefined) && Math.max(...(firsts as number[]));
-      },
+      () => everyLoadBackAfter(loads, promotedAt),
       BACK_WITHIN_MS + 20_000,
     );
     await new Promise((resolve) => setTimeout(resolve, 2000));

@@ -33,6 +33,14 @@ function run(program: string, args: string[]): string {
   return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** A temporary directory for a cluster's data directory, `data` in it. */
+function newRoot(): { root: string; dataDir: string } {
+  const root = mkdtempSync(path.join(tmpdir(), 'pi-faults-pg-'));
+  // The postgres user must reach the directory through the temporary root.
+  chmodSync(root, 0o777);
+  return { root, dataDir: path.join(root, 'data') };
+}
+
 export class PostgresCluster {
   private constructor(
     readonly dataDir: string,
@@ -42,10 +50,7 @@ export class PostgresCluster {
 
   /** A new cluster, started, trusting local connections (it listens on loopback only). */
   static async create(): Promise<PostgresCluster> {
-    const root = mkdtempSync(path.join(tmpdir(), 'pi-faults-pg-'));
-    // The postgres user must reach the directory through the temporary root.
-    chmodSync(root, 0o777);
-    const dataDir = path.join(root, 'data');
+    const { root, dataDir } = newRoot();
     run('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
     const cluster = new PostgresCluster(dataDir, await freePort(), root);
     cluster.start();
@@ -63,9 +68,7 @@ export class PostgresCluster {
    * (`synchronous_standby_names`), so a promoted standby has everything acknowledged.
    */
   async createStandby(): Promise<PostgresCluster> {
-    const root = mkdtempSync(path.join(tmpdir(), 'pi-faults-pg-standby-'));
-    chmodSync(root, 0o777);
-    const dataDir = path.join(root, 'data');
+    const { root, dataDir } = newRoot();
     run('pg_basebackup', [
       '-h',
       '127.0.0.1',

@@ -130,3 +130,20 @@ export class InvoiceLoad extends Loop {
     throw new Error(`invoice ${key} never created: ${this.tally.describe()}`);
   }
 }
+
+/** A load's requests, by name, as a scenario's summary counts them. */
+export interface Requests {
+  name: string;
+  requests: { started: number; ended: number; outcome: string | number }[];
+}
+
+/** When `load` first answered success among the requests sent after `since`. */
+export function firstSuccessAfter(load: Requests, since: number): number | undefined {
+  return load.requests.find((request) => request.started >= since && /^2/.test(String(request.outcome)))?.ended;
+}
+
+/** When the last of `loads` first answered success among the requests sent after `since`, or false while one has not. */
+export function everyLoadBackAfter(loads: Requests[], since: number): number | false {
+  const firsts = loads.map((load) => firstSuccessAfter(load, since));
+  return firsts.every((at) => at !== undefined) && Math.max(...(firsts as number[]));
+}
