@@ -2871,7 +2871,7 @@ export interface operations {
                  */
                 "webhook-timestamp": string;
                 /**
-                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret (`whsec_...`, base64 after the prefix): accept the request when any one matches. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret, keyed with the bytes the base64 after `whsec_` decodes to (not that text): accept the request when any one matches, compared in constant time. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
@@ -2977,7 +2977,7 @@ export interface operations {
                  */
                 "webhook-timestamp": string;
                 /**
-                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret (`whsec_...`, base64 after the prefix): accept the request when any one matches. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret, keyed with the bytes the base64 after `whsec_` decodes to (not that text): accept the request when any one matches, compared in constant time. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
