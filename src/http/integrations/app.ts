@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { arabicPartnerGuideFile, PAYMENT_FLOW_PICTURE, partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { cachedCredential } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
@@ -40,6 +40,12 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     document: () => app.swagger(),
     documentPath: `${API_PREFIX}/openapi.json`,
     guideFile: partnerGuideFile,
+    arabicGuideFile: arabicPartnerGuideFile,
+    guidePictures: [PAYMENT_FLOW_PICTURE],
+    exampleUrls: {
+      'https://partners.example.com': context.publicUrls.integrations,
+      'https://geo.example.com': context.publicUrls.backend,
+    },
     partnerToolsFile,
   });
   // Where a partner may look for the docs first: outside the credential's scope, like the document.

@@ -52,7 +52,7 @@ describe('the integrations reference’s examples', () => {
       .concat((await envelope('GET', '/api/v1/countries/?limit=100&offset=200')).results)
       .find((candidate: Json) => candidate.code === country.code);
     expect(live, country.code).toBeDefined();
-    const { supported: _supported, ...shown } = withoutIds(country);
+    const { supported: _supported, ...shown }: Json = withoutIds(country);
     expect(withoutIds(live)).toMatchObject(shown);
     const cities: Json[] = [];
     for (let next: string | null = `/api/v1/cities/?country=${live.id}&limit=100`; next; ) {
