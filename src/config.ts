@@ -6,10 +6,19 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { maskPassword } from './logger.js';
 
-const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
+const LISTENER_NAMES = ['integrations', 'backend', 'admin', 'portal'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
-export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = {
+  integrations: 8080,
+  backend: 8081,
+  portal: 8082,
+  admin: 8090,
+};
+/** DATABASE_REQUEST_TIMEOUT_MS's default: the answer DECISIONS section 11 promises a client within. */
+export const DEFAULT_DATABASE_REQUEST_TIMEOUT_MS = 5000;
+/** How often each worker process prunes what is past its retention (src/maintenance/retention.ts). */
+export const PRUNE_INTERVAL_MINUTES = 10;
 /** Where partnerctl finds the admin API when ADMIN_URL is not set. */
 export const DEFAULT_ADMIN_URL = `http://127.0.0.1:${DEFAULT_PORTS.admin}`;
 
@@ -24,7 +33,16 @@ export interface Config {
   /** True when ADMIN_TOKEN was not set: the token is the one kept in DATA_DIR (adminTokenFile), or a new one to keep there. */
   adminTokenGenerated: boolean;
   backendPublicUrl: string | null;
+  /** Where operators reach the admin listener (a private proxy's name), if not on loopback. */
+  adminPublicUrl: string | null;
+  /**
+   * The names the admin listener answers for (the `Host` header, lowercase, any port): anything
+   * else is a 421, so a page whose DNS name was rebound to the listener's address reads nothing.
+   */
+  adminAllowedHosts: string[];
   databaseUrl: string | null;
+  /** The longest a request waits for a database connection and for each statement; past it, a 503. */
+  databaseRequestTimeoutMs: number;
   dataDir: string;
   supportedGateways: string[];
   logLevel: string;
@@ -50,6 +68,10 @@ export interface Config {
   previousSecretEncryptionKeys: Buffer[];
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
   integrationsPublicUrl: string | null;
+  /** Public base URL of the partner portal, where its sign-in links point. */
+  portalPublicUrl: string | null;
+  /** Origins allowed to embed the partner portal in a frame; empty: none may. */
+  portalFrameAncestors: string[];
   /** JSON lines (machines) or one coloured line per event (people). */
   logFormat: 'json' | 'pretty';
   /** Requests per window per credential on the integrations and backend hosts; 0: no limit. */
@@ -167,6 +189,15 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+function milliseconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 function count(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -244,8 +275,43 @@ function listeners(env: Env): Config['listeners'] {
     integrations: { host, port: port(env, 'INTEGRATIONS_PORT', DEFAULT_PORTS.integrations) },
     backend: { host, port: port(env, 'BACKEND_PORT', DEFAULT_PORTS.backend) },
     admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', DEFAULT_PORTS.admin) },
+    portal: { host, port: port(env, 'PORTAL_PORT', DEFAULT_PORTS.portal) },
   };
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
+}
+
+/** PORTAL_FRAME_ANCESTORS: a space or comma list of origins (`https://dashboard.example.com`), or nothing. */
+function frameAncestors(env: Env): string[] {
+  const origins = (env.PORTAL_FRAME_ANCESTORS ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const origin of origins) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError(
+        `PORTAL_FRAME_ANCESTORS must list origins such as https://dashboard.example.com, got "${origin}"`,
+      );
+    }
+  }
+  return origins.map((origin) => origin.replace(/\/$/, ''));
+}
+
+/** What a browser or client on the listener's own machine names it. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** ADMIN_ALLOWED_HOSTS: a comma list of names (`[...]` for an IPv6 address); by default loopback's and ADMIN_PUBLIC_URL's. */
+function adminAllowedHosts(env: Env, adminPublicUrl: string | null): string[] {
+  const raw = (env.ADMIN_ALLOWED_HOSTS ?? '').trim();
+  if (raw === '') return [...LOOPBACK_NAMES, ...(adminPublicUrl ? [new URL(adminPublicUrl).hostname] : [])];
+  const names = raw.split(',').map((name) => name.trim().toLowerCase());
+  const bad = names.find((name) => !/^([a-z0-9_.-]+|\[[0-9a-f:.]+\])$/.test(name));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `ADMIN_ALLOWED_HOSTS must be a comma list of host names or addresses (no port), got "${bad}"`,
+    );
+  }
+  return names;
 }
 
 /** A 32-byte key written as 64 hex digits or base64. */
@@ -313,13 +379,25 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   const weakness = adminToken ? adminTokenWeakness(adminToken) : null;
   if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
+  const adminPublicUrl = url(env, 'ADMIN_PUBLIC_URL', ['http:', 'https:']);
   return {
     listeners: listeners(env),
     adminToken: adminToken || storedAdminToken(dataDir) || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
+    adminPublicUrl,
+    adminAllowedHosts: adminAllowedHosts(env, adminPublicUrl),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
+    portalPublicUrl: url(env, 'PORTAL_PUBLIC_URL', ['http:', 'https:']),
+    portalFrameAncestors: frameAncestors(env),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseRequestTimeoutMs: milliseconds(
+      env,
+      'DATABASE_REQUEST_TIMEOUT_MS',
+      DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
+      100,
+      60_000,
+    ),
     dataDir,
     supportedGateways: gateways,
     logLevel,

@@ -14,6 +14,8 @@ interface MetricSources {
   openBreakers(): Promise<number>;
   /** Database connections busy with a query, and queries waiting for one. */
   databasePool(): { size: number; inUse: number; waiting: number };
+  /** Statements and transactions abandoned at the request deadline so far. */
+  databaseDeadlinesExceeded(): number;
   /** Whether /readyz would answer 200 now (the database reachable and writable). */
   ready(): Promise<boolean>;
   /** Look-ups of each in-process cache so far, by cache name. */
@@ -158,6 +160,17 @@ export class Metrics {
         this.set({ state: 'size' }, pool.size);
         this.set({ state: 'in_use' }, pool.inUse);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    new Counter({
+      name: 'db_request_deadline_exceeded_total',
+      help:
+        'Database statements and transactions not answered within DATABASE_REQUEST_TIMEOUT_MS (connection wait ' +
+        'included): abandoned, their requests answered 503 with Retry-After',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.databaseDeadlinesExceeded());
       },
     });
     // What alerts on readiness read (deploy/prometheus/alerts.yml): /readyz itself is for load balancers.

@@ -21,6 +21,7 @@ import { HeldPort } from './http/held-port.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { buildPortalApp } from './http/portal/app.js';
 import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
@@ -50,6 +51,8 @@ export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: F
           backend: () => documentOf(() => buildBackendApp(context, logger)),
         },
       }),
+    portal: (context, logger) =>
+      buildPortalApp(context, logger, { notifyUrl: `${context.publicUrls.integrations}${PAYMENT_CALLBACK_PATH}` }),
   };
 
 export interface RunningService {
@@ -70,7 +73,7 @@ function listenerBaseUrl({ host, port }: ListenerConfig): string {
 }
 
 /** Where partners reach `name`: its public URL when configured, else its listener (the default port's when it has none). */
-function publicUrl(config: Config, name: 'integrations' | 'backend', configured: string | null): string {
+function publicUrl(config: Config, name: 'integrations' | 'backend' | 'portal', configured: string | null): string {
   return configured ?? listenerBaseUrl(config.listeners[name] ?? { host: '127.0.0.1', port: DEFAULT_PORTS[name] });
 }
 
@@ -101,6 +104,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
+    databaseDeadlinesExceeded: () => database.deadlinesExceeded(),
     ready: async () => (await database.unavailable()) === null,
     cacheStatistics: () => caches.statistics(),
   });
@@ -120,6 +124,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     publicUrls: {
       integrations: publicUrl(config, 'integrations', config.integrationsPublicUrl),
       backend: publicUrl(config, 'backend', config.backendPublicUrl),
+      portal: publicUrl(config, 'portal', config.portalPublicUrl),
     },
     metrics,
     rateLimitStore: serving && config.redisUrl ? connectRedis(config.redisUrl, metrics, serving.logger) : null,
@@ -241,12 +246,24 @@ function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
 /**
  * Refuses to start when signing secrets are stored that no configured key opens (a key rotated
  * without its predecessor, a key file lost or regenerated): every payment request of their
- * tenants would fail to be signed.
+ * tenants would fail to be signed. Without a configured key, the key file is made only once this
+ * check has passed: a data directory restored without its key file gets no new one in its place.
  */
 async function checkSealedSecrets(context: AppContext): Promise<void> {
   const unopenable = await countUnopenableSecrets(context.db, context.secretBox);
-  if (unopenable === 0) return;
   const keyFile = keyFilePath(context.config.dataDir);
+  if (unopenable > 0 && !context.config.secretEncryptionKey && !existsSync(keyFile)) {
+    throw new ConfigError(
+      `${unopenable} payment endpoint signing secret(s) in the database were sealed with a key this DATA_DIR does not ` +
+        `have: the key file ${keyFile} is missing (a data directory restored or copied without it). Put the original ` +
+        'file back at that path, or set SECRET_ENCRYPTION_KEY to its key; no new key file was written',
+    );
+  }
+  if (unopenable === 0) {
+    // Made now rather than at the first seal: it is there to keep apart, and the start warns about it.
+    context.secretBox.sealingKey();
+    return;
+  }
   throw new ConfigError(
     `${unopenable} payment endpoint signing secret(s) in the database open with none of the configured keys: ` +
       'set SECRET_ENCRYPTION_KEY to the key that sealed them (after a rotation: the new key in SECRET_ENCRYPTION_KEY, ' +

@@ -7,7 +7,7 @@
 // refused callbacks and idempotency keys by the foreign keys' cascade, their payment requests by
 // releasePaymentRequests). pg-boss keeps its own finished jobs bounded (archived after 12 hours,
 // deleted 7 days later).
-import type { Config } from '../config.js';
+import { type Config, PRUNE_INTERVAL_MINUTES } from '../config.js';
 import type { DatabaseHandle, Transaction } from '../db/client.js';
 import { REFUSALS_KEPT_PER_TENANT, releasePaymentRequests } from '../payments/index.js';
 
@@ -181,7 +181,7 @@ export async function prune(
  * How often each worker process prunes: often enough that a flood of refused callbacks between two
  * prunes stays small beside the per-tenant cap; a prune with nothing to delete costs a few index probes.
  */
-const PRUNE_INTERVAL_MS = 10 * 60_000;
+const PRUNE_INTERVAL_MS = PRUNE_INTERVAL_MINUTES * 60_000;
 /** The first prune after a start waits this long: a start has enough to do. */
 const FIRST_PRUNE_DELAY_MS = 5 * 60_000;
 

@@ -21,7 +21,9 @@ const BAD_VALUES: [string, string][] = [
   ['lone surrogate', 'abc\ud800def'],
   ['100 KB', 'x'.repeat(100 * 1024)],
 ];
-const DOCUMENTS: Record<ListenerName, string> = {
+/** The hosts with an API document: the portal serves pages, not an API (its forms: test/http/portal/). */
+type DocumentedListener = Exclude<ListenerName, 'portal'>;
+const DOCUMENTS: Record<DocumentedListener, string> = {
   integrations: '/api/v1/openapi.json',
   backend: '/v1/openapi.json',
   admin: '/admin/v1/openapi.json',
@@ -34,7 +36,9 @@ let partnerKey: string;
 let ids: Record<string, string>;
 
 beforeAll(async () => {
-  partnerKey = (await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read'] })).json().key;
+  partnerKey = (
+    await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read', 'cities:read'] })
+  ).json().key;
   const invoice = await createInvoice(service, tenant);
   const city = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json().cities[0];
   ids = { tenant_id: tenant.tenant.id, invoice_id: invoice.id, city: city.id, country: city.country_id };
@@ -144,7 +148,7 @@ describe('every string input of every host', () => {
   it('answers NUL, a lone surrogate and a 100 KB string with a 4xx and stores nothing', async () => {
     const before = await rowCount();
     let sent = 0;
-    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [ListenerName, string][]) {
+    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [DocumentedListener, string][]) {
       const app = service.apps[listener]!;
       const document = (await app.inject({ method: 'GET', url: documentPath })).json();
       for (const { label, request } of sweepCases(listener, document)) {
@@ -248,7 +252,7 @@ describe('every route of every host, hostile requests', () => {
   it('answers each with a 4xx in the host error body, and stores nothing', async () => {
     const before = await rowCount();
     let sent = 0;
-    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [ListenerName, string][]) {
+    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [DocumentedListener, string][]) {
       const document = (await service.apps[listener]!.inject({ method: 'GET', url: documentPath })).json();
       for (const [path, operations] of Object.entries<Record<string, Schema>>(document.paths)) {
         for (const [method, operation] of Object.entries(operations)) {
@@ -266,5 +270,65 @@ describe('every route of every host, hostile requests', () => {
     console.log(`hostile sweep: ${sent} requests, every answer a 4xx in its host's body`);
     expect(sent).toBeGreaterThan(100);
     expect(await rowCount()).toBe(before);
+  });
+});
+
+/** Past the end of any list, yet a 64-bit integer: a page, empty. */
+const FAR_OFFSETS = ['1000000000', '9223372036854775807'];
+/** Too large for a 64-bit integer: refused as any invalid parameter is. */
+const TOO_LARGE = ['9223372036854775808', '99999999999999999999999'];
+const VALIDATION_STATUS: Record<DocumentedListener, number> = { integrations: 400, backend: 422, admin: 400 };
+
+/** The items of a paged answer, in whichever host's body. */
+function pageItems(body: Schema): unknown {
+  return body?.data?.results ?? body?.results;
+}
+
+/** The paged routes of a host's document: GET operations taking both `limit` and `offset`. */
+function pagedPaths(document: Schema): string[] {
+  return Object.entries<Record<string, Schema>>(document.paths)
+    .filter(([, operations]) => {
+      const names = (operations.get?.parameters ?? []).map((parameter: Schema) => parameter.name);
+      return names.includes('offset') && names.includes('limit');
+    })
+    .map(([path]) => path);
+}
+
+/** A paged route's answers to offsets past the end and to integers past 64 bits. */
+async function checkPaging(listener: DocumentedListener, path: string): Promise<void> {
+  const app = service.apps[listener]!;
+  const headers = headersFor(listener, path);
+  for (const offset of FAR_OFFSETS) {
+    const response = await app.inject({ method: 'GET', url: `${path}?offset=${offset}`, headers });
+    const shown = `${listener} ${path} offset=${offset}: ${response.statusCode} ${response.body.slice(0, 200)}`;
+    expect(response.statusCode, shown).toBe(200);
+    expect(pageItems(response.json()), shown).toEqual([]);
+  }
+  for (const name of ['offset', 'limit']) {
+    for (const value of TOO_LARGE) {
+      const response = await app.inject({ method: 'GET', url: `${path}?${name}=${value}`, headers });
+      const body = response.json();
+      const shown = `${listener} ${path} ${name}=${value}: ${response.statusCode} ${response.body.slice(0, 200)}`;
+      expect(response.statusCode, shown).toBe(VALIDATION_STATUS[listener]);
+      expect(isHostErrorBody(listener, path, body), shown).toBe(true);
+      if (listener === 'backend') expect(body.detail[0].loc, shown).toEqual(['query', name]);
+      else expect(body.error.code, shown).toBe('VALIDATION_ERROR');
+    }
+  }
+}
+
+describe('every paged route of every host', () => {
+  it('answers an offset past the end with an empty page, an integer past 64 bits with a validation error', async () => {
+    let routes = 0;
+    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [DocumentedListener, string][]) {
+      const document = (await service.apps[listener]!.inject({ method: 'GET', url: documentPath })).json();
+      for (const path of pagedPaths(document)) {
+        if (path.includes('{')) throw new Error(`${path}: a paged route with path parameters needs ids here`);
+        await checkPaging(listener, path);
+        routes++;
+      }
+    }
+    console.log(`paging sweep: ${routes} paged routes`);
+    expect(routes).toBeGreaterThanOrEqual(7);
   });
 });

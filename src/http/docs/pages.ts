@@ -10,6 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { PAYMENT_FLOW_PICTURE } from '../../paths.js';
 import { escapeHtml, renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
 import { DOCS_STYLESHEET } from './style.js';
@@ -30,8 +31,6 @@ export interface PublicDocsOptions {
   guideFile?: string;
   /** The guide in Arabic, shown right to left at `/docs/ar/`. */
   arabicGuideFile?: string;
-  /** Pictures the guide shows, files beside it, served at `/docs/<name>`. */
-  guidePictures?: string[];
   /** The guide's example URLs and this deployment's own, which the served pages show instead. */
   exampleUrls?: Record<string, string>;
   /** The single-file partner tools, served at `/docs/partner-tools.mjs`. */
@@ -136,12 +135,20 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
   app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
   if (arabicGuide) app.get('/ar/', hidden, async (_request, reply) => sendHtml(reply, await arabicGuide()));
   if (guideFile) {
-    for (const picture of options.guidePictures ?? []) {
-      const bytes = once(() => readFile(path.join(path.dirname(guideFile), picture)));
-      app.get(`/${picture}`, hidden, async (_request, reply) =>
-        reply.type('image/svg+xml; charset=utf-8').send(await bytes()),
-      );
-    }
+    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png), beside it as in the repository.
+    const pictures = path.dirname(guideFile);
+    app.get('/:picture', hidden, async (request, reply) => {
+      const { picture } = request.params as { picture: string };
+      const type = /^portal-[a-z-]+\.png$/.test(picture)
+        ? 'image/png'
+        : picture === PAYMENT_FLOW_PICTURE
+          ? 'image/svg+xml; charset=utf-8'
+          : undefined;
+      if (!type) return reply.callNotFound();
+      const bytes = await readFile(path.join(pictures, picture)).catch(() => null);
+      if (!bytes) return reply.callNotFound();
+      return reply.type(type).header('cache-control', 'no-cache').send(bytes);
+    });
   }
   if (partnerTools) {
     app.get('/partner-tools.mjs', hidden, async (_request, reply) =>

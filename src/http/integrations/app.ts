@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { arabicPartnerGuideFile, PAYMENT_FLOW_PICTURE, partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { arabicPartnerGuideFile, partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { cachedCredential } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { reportedError } from '../errors.js';
@@ -15,6 +15,7 @@ import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
+import { portalSessionRoutes } from './portal-sessions.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCredentials } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
@@ -41,8 +42,8 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     documentPath: `${API_PREFIX}/openapi.json`,
     guideFile: partnerGuideFile,
     arabicGuideFile: arabicPartnerGuideFile,
-    guidePictures: [PAYMENT_FLOW_PICTURE],
     exampleUrls: {
+      'https://portal.partners.example.com': context.publicUrls.portal,
       'https://partners.example.com': context.publicUrls.integrations,
       'https://geo.example.com': context.publicUrls.backend,
     },
@@ -91,6 +92,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       await api.register(tripRoutes, { context });
       await api.register(geoRoutes, { context });
       await api.register(partnerPaymentRoutes, { context });
+      await api.register(portalSessionRoutes, { context });
     },
     { prefix: API_PREFIX },
   );

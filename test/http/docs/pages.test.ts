@@ -54,7 +54,7 @@ describe('the integrations host', () => {
       const { body } = await get('integrations', path);
       expect(body, path).toContain(`${service.context.publicUrls.integrations}/api/v1/payments/notify/`);
       expect(body, path).toContain(`${service.context.publicUrls.backend}/v1/cities/`);
-      expect(body, path).not.toMatch(/partners\.example\.com|geo\.example\.com/);
+      expect(body, path).not.toMatch(/(partners|geo)\.example\.com/);
       expect(body, path).not.toMatch(/clients\/typescript|CHANGELOG|npm start|mermaid/);
       const [, picture] = /<img src="([^"]+\.svg)"/.exec(body) ?? [];
       const response = await fetch(new URL(picture!, `${service.urls.integrations}${path}`));
@@ -72,6 +72,30 @@ describe('the integrations host', () => {
     expect(body).toContain('<html lang="ar" dir="rtl">');
     for (const heading of headings) expect(body, heading).toContain(`id="${slugOf(heading)}"`);
     expect((await get('integrations', '/docs/')).body).toContain('href="/docs/ar/"');
+  });
+
+  it("serves the guide's portal pictures beside it, and nothing else of the docs directory", async () => {
+    const { body } = await get('integrations', '/docs/');
+    const pictures = [...body.matchAll(/<img src="(portal-[a-z-]+\.png)"/g)].map((match) => match[1]);
+    expect(pictures).toHaveLength(24);
+    for (const picture of pictures) {
+      const response = await fetch(`${service.urls.integrations}/docs/${picture}`);
+      expect(response.status, picture).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      expect(
+        Buffer.from(await response.arrayBuffer())
+          .subarray(1, 4)
+          .toString(),
+      ).toBe('PNG');
+    }
+    for (const path of [
+      '/docs/partners.md',
+      '/docs/console-home.png',
+      '/docs/portal-..%2Fpackage.png',
+      '/docs/x.png',
+    ]) {
+      expect((await fetch(`${service.urls.integrations}${path}`)).status, path).toBe(404);
+    }
   });
 
   it('serves a reference of every operation and webhook of its live document, and the document, without credentials', async () => {

@@ -22,6 +22,7 @@ import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
 import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
 import { breakerCard } from './breakers.js';
+import { portalLinkCard } from './portal-links.js';
 
 export const KIND_LABELS: Record<TenantCredentialKind, string> = {
   sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
@@ -138,6 +139,7 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
   )}</section>
 </div>
 ${breakerCard(breaker.breaker, breaker.history)}
+${portalLinkCard(view, tenant.id)}
 <h2>Credentials</h2>
 ${kinds}`;
 }
