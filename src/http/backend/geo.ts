@@ -8,9 +8,10 @@ import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
 import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator, type CredentialCheck, type HostCredentials } from '../authentication.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { answerFromCache } from '../host/cached-answer.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
@@ -29,7 +30,10 @@ const ValidationDetail = Type.Object({
     Type.Object({
       loc: Type.Array(Type.String(), { description: '["query", "<parameter>"]' }),
       msg: Type.String(),
-      type: Type.String({ description: 'e.g. int_parsing, greater_than_equal, uuid_parsing, enum' }),
+      type: Type.String({
+        description:
+          'e.g. int_parsing, greater_than_equal, uuid_parsing, enum, string_too_short, string_pattern_mismatch',
+      }),
     }),
   ),
 });
@@ -67,31 +71,27 @@ const errorResponses = (scope: BackendScope) => ({
 });
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
-const grantsScope = (partner: BackendPartner, scope: string | undefined) =>
-  !scope || partner.scopes.includes(scope as BackendScope);
-
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
-export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
-  lookUp: (authorization) =>
-    resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(authorization)),
-  idOf: (partner) => partner.keyId,
+const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
+  lookUp: (request) =>
+    resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(request.headers.authorization)),
+  rateLimitKey: (partner) => partner.keyId,
   // Every backend key with the scope reads the same answers.
   audienceOf: () => '',
-  grants: grantsScope,
   refusal: (request) =>
     new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
   accept(request, partner) {
     const scope = request.routeOptions.config.scope;
-    return scope && !grantsScope(partner, scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
+    return scope && !partner.scopes.includes(scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
   },
 });
 
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
   context: AppContext;
   limits: RateLimitGuard;
-  credentials: HostCredentials<BackendPartner>;
-}> = async (app, { context, limits, credentials }) => {
-  app.addHook('onRequest', authenticator(limits, credentials));
+}> = async (app, { context, limits }) => {
+  app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
+  app.addHook('onRequest', answerFromCache(context));
   app.addHook('onSend', (request, reply, payload, done) => {
     // The body is `{"detail"}` as specified; what to fix goes in the challenge.
     if (reply.statusCode === 401)
@@ -106,7 +106,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'listCountries',
         tags: ['geo'],
-        summary: 'Countries, by name',
+        summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CountryQuery,
         response: { 200: PagedList(Country), ...NOT_MODIFIED, ...errorResponses('countries:read') },
@@ -122,7 +122,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'listCities',
         tags: ['geo'],
-        summary: 'Cities, by name then id',
+        summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CityQuery,
         response: { 200: PagedList(City), ...NOT_MODIFIED, ...errorResponses('cities:read') },

@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { PAYMENT_FLOW_PICTURE } from '../../paths.js';
-import { escapeHtml, renderMarkdown } from './markdown.js';
+import { escapeHtml } from '../html.js';
+import { renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
 import { DOCS_STYLESHEET } from './style.js';
 
