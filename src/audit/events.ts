@@ -7,7 +7,7 @@ import type { Page } from '../geo/index.js';
 
 export type AuditEventRow = typeof auditEvents.$inferSelect;
 
-interface AuditEventInput {
+export interface AuditEventInput {
   /** Who: the admin token, a console session's label, a partnerctl command's user. */
   actor: string;
   /** What: e.g. `PATCH /admin/v1/tenants/:id` (a route template, never a concrete URL). */

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { type AuditEventRow, listAuditEvents, recordAuditEvent } from '../../audit/index.js';
+import { type AuditEventInput, type AuditEventRow, listAuditEvents, recordAuditEvent } from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
@@ -76,21 +76,34 @@ function targetOf(request: FastifyRequest, payload: unknown): string | null {
   return created ? ((created as Record<string, unknown>).id as string) : null;
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route records its change itself, in the transaction that makes it (`adminChange`). */
+    auditedInItsTransaction?: boolean;
+  }
+}
+
+/** The audit event of `request`'s change, answered `status`, on `targetId`. */
+export function adminChange(request: FastifyRequest, status: number, targetId: string | null): AuditEventInput {
+  return {
+    actor: request.adminActor ?? UNAUTHENTICATED,
+    action: `${request.method} ${request.routeOptions.url}`,
+    targetId,
+    // Field names only: values may be secrets (a URL with a password, say).
+    fields: isRecord(request.body) ? Object.keys(request.body) : [],
+    status,
+    address: request.ip,
+    requestId: request.id,
+    operator: request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null,
+  };
+}
+
 export function recordAdminChanges(app: HostApp, context: AppContext): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
     if (READ_METHODS.has(request.method) || reply.statusCode >= 400 || route === undefined) return payload;
-    const event = {
-      actor: request.adminActor ?? UNAUTHENTICATED,
-      action: `${request.method} ${route}`,
-      targetId: targetOf(request, payload),
-      // Field names only: values may be secrets (a URL with a password, say).
-      fields: isRecord(request.body) ? Object.keys(request.body) : [],
-      status: reply.statusCode,
-      address: request.ip,
-      requestId: request.id,
-      operator: request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null,
-    };
+    if (request.routeOptions.config.auditedInItsTransaction) return payload;
+    const event = adminChange(request, reply.statusCode, targetOf(request, payload));
     try {
       await recordAuditEvent(context.db, event);
       request.log.info({ audit: event }, 'admin change');
