@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { partnerGuideFile } from '../../src/paths.js';
-import { signatureHeader } from '../../src/payments/outbound.js';
+import { signatureHeader } from '../../src/payments/delivery/sign.js';
 
 const TOLERANCE_SECONDS = 300;
 
