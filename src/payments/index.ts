@@ -28,6 +28,8 @@ export {
   searchInvoices,
 } from './invoices.js';
 export {
+  INVOICE_STATUSES,
+  type InvoiceStatus,
   NOT_APPLIED_NOTES,
   NOT_APPLIED_REASONS,
   type NotAppliedReason,
