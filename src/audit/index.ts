@@ -1,2 +1,12 @@
 // Operators' changes: what the rest of the service may use of this domain.
 export { type AuditEventRow, listAuditActions, listAuditEvents, recordAuditEvent } from './events.js';
+export {
+  type AuditValue,
+  changedFields,
+  type FieldChange,
+  redactedUrl,
+  TARGET_TYPES,
+  type TargetType,
+  targetLabel,
+  targetValues,
+} from './targets.js';

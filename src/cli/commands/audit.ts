@@ -2,13 +2,13 @@
 import { type Command, listQuery, PAGING_OPTIONS } from '../command.js';
 import { pageText, type Row } from '../output.js';
 
-const COLUMNS = ['occurred_at', 'actor', 'action', 'target_id', 'fields', 'status', 'address'];
+const COLUMNS = ['occurred_at', 'actor', 'summary', 'action', 'target_id', 'address'];
 
 export const auditCommands: Command[] = [
   {
     name: 'audit list',
     summary: "List operators' changes, newest first (all, or filtered by resource, operator, action, time)",
-    usage: '[--target ID] [--operator ID] [--action "METHOD /route"] [--since ISO-TIME] [--limit N] [--offset N]',
+    usage: '[--target ID] [--operator ID] [--action tenant.deactivate] [--since ISO-TIME] [--limit N] [--offset N]',
     options: {
       target: { type: 'string' },
       operator: { type: 'string' },

@@ -14,6 +14,7 @@ import { unacceptableString } from '../../../text.js';
 import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
+import { recordFailedSignIn } from '../audit.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
@@ -203,6 +204,8 @@ export async function consolePlugin(
       : await resolveOperatorToken(context.db, context.caches, token);
     if (!operator) {
       await limits.authenticationFailed(request, reply);
+      // Within the failed-authentication budget only: past it the 429 above answers, unrecorded.
+      await recordFailedSignIn(context, request, token);
       return sendPage(reply, signInPage('That is neither an operator token nor the admin token.'), 401);
     }
     const started = await sessions.start(operator);

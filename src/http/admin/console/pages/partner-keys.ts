@@ -71,6 +71,7 @@ export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
       const tenantId = request.body.tenant_id ?? null;
       if (tenantId) await getTenant(db, tenantId);
       const { credential, secret } = await issuePartnerKey(db, { ...request.body, tenantId });
+      request.auditTarget = credential.id;
       const content = html`${secretWarning}${secretBlock(`Backend partner key "${credential.name}" (${credential.scopes.join(', ')})`, secret, 'secret-0')}
 <p><a class="button" href="${consoleUrl('/partner-keys')}">I have copied it: back to the keys</a></p>`;
       return answer(reply.code(201), page(request.consoleView, 'partner-keys', 'Partner key created', content));

@@ -199,6 +199,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
     },
     async (request, reply) => {
       const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
+      request.auditTarget = tenant.id;
       const shown = (Object.keys(secrets) as (keyof typeof secrets)[]).map((kind): [string, string] => [
         KIND_LABELS[kind],
         secrets[kind],
