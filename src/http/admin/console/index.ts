@@ -16,7 +16,7 @@ import type { HostApp } from '../../host.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { recordFailedSignIn } from '../audit.js';
 import { type Html, html } from './html.js';
-import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
+import { CONSOLE_PREFIX, consoleUrl, page, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
 import { callbackRoutes } from './pages/callbacks.js';
 import { geoRoutes } from './pages/geo.js';
@@ -94,9 +94,14 @@ function crossSite(request: FastifyRequest): boolean {
 
 const pathOnly = (url: string) => url.split('?')[0].replace(/\/+$/, '') || '/';
 
-function errorPage(error: AppError): Html {
-  const body = html`<h1>${error.statusCode === 404 ? 'Not found' : 'Something went wrong'}</h1>
-<p class="flash error" role="alert">${error.message}</p>
+const ERROR_TITLES: Record<number, string> = { 403: 'Not allowed', 404: 'Not found' };
+
+/** An error as a page: with the console's navigation for a signed-in operator. */
+function errorPage(error: AppError, view: View | undefined): Html {
+  const title = ERROR_TITLES[error.statusCode] ?? 'Something went wrong';
+  const message = html`<p class="flash error" role="alert">${error.message}</p>`;
+  if (view) return page({ ...view, flash: null }, null, title, message);
+  const body = html`<h1>${title}</h1>${message}
 <p><a href="${consoleUrl('/')}">Back to the console</a></p>`;
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Partner Integrations console</title><link rel="stylesheet" href="${consoleUrl('/assets/console.css')}"></head><body><main>${body}</main></body></html>`;
 }
@@ -139,6 +144,7 @@ export async function consolePlugin(
     request.consoleView = {
       csrfToken: found.csrfToken,
       signedInAs: `${found.operator.name} (${found.operator.role})`,
+      role: found.operator.role,
       flash: request.method === 'GET' ? takeFlash(request, reply) : null,
       path: request.url,
     };
@@ -179,10 +185,14 @@ export async function consolePlugin(
       setFlash(request, reply, { level: 'error', text: appError.message });
       return reply.redirect(back, 303);
     }
-    return sendPage(reply, errorPage(appError), appError.statusCode);
+    return sendPage(reply, errorPage(appError, request.consoleView), appError.statusCode);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendPage(reply, errorPage(new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`)), 404),
+    sendPage(
+      reply,
+      errorPage(new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`), request.consoleView),
+      404,
+    ),
   );
 
   app.get('/assets/:name', { schema: { hide: true } }, async (request, reply) => {

@@ -54,7 +54,9 @@ function sentence(event: AuditEventRow): Html {
 }
 
 const shownValue = (value: FieldChange['before']) =>
-  value === null || value === '' ? html`<span class="muted">none</span>` : html`<span class="mono">${String(value)}</span>`;
+  value === null || value === ''
+    ? html`<span class="muted">none</span>`
+    : html`<span class="mono">${String(value)}</span>`;
 
 /** Through what it was made: the console, the admin API, or partnerctl on the database. */
 function channel(event: AuditEventRow): string {

@@ -19,7 +19,7 @@ import {
 import { IdParams } from '../../../schemas.js';
 import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenants.js';
 import { type Html, html, when } from '../html.js';
-import { badge, consoleUrl, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
+import { badge, consoleUrl, may, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
 import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
 import { breakerCard } from './breakers.js';
 
@@ -52,7 +52,9 @@ function tenantList(view: View, tenants: TenantRow[], query: { q?: string; activ
 <label>Status <select name="active" data-autosubmit>${option('', 'all')}${option('active', 'active')}${option('inactive', 'inactive')}</select></label>
 <button>Filter</button></form>
 ${table(['Name', 'Slug', 'Gateway', 'Status', 'Payment endpoint'], rows, 'No tenant matches.')}
-<details class="card"${tenants.length === 0 && !query.q ? html` open` : ''}><summary>Create a tenant</summary>
+${
+  may(view) &&
+  html`<details class="card"${tenants.length === 0 && !query.q ? html` open` : ''}><summary>Create a tenant</summary>
 ${postForm(
   view,
   '/tenants',
@@ -63,7 +65,8 @@ ${postForm(
 <label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" placeholder="https://sandbox.partner.example/requests"></label>
 <button>Create tenant</button>`,
   { className: 'stack' },
-)}</details>`;
+)}</details>`
+}`;
 }
 
 function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
@@ -126,7 +129,9 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
 <dt>Payment endpoint</dt><dd class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
 <dt>Test payment endpoint</dt><dd class="wrap">${tenant.testPaymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
 <dt>Created</dt><dd>${when(tenant.createdAt)}</dd><dt>Updated</dt><dd>${when(tenant.updatedAt)}</dd></dl></section>
-<section class="card"><h2>Edit</h2>${postForm(
+${
+  may(view) &&
+  html`<section class="card"><h2>Edit</h2>${postForm(
     view,
     `/tenants/${tenant.id}`,
     html`<label>Name <input name="name" required maxlength="200" value="${tenant.name}"></label>
@@ -135,7 +140,8 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
 <label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" value="${tenant.testPaymentEndpointUrl ?? ''}"></label>
 <button>Save</button>`,
     { className: 'stack' },
-  )}</section>
+  )}</section>`
+}
 </div>
 ${breakerCard(breaker.breaker, breaker.history)}
 <h2>Credentials</h2>
