@@ -206,10 +206,9 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
     async (request, reply) => {
       const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
       request.auditTarget = tenant.id;
-      const shown = (Object.keys(secrets) as (keyof typeof secrets)[]).map((kind): [string, string] => [
-        KIND_LABELS[kind],
-        secrets[kind],
-      ]);
+      const shown = (Object.entries(secrets) as [keyof typeof secrets, string][]).map(
+        ([kind, secret]): [string, string] => [KIND_LABELS[kind], secret],
+      );
       return answer(reply.code(201), secretsPage(request.consoleView, `Tenant ${tenant.name} created`, tenant, shown));
     },
   );
