@@ -16,7 +16,7 @@ import type { HostApp } from '../../host.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { recordFailedSignIn } from '../audit.js';
 import { type Html, html } from './html.js';
-import { CONSOLE_PREFIX, consoleUrl, page, signInPage, type View } from './layout.js';
+import { CONSOLE_PREFIX, consoleUrl, ICON_LINK, page, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
 import { callbackRoutes } from './pages/callbacks.js';
 import { geoRoutes } from './pages/geo.js';
@@ -52,7 +52,11 @@ declare module 'fastify' {
 }
 
 const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
-const ASSET_TYPES: Record<string, string> = { 'console.css': 'text/css', 'console.js': 'text/javascript' };
+const ASSET_TYPES: Record<string, string> = {
+  'console.css': 'text/css',
+  'console.js': 'text/javascript',
+  'favicon.svg': 'image/svg+xml',
+};
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
@@ -103,7 +107,7 @@ function errorPage(error: AppError, view: View | undefined): Html {
   if (view) return page({ ...view, flash: null }, null, title, message);
   const body = html`<h1>${title}</h1>${message}
 <p><a href="${consoleUrl('/')}">Back to the console</a></p>`;
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Partner Integrations console</title><link rel="stylesheet" href="${consoleUrl('/assets/console.css')}"></head><body><main>${body}</main></body></html>`;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Partner Integrations console</title>${ICON_LINK}<link rel="stylesheet" href="${consoleUrl('/assets/console.css')}"></head><body><main>${body}</main></body></html>`;
 }
 
 export async function consolePlugin(

@@ -37,6 +37,9 @@ export interface View {
 
 export const consoleUrl = (path: string) => `${CONSOLE_PREFIX}${path}`;
 
+/** The console's icon: without it every page asks the listener for a /favicon.ico it does not have. */
+export const ICON_LINK = html`<link rel="icon" type="image/svg+xml" href="${consoleUrl('/assets/favicon.svg')}">`;
+
 function shell(title: string, nav: Html | null, main: Html): Html {
   return html`<!doctype html>
 <html lang="en">
@@ -44,6 +47,7 @@ function shell(title: string, nav: Html | null, main: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Partner Integrations console</title>
+${ICON_LINK}
 <link rel="stylesheet" href="${consoleUrl('/assets/console.css')}">
 <script src="${consoleUrl('/assets/console.js')}" defer></script>
 </head>

@@ -63,6 +63,11 @@ describe('console: roles and the audit trail', () => {
     expect(await page.locator('summary', { hasText: 'Create a tenant' }).count()).toBe(0);
     await page.goto(url('/prompts'));
     expect(await page.locator('.prompt-list li').count()).toBeGreaterThan(0);
+    // Every page names its icon, served by the console itself.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    const served = await fetch(`${service.urls.admin}${icon}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
   });
 
   it("answers a read-only operator's change with a 403 page that keeps the navigation", async () => {
@@ -120,6 +125,14 @@ describe('console: roles and the audit trail', () => {
     await page.getByRole('status').filter({ hasText: 'saved' }).waitFor();
     // The same action through the API reads the same.
     expect((await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { is_active: true })).statusCode).toBe(200);
+    // A ping from the tenant's page, to an endpoint where nothing listens: the page says so.
+    const closed = 'http://127.0.0.1:9/payment-requests';
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: closed });
+    await page.reload();
+    expect(await page.locator('dd', { hasText: 'never pinged' }).count()).toBe(1);
+    await page.click('button:has-text("Ping now")');
+    await page.getByRole('status').filter({ hasText: 'Ping not accepted: no answer' }).waitFor();
+    expect(await page.locator('dd', { hasText: 'never pinged' }).count()).toBe(0);
 
     await page.goto(url('/audit'));
     const entries = page.locator('li.audit-event');
@@ -130,15 +143,16 @@ describe('console: roles and the audit trail', () => {
     expect(await entry('Deactivated tenant Acme Travel').locator('.changes').textContent()).toBe(
       'is_active: true → false',
     );
-    expect(await entry('Changed tenant Acme Travel Co').locator('.changes').textContent()).toBe(
-      'name: Acme Travel → Acme Travel Co',
-    );
+    // The rename is the older of the two changes (the endpoint for the ping came after).
+    const renamed = entries.filter({ hasText: 'Changed tenant Acme Travel Co' }).last();
+    expect(await renamed.locator('.changes').textContent()).toBe('name: Acme Travel → Acme Travel Co');
     const activated = entry('Activated tenant Acme Travel Co');
     expect(await activated.textContent()).toContain('admin token');
     expect(await activated.textContent()).toContain('API');
     expect(await activated.locator('a', { hasText: 'Acme Travel Co' }).getAttribute('href')).toBe(
       `/console/tenants/${tenant.tenant.id}`,
     );
+    expect(await entry('Pinged the payment endpoint of tenant Acme Travel Co').textContent()).toContain('console');
     expect(await entry('Failed sign-in to the console with a wrong token').textContent()).toContain('127.0.0.1');
     expect(await page.locator('body').textContent()).not.toContain('/activation is_active');
 

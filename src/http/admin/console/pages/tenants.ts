@@ -2,7 +2,16 @@
 // by kind with their last use, issue another secret, revoke one, deactivate or activate.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type BreakerEventRow, type BreakerRow, endpointBreaker } from '../../../../payments/index.js';
+import { signingDependencies } from '../../../../context.js';
+import {
+  type BreakerEventRow,
+  type BreakerRow,
+  type EndpointPingRow,
+  endpointBreaker,
+  isSuccessStatus,
+  lastPing,
+  pingPaymentEndpoint,
+} from '../../../../payments/index.js';
 import {
   type CredentialWithUse,
   createTenant,
@@ -20,7 +29,7 @@ import { IdParams } from '../../../schemas.js';
 import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenants.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, may, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
-import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
+import { answer, type ConsoleDependencies, optionalText, sendPage, setFlash, text } from '../respond.js';
 import { breakerCard } from './breakers.js';
 
 export const KIND_LABELS: Record<TenantCredentialKind, string> = {
@@ -83,12 +92,33 @@ function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
   );
 }
 
+/** How a ping went, in a few words. */
+function pingOutcome(ping: EndpointPingRow): string {
+  const status = ping.httpStatus === null ? 'no answer' : `HTTP ${ping.httpStatus}`;
+  const latency = ping.latencyMs === null ? '' : ` in ${ping.latencyMs} ms`;
+  return `${status}${latency}${ping.error ? `: ${ping.error}` : ''}`;
+}
+
+/** The latest ping and a button to send one now (for those who may). */
+function pingLine(view: View, tenant: TenantRow, ping: EndpointPingRow | null): Html {
+  const last = ping
+    ? html`${isSuccessStatus(ping.httpStatus) ? badge('answered', 'ok') : badge('failed', 'bad')} ${pingOutcome(ping)}, ${when(ping.pingedAt)}`
+    : html`<span class="muted">never pinged</span>`;
+  return html`<dt>Last ping</dt><dd>${last} ${
+    tenant.paymentEndpointUrl &&
+    postForm(view, `/tenants/${tenant.id}/payment-endpoint/ping`, html`<button class="small">Ping now</button>`, {
+      className: 'inline',
+    })
+  }</dd>`;
+}
+
 function tenantPage(
   view: View,
   tenant: TenantRow,
   credentials: CredentialWithUse[],
   gateways: string[],
   breaker: { breaker: BreakerRow | null; history: BreakerEventRow[] },
+  ping: EndpointPingRow | null,
 ): Html {
   const kinds = TENANT_CREDENTIAL_KINDS.map(
     (kind) => html`<section class="card"><h3>${KIND_LABELS[kind]}</h3>
@@ -128,6 +158,7 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
 <dt>Gateway</dt><dd>${tenant.gateway}</dd>
 <dt>Payment endpoint</dt><dd class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
 <dt>Test payment endpoint</dt><dd class="wrap">${tenant.testPaymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
+${pingLine(view, tenant, ping)}
 <dt>Created</dt><dd>${when(tenant.createdAt)}</dd><dt>Updated</dt><dd>${when(tenant.updatedAt)}</dd></dl></section>
 ${
   may(view) &&
@@ -224,7 +255,14 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
         view,
         'tenants',
         tenant.name,
-        tenantPage(view, tenant, tenantCredentials, config.supportedGateways, await endpointBreaker(db, tenant.id)),
+        tenantPage(
+          view,
+          tenant,
+          tenantCredentials,
+          config.supportedGateways,
+          await endpointBreaker(db, tenant.id),
+          await lastPing(db, tenant.id),
+        ),
       ),
     );
   });
@@ -247,6 +285,18 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       return answer(reply, { redirect: `/tenants/${tenant.id}`, notice: `${tenant.name} saved.` });
     },
   );
+
+  app.post('/tenants/:id/payment-endpoint/ping', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const ping = await pingPaymentEndpoint(signingDependencies(context), request.params.id);
+    if (isSuccessStatus(ping.httpStatus)) {
+      return answer(reply, {
+        redirect: `/tenants/${request.params.id}`,
+        notice: `Ping answered: ${pingOutcome(ping)}.`,
+      });
+    }
+    setFlash(request, reply, { level: 'error', text: `Ping not accepted: ${pingOutcome(ping)}.` });
+    return reply.redirect(consoleUrl(`/tenants/${request.params.id}`), 303);
+  });
 
   app.post(
     '/tenants/:id/activation',
