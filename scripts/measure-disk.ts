@@ -1,12 +1,15 @@
 // `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with one payment
 // request attempt) and per 100,000 callbacks (each a stored event that pays its invoice), before
-// and after a prune, on the database the environment names (DATABASE_URL, else the embedded one in
-// DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and stay).
-// The figures go to docs/operations.md.
+// and after a prune; then what a partner's flood costs, 100,000 each of test invoices (with their
+// attempt and payment request job), pings and breaker events, before and after the prune that
+// retention makes of them. On the database the environment names (DATABASE_URL, else the embedded
+// one in DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and
+// stay). The figures go to docs/operations.md.
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { prune, retentionRules } from '../src/maintenance/index.js';
+import { PaymentQueue } from '../src/payments/index.js';
 
 const ROWS = Number(process.env.ROWS ?? 100_000);
 const config = loadConfig();
@@ -14,13 +17,24 @@ const database = await openDatabase(config);
 const sql = (text: string, values: unknown[] = []) => database.executeSql(text, values);
 
 const TABLES = ['invoices', 'payment_deliveries', 'payment_events'];
+/** The tables a flood fills: a test invoice's row, its attempt and its job, pings, breaker events. */
+const FLOOD_TABLES = [
+  'invoices',
+  'payment_deliveries',
+  'payment_request_jobs',
+  'endpoint_pings',
+  'payment_endpoint_breaker_events',
+];
 
-/** Bytes on disk per table, indexes and TOAST included. */
+/** Bytes on disk per table, indexes and TOAST included; pg-boss's queue table as `payment_request_jobs`. */
 async function sizes(): Promise<Record<string, number>> {
   const { rows } = await sql(
     `select relname as name, pg_total_relation_size(oid)::bigint as bytes from pg_class
-      where relkind = 'r' and relname = any($1::text[])`,
-    [`{${TABLES.join(',')}}`],
+      where relkind = 'r' and relname = any($1::text[])
+     union all
+     select 'payment_request_jobs', pg_total_relation_size(('pgboss.' || partition_name)::regclass)::bigint
+       from pgboss.queue where name = 'payment-request'`,
+    [`{${[...TABLES, ...FLOOD_TABLES].join(',')}}`],
   );
   return Object.fromEntries(rows.map((row) => [row.name as string, Number(row.bytes)]));
 }
@@ -29,8 +43,11 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const delta = (after: Record<string, number>, before: Record<string, number>, tables: string[]) =>
   tables.reduce((sum, table) => sum + after[table] - before[table], 0);
 
+// Its start makes pg-boss's schema and the queue's table, where a test invoice's job goes.
+const queue = new PaymentQueue(database, { supervise: false, jobTimeoutSeconds: config.paymentJobTimeoutSeconds });
+
 try {
-  await migrateDatabase(database);
+  await migrateDatabase(database, () => queue.start((error) => console.error(error)));
   const [tenant] = (
     await sql(
       `insert into tenants (slug, name, gateway) values ('disk-' || floor(random() * 1e9)::text, 'Disk', 'tap') returning id`,
@@ -104,6 +121,91 @@ try {
       `after VACUUM FULL: ${mib(delta(compacted, empty, TABLES))}`,
     ].join('\n'),
   );
+
+  // Floods, written just past their retention so that the prune takes them: test invoices (each
+  // with a delivered attempt and its finished job), pings, and breaker events.
+  // Compacted first, so that the flood grows the tables rather than filling what the prune above freed.
+  await sql('vacuum full invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  const beforeFlood = await sizes();
+  const retention = config.retention;
+  const days = (kept: number) => `${kept + 1} days`;
+  await sql(
+    `with made as (
+       insert into invoices (tenant_id, amount, currency, status, mode, payment_url, created_at, updated_at)
+       select $1::uuid, (100 + n % 900)::numeric + 0.5, 'SAR', 'pending', 'test', 'https://sandbox.partner.example/session/' || md5(n::text),
+              now() - $3::interval, now() - $3::interval
+         from generate_series(1, $2::int) n
+       returning id),
+     attempts as (
+       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+       select id, 1, now() - $3::interval, 200, 40 + (random() * 200)::int,
+              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}'
+         from made)
+     insert into pgboss.job (name, data, state, started_on, completed_on, output)
+     select 'payment-request', jsonb_build_object('invoice_id', id, 'attempt', 1, 'tenant_id', $1::text, 'mode', 'test'),
+            'completed', now() - $3::interval, now() - $3::interval, '{"outcome": "delivered"}'::jsonb
+       from made`,
+    [tenant.id, ROWS, days(retention.testInvoicesDays)],
+  );
+  await sql(
+    `insert into endpoint_pings (tenant_id, endpoint_url, webhook_id, pinged_at, http_status, latency_ms)
+     select $1::uuid, 'https://sandbox.partner.example/payments', 'msg_ping_' || gen_random_uuid(), now() - $3::interval, 200, 40 + (random() * 200)::int
+       from generate_series(1, $2::int)`,
+    [tenant.id, ROWS, days(retention.pingsDays)],
+  );
+  await sql(
+    `insert into payment_endpoint_breaker_events (tenant_id, event, at, consecutive_failures, error)
+     select $1::uuid, (array['opened', 'probe_failed', 'closed'])[1 + n % 3], now() - $3::interval, 5, 'endpoint answered HTTP 503'
+       from generate_series(1, $2::int) n`,
+    [tenant.id, ROWS, days(retention.breakerEventsDays)],
+  );
+  const flooded = await sizes();
+  const floodDeleted = await prune(database, retentionRules(retention));
+  await sql('vacuum analyze invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  const floodPruned = await sizes();
+  await sql('vacuum full invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  const floodCompacted = await sizes();
+  const grown = (after: Record<string, number>, table: string) => after[table] - beforeFlood[table];
+  const floods = {
+    test_invoices: {
+      invoice_and_attempt_bytes: grown(flooded, 'invoices') + grown(flooded, 'payment_deliveries'),
+      job_bytes: grown(flooded, 'payment_request_jobs'),
+      deleted: floodDeleted.test_invoices,
+    },
+    pings: { bytes: grown(flooded, 'endpoint_pings'), deleted: floodDeleted.endpoint_pings },
+    breaker_events: {
+      bytes: grown(flooded, 'payment_endpoint_breaker_events'),
+      deleted: floodDeleted.payment_endpoint_breaker_events,
+    },
+  };
+  const kept = (after: Record<string, number>, tables: string[]) =>
+    tables.reduce((sum, table) => sum + grown(after, table), 0);
+  const ours = FLOOD_TABLES.filter((table) => table !== 'payment_request_jobs');
+  console.log(
+    JSON.stringify(
+      {
+        floods,
+        flood_rows: ROWS,
+        before: flooded,
+        after_prune_and_vacuum: floodPruned,
+        after_vacuum_full: floodCompacted,
+      },
+      null,
+      2,
+    ),
+  );
+  const perRow = (bytes: number) => `${Math.round(bytes / ROWS)} bytes each`;
+  console.log(
+    [
+      `per ${ROWS} test invoices (a delivered attempt each): ${mib(floods.test_invoices.invoice_and_attempt_bytes)} (${perRow(floods.test_invoices.invoice_and_attempt_bytes)}), and their jobs ${mib(floods.test_invoices.job_bytes)} (${perRow(floods.test_invoices.job_bytes)}) until pg-boss drops them`,
+      `per ${ROWS} pings: ${mib(floods.pings.bytes)} (${perRow(floods.pings.bytes)})`,
+      `per ${ROWS} breaker events: ${mib(floods.breaker_events.bytes)} (${perRow(floods.breaker_events.bytes)})`,
+      `the flood in our tables before the prune: ${mib(kept(flooded, ours))}`,
+      `after the prune (${floods.test_invoices.deleted} test invoices, ${floods.pings.deleted} pings, ${floods.breaker_events.deleted} breaker events) and a vacuum: ${mib(kept(floodPruned, ours))} on disk, free for new rows`,
+      `after VACUUM FULL: ${mib(kept(floodCompacted, ours))}`,
+    ].join('\n'),
+  );
 } finally {
+  await queue.stop();
   await database.close();
 }

@@ -117,7 +117,8 @@ export class ShortLivedCache<V> {
 
   /**
    * The cached value of `key`, or what `load` gives (one load at a time per key): the value itself
-   * when it is loaded, so that a hit is answered in the same tick.
+   * when it is loaded, so that a hit is answered in the same tick. A load under way is answered as
+   * the entry's promise, whose rejection is handled here: a caller may let it go unawaited.
    */
   get(key: string, load: () => Promise<V>): V | Promise<V> {
     const now = Date.now();

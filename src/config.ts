@@ -10,6 +10,10 @@ const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
 export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+/** DATABASE_REQUEST_TIMEOUT_MS's default: the answer DECISIONS section 11 promises a client within. */
+export const DEFAULT_DATABASE_REQUEST_TIMEOUT_MS = 5000;
+/** How often each worker process prunes what is past its retention (src/maintenance/retention.ts). */
+export const PRUNE_INTERVAL_MINUTES = 10;
 /** Where partnerctl finds the admin API when ADMIN_URL is not set. */
 export const DEFAULT_ADMIN_URL = `http://127.0.0.1:${DEFAULT_PORTS.admin}`;
 
@@ -24,7 +28,16 @@ export interface Config {
   /** True when ADMIN_TOKEN was not set: the token is the one kept in DATA_DIR (adminTokenFile), or a new one to keep there. */
   adminTokenGenerated: boolean;
   backendPublicUrl: string | null;
+  /** Where operators reach the admin listener (a private proxy's name), if not on loopback. */
+  adminPublicUrl: string | null;
+  /**
+   * The names the admin listener answers for (the `Host` header, lowercase, any port): anything
+   * else is a 421, so a page whose DNS name was rebound to the listener's address reads nothing.
+   */
+  adminAllowedHosts: string[];
   databaseUrl: string | null;
+  /** The longest a request waits for a database connection and for each statement; past it, a 503. */
+  databaseRequestTimeoutMs: number;
   dataDir: string;
   supportedGateways: string[];
   logLevel: string;
@@ -54,6 +67,11 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   /** Requests per window per credential on the integrations and backend hosts; 0: no limit. */
   rateLimitPerMinute: number;
+  /**
+   * Smaller budgets of their own, per credential and window, for the requests that make rows and
+   * outgoing calls at a partner's will (a route names its budget: src/http/rate-limit.ts); 0: none.
+   */
+  routeBudgets: { testInvoicesPerMinute: number; pingsPerMinute: number };
   /** The rate limits' window: a minute, unless shortened (tests). */
   rateLimitWindowSeconds: number;
   /** Failed authentications per minute per client address, on every host; 0: no limit. */
@@ -72,7 +90,20 @@ export interface Config {
   /** What every listener grants one client, so slow or idle clients cannot hold the others off. */
   connectionLimits: ConnectionLimits;
   /** How long rows that may go are kept, in days (0: forever); see src/maintenance/retention.ts. */
-  retention: { deliveryAttemptsDays: number; auditEventsDays: number; refusedNotificationsDays: number };
+  retention: {
+    /** RETENTION_DELIVERY_ATTEMPTS_DAYS: payment request attempts (their invoice and events stay). */
+    deliveryAttemptsDays: number;
+    /** RETENTION_AUDIT_EVENTS_DAYS: operators' changes. */
+    auditEventsDays: number;
+    /** RETENTION_REFUSED_NOTIFICATIONS_DAYS: refused payment callbacks on record (src/payments/refusals.ts). */
+    refusedNotificationsDays: number;
+    /** RETENTION_PINGS_DAYS: pings of payment endpoints and their answers. */
+    pingsDays: number;
+    /** RETENTION_BREAKER_EVENTS_DAYS: openings, failed probes and closings of endpoints' breakers (their state stays). */
+    breakerEventsDays: number;
+    /** RETENTION_TEST_INVOICES_DAYS: test-mode invoices, with everything that hangs on them. */
+    testInvoicesDays: number;
+  };
 }
 
 interface ConnectionLimits {
@@ -147,6 +178,15 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a number of seconds from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function milliseconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
 }
 
 function count(env: Env, name: string, fallback: number): number {
@@ -230,6 +270,23 @@ function listeners(env: Env): Config['listeners'] {
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
 }
 
+/** What a browser or client on the listener's own machine names it. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** ADMIN_ALLOWED_HOSTS: a comma list of names (`[...]` for an IPv6 address); by default loopback's and ADMIN_PUBLIC_URL's. */
+function adminAllowedHosts(env: Env, adminPublicUrl: string | null): string[] {
+  const raw = (env.ADMIN_ALLOWED_HOSTS ?? '').trim();
+  if (raw === '') return [...LOOPBACK_NAMES, ...(adminPublicUrl ? [new URL(adminPublicUrl).hostname] : [])];
+  const names = raw.split(',').map((name) => name.trim().toLowerCase());
+  const bad = names.find((name) => !/^([a-z0-9_.-]+|\[[0-9a-f:.]+\])$/.test(name));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `ADMIN_ALLOWED_HOSTS must be a comma list of host names or addresses (no port), got "${bad}"`,
+    );
+  }
+  return names;
+}
+
 /** A 32-byte key written as 64 hex digits or base64. */
 function parseKey(name: string, raw: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
@@ -295,13 +352,23 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   const weakness = adminToken ? adminTokenWeakness(adminToken) : null;
   if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
+  const adminPublicUrl = url(env, 'ADMIN_PUBLIC_URL', ['http:', 'https:']);
   return {
     listeners: listeners(env),
     adminToken: adminToken || storedAdminToken(dataDir) || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),
+    adminPublicUrl,
+    adminAllowedHosts: adminAllowedHosts(env, adminPublicUrl),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseRequestTimeoutMs: milliseconds(
+      env,
+      'DATABASE_REQUEST_TIMEOUT_MS',
+      DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
+      100,
+      60_000,
+    ),
     dataDir,
     supportedGateways: gateways,
     logLevel,
@@ -319,6 +386,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     previousSecretEncryptionKeys: previousEncryptionKeys(env),
     logFormat: logFormat(env, stdoutIsTerminal),
     rateLimitPerMinute: count(env, 'RATE_LIMIT_PER_MINUTE', 1200),
+    routeBudgets: {
+      testInvoicesPerMinute: count(env, 'RATE_LIMIT_TEST_INVOICES_PER_MINUTE', 60),
+      pingsPerMinute: count(env, 'RATE_LIMIT_PINGS_PER_MINUTE', 10),
+    },
     rateLimitWindowSeconds: seconds(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600),
     authFailureLimitPerMinute: count(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 30),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -326,11 +397,14 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     trustProxy: trustProxy(env),
     connectionLimits: connectionLimits(env),
     readCacheMb: count(env, 'READ_CACHE_MB', 16),
-    // Retention (docs/operations.md): payment events are never pruned; these go after so many days.
+    // Retention (docs/operations.md): live payment events are never pruned; these go after so many days.
     retention: {
       deliveryAttemptsDays: count(env, 'RETENTION_DELIVERY_ATTEMPTS_DAYS', 90),
       auditEventsDays: count(env, 'RETENTION_AUDIT_EVENTS_DAYS', 730),
       refusedNotificationsDays: count(env, 'RETENTION_REFUSED_NOTIFICATIONS_DAYS', 30),
+      pingsDays: count(env, 'RETENTION_PINGS_DAYS', 30),
+      breakerEventsDays: count(env, 'RETENTION_BREAKER_EVENTS_DAYS', 90),
+      testInvoicesDays: count(env, 'RETENTION_TEST_INVOICES_DAYS', 7),
     },
   };
 }

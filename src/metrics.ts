@@ -4,13 +4,18 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheCounts } from './cache.js';
 
+/** Live traffic, or test traffic (test credentials): series about payments carry it as `mode`. */
+type ModeLabel = 'live' | 'test';
+
 interface MetricSources {
-  /** Payment requests waiting for an attempt, and the age of the oldest. */
-  paymentBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
-  /** Tenants whose payment endpoint breaker is open or half-open. */
+  /** Payment requests waiting for an attempt, and the age of the oldest, per invoice mode. */
+  paymentBacklog(): Promise<Record<ModeLabel, { waiting: number; oldestAgeSeconds: number }>>;
+  /** Tenants whose live payment endpoint breaker is open or half-open (test endpoints have none). */
   openBreakers(): Promise<number>;
   /** Database connections busy with a query, and queries waiting for one. */
   databasePool(): { size: number; inUse: number; waiting: number };
+  /** Statements and transactions abandoned at the request deadline so far. */
+  databaseDeadlinesExceeded(): number;
   /** Whether /readyz would answer 200 now (the database reachable and writable). */
   ready(): Promise<boolean>;
   /** Look-ups of each in-process cache so far, by cache name. */
@@ -69,15 +74,16 @@ export class Metrics {
 
   readonly paymentRequestWait = new Histogram({
     name: 'payment_request_first_attempt_delay_seconds',
-    help: "Time from the invoice's transaction to the first attempt of its payment request",
+    help: "Time from the invoice's transaction to the first attempt of its payment request, by invoice mode",
+    labelNames: ['mode'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [this.registry],
   });
 
   readonly paymentRequestDuration = new Histogram({
     name: 'payment_request_attempt_duration_seconds',
-    help: 'Duration of payment request attempts by kind: success, http_error, timeout, network_error, not_sent',
-    labelNames: ['kind'] as const,
+    help: 'Duration of payment request attempts by kind (success, http_error, timeout, network_error, not_sent) and invoice mode',
+    labelNames: ['kind', 'mode'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
     registers: [this.registry],
   });
@@ -90,7 +96,7 @@ export class Metrics {
 
   readonly rateLimited = new Counter({
     name: 'rate_limited_requests_total',
-    help: 'Requests answered 429, by listener and limit (credential or auth_failures)',
+    help: 'Requests answered 429, by listener and limit (credential, auth_failures, or a route budget: test_invoices, pings)',
     labelNames: ['listener', 'limit'] as const,
     registers: [this.registry],
   });
@@ -115,22 +121,30 @@ export class Metrics {
     const registers = [this.registry];
     new Gauge({
       name: 'payment_requests_waiting',
-      help: 'Payment requests not yet attempted or waiting for a retry',
+      help: 'Payment requests not yet attempted or waiting for a retry, by invoice mode',
+      labelNames: ['mode'] as const,
       registers,
       async collect() {
-        const backlog = await sources.paymentBacklog();
-        this.set(backlog.waiting);
-        oldest.set(backlog.oldestAgeSeconds);
+        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog()))
+          this.set({ mode }, backlog.waiting);
       },
     });
-    const oldest = new Gauge({
+    // Read by a collect of its own: the registry collects its metrics at once, so one set by the
+    // other's collect would show the previous scrape's value (none at the first).
+    new Gauge({
       name: 'payment_requests_oldest_waiting_seconds',
-      help: 'Age of the oldest payment request still waiting (0 when none)',
+      help: 'Age of the oldest payment request still waiting (0 when none), by invoice mode',
+      labelNames: ['mode'] as const,
       registers,
+      async collect() {
+        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
+          this.set({ mode }, backlog.oldestAgeSeconds);
+        }
+      },
     });
     new Gauge({
       name: 'payment_endpoint_breakers_open',
-      help: 'Payment endpoints whose circuit breaker is open or half-open: their requests wait for a probe',
+      help: 'Live payment endpoints whose circuit breaker is open or half-open: their requests wait for a probe (test endpoints have no breaker)',
       registers,
       async collect() {
         this.set(await sources.openBreakers());
@@ -146,6 +160,17 @@ export class Metrics {
         this.set({ state: 'size' }, pool.size);
         this.set({ state: 'in_use' }, pool.inUse);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    new Counter({
+      name: 'db_request_deadline_exceeded_total',
+      help:
+        'Database statements and transactions not answered within DATABASE_REQUEST_TIMEOUT_MS (connection wait ' +
+        'included): abandoned, their requests answered 503 with Retry-After',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.databaseDeadlinesExceeded());
       },
     });
     // What alerts on readiness read (deploy/prometheus/alerts.yml): /readyz itself is for load balancers.

@@ -101,6 +101,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     paymentBacklog: () => paymentQueue.backlog(),
     openBreakers: async () => (await failingEndpoints(database.db)).length,
     databasePool: () => database.poolStatistics(),
+    databaseDeadlinesExceeded: () => database.deadlinesExceeded(),
     ready: async () => (await database.unavailable()) === null,
     cacheStatistics: () => caches.statistics(),
   });
@@ -171,8 +172,9 @@ async function startPaymentWorker(
     log,
     onAttempt: (report: AttemptReport) => {
       metrics.paymentRequestAttempts.inc({ outcome: report.result, mode: report.mode });
-      metrics.paymentRequestDuration.observe({ kind: report.kind }, report.durationSeconds);
-      if (report.waitedSeconds !== null) metrics.paymentRequestWait.observe(report.waitedSeconds);
+      metrics.paymentRequestDuration.observe({ kind: report.kind, mode: report.mode }, report.durationSeconds);
+      if (report.waitedSeconds !== null)
+        metrics.paymentRequestWait.observe({ mode: report.mode }, report.waitedSeconds);
     },
   };
   const worker = new PaymentWorker(
@@ -240,12 +242,24 @@ function warnAboutKeyFile(config: Config, logger: FastifyBaseLogger): void {
 /**
  * Refuses to start when signing secrets are stored that no configured key opens (a key rotated
  * without its predecessor, a key file lost or regenerated): every payment request of their
- * tenants would fail to be signed.
+ * tenants would fail to be signed. Without a configured key, the key file is made only once this
+ * check has passed: a data directory restored without its key file gets no new one in its place.
  */
 async function checkSealedSecrets(context: AppContext): Promise<void> {
   const unopenable = await countUnopenableSecrets(context.db, context.secretBox);
-  if (unopenable === 0) return;
   const keyFile = keyFilePath(context.config.dataDir);
+  if (unopenable > 0 && !context.config.secretEncryptionKey && !existsSync(keyFile)) {
+    throw new ConfigError(
+      `${unopenable} payment endpoint signing secret(s) in the database were sealed with a key this DATA_DIR does not ` +
+        `have: the key file ${keyFile} is missing (a data directory restored or copied without it). Put the original ` +
+        'file back at that path, or set SECRET_ENCRYPTION_KEY to its key; no new key file was written',
+    );
+  }
+  if (unopenable === 0) {
+    // Made now rather than at the first seal: it is there to keep apart, and the start warns about it.
+    context.secretBox.sealingKey();
+    return;
+  }
   throw new ConfigError(
     `${unopenable} payment endpoint signing secret(s) in the database open with none of the configured keys: ` +
       'set SECRET_ENCRYPTION_KEY to the key that sealed them (after a rotation: the new key in SECRET_ENCRYPTION_KEY, ' +

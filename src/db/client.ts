@@ -6,6 +6,7 @@ import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import type { Logger } from '../logger.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
@@ -37,6 +38,11 @@ export function rowsOf<T>(result: unknown): T[] {
 }
 
 export interface DatabaseHandle {
+  /**
+   * The database. The wait for a connection and each statement (a transaction as a whole) sent
+   * through it, `executeSql` or dedicated connections are bounded by the request deadline
+   * (DATABASE_REQUEST_TIMEOUT_MS), except within `withoutDeadline`.
+   */
   db: Database;
   /**
    * Set while DATA_DIR holds PGlite data of an earlier release not yet moved to the embedded
@@ -73,6 +79,11 @@ export interface DatabaseHandle {
    * listening (re)starts, when notifications may have been missed.
    */
   listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>;
+  /**
+   * Runs `task` with the request deadline lifted: for setting up the service (migrations, seeding,
+   * the queue's tables), which runs before any request is taken and may rightly take minutes.
+   */
+  withoutDeadline<T>(task: () => Promise<T>): Promise<T>;
   /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
   withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
   /**
@@ -82,41 +93,71 @@ export interface DatabaseHandle {
   unavailable(): Promise<DatabaseUnavailableError | null>;
   /** Connections (size), those busy with a query or transaction (inUse), and work waiting for one. */
   poolStatistics(): { size: number; inUse: number; waiting: number };
+  /** Statements and transactions abandoned at the request deadline since the handle opened. */
+  deadlinesExceeded(): number;
   close(): Promise<void>;
 }
 
 export interface DedicatedConnections {
   /** Its connections: statements under way at once. */
   size: number;
+  /** The request deadline each statement is bounded by (DATABASE_REQUEST_TIMEOUT_MS). */
+  deadlineMs: number;
   /** The rows of one statement with $1.. parameters, kept prepared: Drizzle would build it again on every call. */
   query<T>(text: string, values: unknown[]): Promise<T[]>;
 }
 
 /**
  * Queries and transactions under way, counted where they are sent (what postgres.js does not report),
- * and the last one refused for lack of disk space.
+ * the last one refused for lack of disk space, and the request deadline: postgres.js bounds neither
+ * the wait for a pool connection nor a statement, and a hung server answers neither.
  */
 class QueryTracker {
   private count = 0;
   private diskFull: { error: DatabaseUnavailableError; at: number } | null = null;
+  /** Work abandoned at the deadline so far. */
+  deadlinesExceeded = 0;
+  /** Set-up tasks under way (`withoutDeadline`): work sent meanwhile has no deadline. */
+  deadlineLifted = 0;
 
   /** Connections: the pool's and every set of dedicated ones. */
-  constructor(public size: number) {}
+  constructor(
+    public size: number,
+    private readonly deadlineMs: number,
+  ) {}
 
   /**
    * Counts `work` from now until it settles. Waiting on a postgres.js query is what sends it, at the
-   * next tick: a `.values()` the caller chains on it before then still applies.
+   * next tick: a `.values()` the caller chains on it before then still applies. With `abandon`,
+   * work not settled within the deadline is abandoned: `abandon` settles it with the error given,
+   * which the caller then sees as a database unavailable (a 503 with Retry-After on every host).
    */
-  track<T extends PromiseLike<unknown>>(work: T): T {
+  track<T extends PromiseLike<unknown>>(work: T, abandon?: (error: DatabaseUnavailableError) => void): T {
     this.count++;
+    const timer =
+      abandon && this.deadlineLifted === 0
+        ? setTimeout(() => {
+            this.deadlinesExceeded++;
+            abandon(new DatabaseUnavailableError(`database did not answer within ${this.deadlineMs} ms`));
+          }, this.deadlineMs)
+        : undefined;
     work.then(
-      () => this.count--,
+      () => {
+        clearTimeout(timer);
+        this.count--;
+      },
       (error) => {
+        clearTimeout(timer);
         this.count--;
         this.failed(error);
       },
     );
     return work;
+  }
+
+  /** A postgres.js query, counted and bounded by the deadline. */
+  trackQuery<Q extends PromiseLike<unknown>>(query: Q): Q {
+    return this.track(query, (error) => abandonQuery(query, error));
   }
 
   statistics() {
@@ -132,6 +173,18 @@ class QueryTracker {
   recentDiskFull(): DatabaseUnavailableError | null {
     return this.diskFull && Date.now() - this.diskFull.at < DISK_FULL_HOLD_MS ? this.diskFull.error : null;
   }
+}
+
+/**
+ * Settles a postgres.js query with `error` now. One still waiting for a connection leaves the
+ * pool's queue and is never sent. One sent is left to end on its connection, its answer unheard:
+ * postgres.js's own cancel opens a connection whose failure (the server away) would reject a
+ * promise nobody holds.
+ */
+function abandonQuery(query: PromiseLike<unknown>, error: Error): void {
+  const internal = query as unknown as { state: unknown; reject(error: Error): void; cancel(): void };
+  internal.reject(error);
+  if (!internal.state) internal.cancel();
 }
 
 /** How long a write refused for lack of space keeps /readyz at 503 after it. */
@@ -177,6 +230,8 @@ class DrizzleDriver {
   constructor(
     private readonly sql: Sql | TransactionSql,
     private readonly tracker: QueryTracker | null,
+    /** Inside a transaction: whether it was abandoned at the deadline, after which it sends nothing more. */
+    private readonly abandoned: () => boolean = () => false,
   ) {}
 
   /** Read on the pool's driver only, when Drizzle is built on it. */
@@ -185,21 +240,48 @@ class DrizzleDriver {
   }
 
   unsafe(text: string, parameters?: Parameters, options?: postgres.UnsafeQueryOptions) {
+    if (this.abandoned()) throw ABANDONED_TRANSACTION;
     const query = this.sql.unsafe(text, parameters, { ...options, prepare: true });
-    return this.tracker ? this.tracker.track(query) : query;
+    return this.tracker ? this.tracker.trackQuery(query) : query;
   }
 
-  /** Called on the pool's driver only. */
+  /**
+   * Called on the pool's driver only. The transaction as a whole (the wait for its connection, its
+   * statements, its commit) is bounded by the deadline; abandoned, it sends nothing more and rolls
+   * back rather than commit, so an answered 503 never becomes a change later.
+   */
   begin<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
-    const transaction = (this.sql as Sql).begin((tx) => task(new DrizzleDriver(tx, null))) as Promise<T>;
-    return this.tracker ? this.tracker.track(transaction) : transaction;
+    const tracker = this.tracker!;
+    let abandoned = false;
+    const isAbandoned = () => abandoned;
+    let abandon!: (error: Error) => void;
+    const transaction = new Promise<T>((resolve, reject) => {
+      abandon = reject;
+      (this.sql as Sql)
+        .begin(async (tx) => {
+          if (abandoned) throw ABANDONED_TRANSACTION;
+          const result = await task(new DrizzleDriver(tx, null, isAbandoned));
+          if (abandoned) throw ABANDONED_TRANSACTION;
+          return result;
+        })
+        .then(resolve as (value: unknown) => void, reject);
+    });
+    return tracker.track(transaction, (error) => {
+      abandoned = true;
+      abandon(error);
+    });
   }
 
   /** Called inside a transaction only. */
   savepoint<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
-    return (this.sql as TransactionSql).savepoint((tx) => task(new DrizzleDriver(tx, null))) as Promise<T>;
+    return (this.sql as TransactionSql).savepoint((tx) =>
+      task(new DrizzleDriver(tx, null, this.abandoned)),
+    ) as Promise<T>;
   }
 }
+
+/** What ends a transaction abandoned at the deadline: its caller has already been answered. */
+const ABANDONED_TRANSACTION = new DatabaseUnavailableError('transaction abandoned at the request deadline');
 
 /**
  * The driver a transaction of the handle's `db` runs on: drizzle-orm/postgres-js keeps it as the
@@ -215,6 +297,11 @@ interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   poolSize?: number;
+  /**
+   * The longest wait for a pool connection and a statement (or a transaction) sent through `db`,
+   * `executeSql` and dedicated connections (DATABASE_REQUEST_TIMEOUT_MS).
+   */
+  databaseRequestTimeoutMs?: number;
   /** Where the embedded server's messages go. */
   logger?: Logger;
 }
@@ -228,15 +315,18 @@ interface Embedded {
 const silentLogger: Logger = { fatal() {}, error() {}, warn() {}, info() {}, debug() {}, trace() {} };
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  const poolSize = options.poolSize ?? 10;
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, poolSize, null);
+  const pool = {
+    size: options.poolSize ?? 10,
+    deadlineMs: options.databaseRequestTimeoutMs ?? DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
+  };
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, pool, null);
   const logger = options.logger ?? silentLogger;
   const server = await startEmbeddedServer(options.dataDir, logger).catch((error) => {
     // Out of space, the server fails on whichever file it writes first: say why.
     throw diskFullIn(options.dataDir) ?? error;
   });
   try {
-    const handle = await openPostgres(server.url, poolSize, { dataDir: options.dataDir, stop: server.stop });
+    const handle = await openPostgres(server.url, pool, { dataDir: options.dataDir, stop: server.stop });
     const { pgliteDir } = server;
     if (pgliteDir) handle.movePgliteData = () => moveFromPglite(pgliteDir, server.url, logger);
     return handle;
@@ -265,7 +355,11 @@ const STARTUP_CONNECT_ATTEMPTS = 3;
  */
 const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 0.5) * (0.5 + Math.random() / 2);
 
-async function openPostgres(databaseUrl: string, poolSize: number, embedded: Embedded | null): Promise<DatabaseHandle> {
+async function openPostgres(
+  databaseUrl: string,
+  { size: poolSize, deadlineMs }: { size: number; deadlineMs: number },
+  embedded: Embedded | null,
+): Promise<DatabaseHandle> {
   const options = {
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
     backoff: reconnectDelaySeconds,
@@ -292,7 +386,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
     const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${describeDatabaseUrl(databaseUrl)}`;
     throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
   }
-  const inFlight = new QueryTracker(poolSize);
+  const inFlight = new QueryTracker(poolSize, deadlineMs);
   // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
   const db = drizzlePostgres(new DrizzleDriver(client, inFlight) as unknown as Sql, { schema }) as unknown as Database;
   const dedicated: Sql[] = [];
@@ -308,7 +402,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
           connection.release();
         }
       }
-      return { rows: [...(await inFlight.track(client.unsafe(text, values as Parameters)))] as Row[] };
+      return { rows: [...(await inFlight.trackQuery(client.unsafe(text, values as Parameters)))] as Row[] };
     },
     driverTransaction<T>(options: string, task: (tx: TransactionSql) => Promise<T>) {
       return inFlight.track(client.begin(options, task) as Promise<T>);
@@ -321,8 +415,9 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
       inFlight.size += count;
       return {
         size: count,
+        deadlineMs,
         async query<T>(text: string, values: unknown[]) {
-          return (await inFlight.track(
+          return (await inFlight.trackQuery(
             connections.unsafe(text, values as Parameters, { prepare: true }),
           )) as unknown as T[];
         },
@@ -331,6 +426,14 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
     async listen(channel, onNotify, onListen) {
       // postgres.js listens on a connection of its own and listens again after a reconnect.
       await client.listen(channel, onNotify, onListen);
+    },
+    async withoutDeadline(task) {
+      inFlight.deadlineLifted++;
+      try {
+        return await task();
+      } finally {
+        inFlight.deadlineLifted--;
+      }
     },
     async withAdvisoryLock(key, task) {
       // A session-level lock lives on one connection: reserve it for the duration.
@@ -352,6 +455,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, embedded: Emb
       return diskFull || ((await probe(() => client`select 1`)) ?? inFlight.recentDiskFull());
     },
     poolStatistics: () => inFlight.statistics(),
+    deadlinesExceeded: () => inFlight.deadlinesExceeded,
     async close() {
       try {
         await Promise.all([client, ...dedicated].map((each) => each.end({ timeout: 5 })));

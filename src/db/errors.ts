@@ -30,9 +30,13 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** Driver and socket codes of a connection lost, refused or never made (postgres.js and Node). */
+/**
+ * Driver and socket codes of a connection lost, refused or never made (postgres.js and Node).
+ * ENOENT: a Unix socket that is not there, as the embedded server leaves it once stopped.
+ */
 const CONNECTION_CODES = new Set([
   'CONNECT_TIMEOUT',
+  'ENOENT',
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',

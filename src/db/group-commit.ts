@@ -4,7 +4,7 @@
 // makes once per transaction). Alone, a call is sent at once, as a group of one. The payment
 // callback's statements (src/payments/notification-store.ts) and the recording of payment request
 // attempts (src/payments/outbound.ts) go this way.
-import { unavailability } from './errors.js';
+import { DatabaseUnavailableError, unavailability } from './errors.js';
 
 export interface Waiting<Call, Answer> {
   call: Call;
@@ -15,7 +15,10 @@ export interface Waiting<Call, Answer> {
 /**
  * The calls of one statement waiting to be sent, sent as groups of at most `maxGroup` once the
  * current turn of the event loop is over, with at most `limit` groups under way: none waits for
- * more than that turn, or for a group under way when `limit` are.
+ * more than that turn, or for a group under way when `limit` are. With `deadlineMs` (a request's
+ * statements), a call not answered within it from when it was added fails as the database
+ * unavailable, and leaves the queue unsent if it is still there: the wait behind a group under
+ * way counts, so a request never waits for two statements' deadlines in turn.
  */
 export class GroupCommit<Call, Answer> {
   private readonly waiting: Waiting<Call, Answer>[] = [];
@@ -26,11 +29,33 @@ export class GroupCommit<Call, Answer> {
     private readonly limit: number,
     private readonly maxGroup: number,
     private readonly send: (group: Waiting<Call, Answer>[]) => Promise<void>,
+    private readonly deadlineMs?: number,
   ) {}
 
   add(call: Call): Promise<Answer> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ call, resolve, reject });
+      const { deadlineMs } = this;
+      if (deadlineMs === undefined) {
+        this.waiting.push({ call, resolve, reject });
+      } else {
+        const timer = setTimeout(() => {
+          const index = this.waiting.indexOf(waiting);
+          if (index >= 0) this.waiting.splice(index, 1);
+          reject(new DatabaseUnavailableError(`database did not answer within ${deadlineMs} ms`));
+        }, deadlineMs);
+        const waiting: Waiting<Call, Answer> = {
+          call,
+          resolve: (answer) => {
+            clearTimeout(timer);
+            resolve(answer);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        };
+        this.waiting.push(waiting);
+      }
       this.scheduleSend();
     });
   }

@@ -6,17 +6,20 @@ import type { DatabaseHandle } from './client.js';
 const SCHEMA_LOCK_KEY = 715_100_001;
 
 /**
- * Applies pending migrations, then `afterMigrate` (first-start seeding), under one advisory lock:
- * Drizzle's migrator takes no lock, and several instances may start at once.
+ * Applies pending migrations, then `afterMigrate` (first-start seeding, the queue's tables), under
+ * one advisory lock, Drizzle's migrator taking none while several instances may start at once, and
+ * without the request deadline: a migration may rightly take minutes.
  */
 export async function migrateDatabase(
   handle: DatabaseHandle,
   afterMigrate: () => Promise<void> = async () => {},
 ): Promise<void> {
-  await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, async () => {
-    const config = { migrationsFolder: migrationsDir };
-    await migratePostgres(handle.db as never, config);
-    await handle.movePgliteData?.();
-    await afterMigrate();
-  });
+  await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, () =>
+    handle.withoutDeadline(async () => {
+      const config = { migrationsFolder: migrationsDir };
+      await migratePostgres(handle.db as never, config);
+      await handle.movePgliteData?.();
+      await afterMigrate();
+    }),
+  );
 }

@@ -165,6 +165,8 @@ export const trips = pgTable(
     travelers: jsonb('travelers').notNull(),
     destinations: jsonb('destinations').notNull(),
     itinerary: jsonb('itinerary').notNull(),
+    /** `live`, or `test` for one an operator made for a tenant's test mode: a credential sees only its own mode's. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -182,6 +184,8 @@ export const suggestedPrompts = pgTable(
     text: text('text').notNull(),
     sortOrder: integer('sort_order').notNull().default(0),
     isActive: boolean('is_active').notNull().default(true),
+    /** `live`, or `test` for one made with a test SSO secret: the two sets never mix. */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -362,14 +366,19 @@ export const endpointPings = pgTable(
  * `Idempotency-Key` of invoice creation: the key, a digest of the request it came with, and the
  * invoice it made. A key is honoured for 24 hours (src/payments/invoices.ts).
  */
-export const invoiceIdempotencyKeys = pgTable('invoice_idempotency_keys', {
-  key: text('key').primaryKey(),
-  requestDigest: text('request_digest').notNull(),
-  invoiceId: uuid('invoice_id')
-    .notNull()
-    .references(() => invoices.id, { onDelete: 'cascade' }),
-  createdAt: createdAt(),
-});
+export const invoiceIdempotencyKeys = pgTable(
+  'invoice_idempotency_keys',
+  {
+    key: text('key').primaryKey(),
+    requestDigest: text('request_digest').notNull(),
+    invoiceId: uuid('invoice_id')
+      .notNull()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+  },
+  // The cascade of an invoice's deletion (the retention prune of test invoices) finds its keys here.
+  (table) => [index('invoice_idempotency_keys_invoice_idx').on(table.invoiceId)],
+);
 
 /**
  * Named operators of the admin API and console: a person, a role, a token kept as its digest.

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES }
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -24,7 +25,7 @@ import { AppError, ErrorCode, invalid } from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { unacceptableString } from '../text.js';
-import { SERVICE_VERSION } from '../version.js';
+import { SERVICE_COMMIT, SERVICE_VERSION } from '../version.js';
 import type { ReadCredential } from './authentication.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { type CachedResponse, cachedResponse, responseKey } from './response-cache.js';
@@ -45,6 +46,16 @@ export type HostApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** `/healthz`: the process is up, and which build it runs. */
+const Health = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String({ description: 'The release (semantic version)' }),
+  commit: Type.String({
+    pattern: '^([0-9a-f]{7,40}|unknown)$',
+    description: 'The commit the build was made from, or "unknown" when not built from a git checkout',
+  }),
+});
 
 /** Request bodies larger than this are refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -132,23 +143,29 @@ function integerFields(schema: unknown): string[] {
 }
 
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
 
 /**
- * A query or path integer is written in decimal digits. Ajv's coercion reads text as JavaScript
- * does (`0x10`, `1e3`, `1.0`, ` 10`): the error, in Ajv's shape, of the first field so written.
+ * A query or path integer is written in decimal digits and fits a 64-bit integer. Ajv's coercion
+ * reads text as JavaScript does (`0x10`, `1e3`, `1.0`, ` 10`) and takes `1e23` for an integer,
+ * which the database then refuses: the error, in Ajv's shape, of the first field so written.
  */
 function notDecimalInteger(data: unknown, fields: string[]) {
   const values = data as Record<string, unknown> | null;
   for (const field of fields) {
     const value = values?.[field];
-    if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) {
-      return {
-        keyword: 'type',
-        instancePath: `/${field}`,
-        schemaPath: `#/properties/${field}/type`,
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
+    if (typeof value !== 'string') continue;
+    const base = { instancePath: `/${field}`, schemaPath: `#/properties/${field}` };
+    if (!DECIMAL_INTEGER.test(value)) {
+      return { ...base, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' };
+    }
+    const integer = BigInt(value);
+    if (integer > INT64_MAX) {
+      return { ...base, keyword: 'maximum', params: { limit: String(INT64_MAX) }, message: `must be <= ${INT64_MAX}` };
+    }
+    if (integer < INT64_MIN) {
+      return { ...base, keyword: 'minimum', params: { limit: String(INT64_MIN) }, message: `must be >= ${INT64_MIN}` };
     }
   }
   return null;
@@ -319,22 +336,43 @@ function clientFailure(code: string | undefined): AppError {
  */
 const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
 
+/** A refused body's client may pause this long between chunks; then it is answered and the connection closed. */
+const REFUSED_BODY_IDLE_MS = 5000;
+
 /**
- * Fastify answers a body it refuses with `Connection: close`, and Node then closes the socket as
- * soon as the answer is written: a client still sending (Node's fetch with a large body) gets
- * EPIPE and never sees the answer. Like nginx's lingering close, the rest of the body is read and
- * discarded instead, up to a bound, and the connection stays usable; past the bound it is closed.
+ * A body refused before it was read (too large, not JSON, no credential...) is answered at once,
+ * and Node then closes the socket as soon as the answer is written (Fastify asks for it; a request
+ * with `Connection: close` asked for it itself): a client still sending gets EPIPE, and often never
+ * reads the answer. Like nginx's lingering close, the rest of the body is read and discarded first,
+ * and the answer goes (`done`) once it has ended, whatever the request asked; a keep-alive
+ * connection stays usable. Past the bound, or when the body stops coming for a while, the answer
+ * goes at once and the connection is closed.
  */
-function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+function lingerForRefusedBody(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const raw = request.raw;
-  if (raw.complete || reply.getHeader('connection') !== 'close') return;
-  if (Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) return;
+  // Read to its end already (by the body parser), or never anything more to come.
+  const ended = raw.complete || raw.readableEnded;
+  if (ended || Number(raw.headers['content-length'] ?? 0) > REFUSED_BODY_DRAIN_BYTES) {
+    done();
+    return;
+  }
   reply.removeHeader('connection');
   let drained = 0;
-  raw.on('data', (chunk: Buffer) => {
+  const answer = (close: boolean) => {
+    clearTimeout(idle);
+    raw.off('data', onData).off('end', onEnd).off('close', onAbort);
+    if (close) reply.header('connection', 'close');
+    done();
+  };
+  const idle = setTimeout(() => answer(true), REFUSED_BODY_IDLE_MS);
+  const onData = (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > REFUSED_BODY_DRAIN_BYTES) raw.socket.destroy();
-  });
+    if (drained > REFUSED_BODY_DRAIN_BYTES) answer(true);
+    else idle.refresh();
+  };
+  const onEnd = () => answer(false);
+  const onAbort = () => answer(true);
+  raw.on('data', onData).once('end', onEnd).once('close', onAbort);
   raw.resume();
 }
 
@@ -550,17 +588,18 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     done();
   });
   registerJsonBodyParser(app);
-  app.addHook('onError', (request, reply, _error, done) => {
-    lingerForRefusedBody(request, reply);
-    done();
-  });
+  app.addHook('onError', (request, reply, _error, done) => lingerForRefusedBody(request, reply, done));
   // Query strings are held to the same rules as bodies (text.ts), before any route sees them.
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unacceptableString(request.query, 'query');
     done(problem ? invalid([problem]) : undefined);
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: SERVICE_VERSION }));
+  app.get('/healthz', { schema: { hide: true, response: { 200: Health } } }, async () => ({
+    status: 'ok' as const,
+    version: SERVICE_VERSION,
+    commit: SERVICE_COMMIT,
+  }));
   // Readiness is the database's: a Redis that does not answer only moves the rate limits into
   // each process, which the body says.
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

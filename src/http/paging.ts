@@ -17,8 +17,16 @@ export const PagingQuery = {
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Items to skip; default 0' })),
 };
 
+/**
+ * The page a query asks for. The host refuses integers past 64 bits; an offset past what a
+ * JavaScript number holds exactly is past the end of any list, so it is read as the largest one
+ * that is exact (a 64-bit offset rounded up by the number would overflow the database's bigint).
+ */
 export function pageFrom(query: { limit?: number; offset?: number }): Page {
-  return { limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset: query.offset ?? 0 };
+  return {
+    limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+    offset: Math.min(query.offset ?? 0, Number.MAX_SAFE_INTEGER),
+  };
 }
 
 export const PagedList = <T extends TSchema>(item: T) =>

@@ -1,6 +1,9 @@
 // Rate limits, checked by each host's authentication, not by route:
 // - per credential: RATE_LIMIT_PER_MINUTE requests a minute for each accepted credential on the
 //   integrations and backend hosts (the payment callback's partner API key included);
+// - per credential and route budget: a route whose requests make rows and outgoing calls at the
+//   partner's will names a smaller budget of its own (`config: { rateLimitBudget }`), counted
+//   besides the host's: RATE_LIMIT_TEST_INVOICES_PER_MINUTE, RATE_LIMIT_PINGS_PER_MINUTE;
 // - failed authentications: AUTH_FAILURE_LIMIT_PER_MINUTE a minute per client address and host
 //   (an IPv6 address counts by its /64, every loopback address as one). Past the budget, further
 //   failures from that address are answered 429. A valid credential is never refused for other
@@ -17,6 +20,16 @@ import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { inProcessLimiter, type Limiter, type LimitOptions } from '../rate-limit-store.js';
+
+/** The smaller budgets a route may name, each counted per credential besides the host's. */
+export type RouteBudget = 'test_invoices' | 'pings';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's requests also count against this budget of the credential's. */
+    rateLimitBudget?: RouteBudget;
+  }
+}
 
 /** A request of a credential, counted against its budget. */
 export interface CredentialCount {
@@ -111,57 +124,85 @@ function refusalHeaders(max: number, count: RateLimiterRes): Record<string, numb
   return { ...headers, 'retry-after': Math.max(1, headers['ratelimit-reset']) };
 }
 
+/** Of two answers' RateLimit headers, those of the budget nearer its end: the headers describe one limit. */
+function nearerTheEnd(host: Record<string, number>, route: Record<string, number>): Record<string, number> {
+  return (route['ratelimit-remaining'] ?? Infinity) < (host['ratelimit-remaining'] ?? Infinity) ? route : host;
+}
+
+/** A budget counted by rate-limiter-flexible: its limiter and its size. */
+interface Budget {
+  limiter: Limiter;
+  max: number;
+}
+
 /** The rate limits of one host. */
 export function rateLimitGuard(
   { config, rateLimitStore, metrics }: AppContext,
   listener: ListenerName,
 ): RateLimitGuard {
   const durationSeconds = config.rateLimitWindowSeconds;
-  const limiter = (name: string, points: number): Limiter | null => {
+  const budget = (name: string, points: number): Budget | null => {
     if (points <= 0) return null;
     const options: LimitOptions = { keyPrefix: `${config.redisKeyPrefix}:rate-limit:${name}`, points, durationSeconds };
-    return rateLimitStore ? rateLimitStore.limiter(options) : inProcessLimiter(options);
+    return { limiter: rateLimitStore ? rateLimitStore.limiter(options) : inProcessLimiter(options), max: points };
   };
-  const maxPerCredential = config.rateLimitPerMinute;
-  const maxFailures = config.authFailureLimitPerMinute;
-  const perCredential = limiter('credential', maxPerCredential);
-  const authFailures = limiter('auth', maxFailures);
+  const perCredential = budget('credential', config.rateLimitPerMinute);
+  const authFailures = budget('auth', config.authFailureLimitPerMinute);
+  const routeBudgets: Record<RouteBudget, Budget | null> = {
+    test_invoices: budget('test-invoices', config.routeBudgets.testInvoicesPerMinute),
+    pings: budget('pings', config.routeBudgets.pingsPerMinute),
+  };
   const failingAddresses = new FailingAddresses(durationSeconds * 1000);
   /** A refusal of `limit` as our 429, counted in the metrics. */
-  const refuse = (reply: FastifyReply, limit: 'credential' | 'auth_failures', headers: Record<string, number>) => {
+  const refuse = (
+    reply: FastifyReply,
+    limit: 'credential' | 'auth_failures' | RouteBudget,
+    headers: Record<string, number>,
+  ) => {
     metrics.rateLimited.inc({ listener, limit });
     reply.headers(headers);
     throw new AppError(ErrorCode.RATE_LIMITED);
   };
-  const countCredential = (credentialId: string): Promise<CredentialCount> => {
-    if (!perCredential) return NOTHING_TO_COUNT;
-    return perCredential.consume(credentialId).then(
-      (count) => ({ headers: limitHeaders(maxPerCredential, count), refused: false }),
+  /** Counts a request of `key` against `counted`. */
+  const count = (counted: Budget | null, key: string): Promise<CredentialCount> => {
+    if (!counted) return NOTHING_TO_COUNT;
+    return counted.limiter.consume(key).then(
+      (spent) => ({ headers: limitHeaders(counted.max, spent), refused: false }),
       (refusal: unknown) => {
         // Anything but the limiter's refusal goes on as it is.
         if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        return { headers: refusalHeaders(maxPerCredential, refusal), refused: true };
+        return { headers: refusalHeaders(counted.max, refusal), refused: true };
       },
     );
   };
+  const countCredential = (credentialId: string) => count(perCredential, credentialId);
 
   return {
     async authenticationFailed(request, reply) {
       if (!authFailures) return;
       const key = `${listener}:${failingAddresses.keyOf(addressKey(request.ip))}`;
-      await authFailures.consume(key).then(
-        (count) => failingAddresses.counted(count),
+      await authFailures.limiter.consume(key).then(
+        (spent) => failingAddresses.counted(spent),
         (refusal: unknown) => {
           if (!(refusal instanceof RateLimiterRes)) throw refusal;
-          refuse(reply, 'auth_failures', refusalHeaders(maxFailures, refusal));
+          refuse(reply, 'auth_failures', refusalHeaders(authFailures.max, refusal));
         },
       );
     },
     countCredential,
-    authenticated(_request, reply, credentialId) {
+    authenticated(request, reply, credentialId) {
+      const named = request.routeOptions.config.rateLimitBudget;
       return countCredential(credentialId).then(({ headers, refused }) => {
         if (refused) refuse(reply, 'credential', headers);
-        else reply.headers(headers);
+        if (!named) {
+          reply.headers(headers);
+          return;
+        }
+        // Counted only once the host's budget let the request through.
+        return count(routeBudgets[named], credentialId).then((route) => {
+          if (route.refused) refuse(reply, named, route.headers);
+          reply.headers(nearerTheEnd(headers, route.headers));
+        });
       });
     },
   };

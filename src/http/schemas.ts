@@ -1,6 +1,7 @@
 // TypeBox building blocks shared by the hosts' route schemas.
 import { Kind, type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ErrorCode } from '../errors.js';
+import { MODES, type Mode } from '../tenants/index.js';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const IdParams = Type.Object({ id: Uuid });
@@ -22,6 +23,9 @@ export function Nullable<T extends TSchema>(schema: T) {
     ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }),
   });
 }
+
+/** An object's mode (DECISIONS §11): `live`, or `test`, seen and changed only by test credentials. */
+export const ModeSchema = (description: string) => Type.Unsafe<Mode>({ type: 'string', enum: [...MODES], description });
 
 /** An error's stable code, as every host's error body carries it. */
 export const ErrorCodeSchema = Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.values(ErrorCode) });

@@ -31,6 +31,12 @@ interface BackupHeader {
   migrations: number;
   last_migration: string;
   taken_at: string;
+  /**
+   * Fingerprints of the encryption keys that open the signing secrets in the backup (see
+   * `keyFingerprint` in src/tenants/secret-box.ts): what the restored service will need. Absent
+   * from backups of 1.0.0.
+   */
+  sealed_with?: string[];
 }
 
 interface Section {
@@ -43,6 +49,8 @@ export interface BackupSummary {
   rows: Record<string, number>;
   bytes: number;
   migrations: number;
+  /** The header's `sealed_with`; null for a backup that does not say. */
+  sealedWith: string[] | null;
 }
 
 export class BackupError extends Error {}
@@ -122,9 +130,12 @@ async function write(out: Writable, text: string | Buffer): Promise<void> {
   });
 }
 
-/** Streams a consistent backup of the database into `out` (which it does not end). */
-export async function writeBackup(handle: DatabaseHandle, out: Writable): Promise<BackupSummary> {
-  const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: 0 };
+/**
+ * Streams a consistent backup of the database into `out` (which it does not end); `sealedWith`
+ * names the keys its signing secrets need.
+ */
+export async function writeBackup(handle: DatabaseHandle, out: Writable, sealedWith: string[]): Promise<BackupSummary> {
+  const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: 0, sealedWith };
   const emit = async (text: string | Buffer) => {
     summary.bytes += text.length;
     await write(out, text);
@@ -140,6 +151,7 @@ export async function writeBackup(handle: DatabaseHandle, out: Writable): Promis
       migrations: summary.migrations,
       last_migration: knownMigrations()[summary.migrations - 1] ?? 'unknown',
       taken_at: new Date().toISOString(),
+      sealed_with: sealedWith,
     };
     await emit(`${JSON.stringify(header)}\n`);
     const sources = [...(await tablesInLoadOrder(tx)).map((table) => ({ table, where: '' })), QUEUED_JOBS];
@@ -238,7 +250,13 @@ export async function restoreBackup(
     throw new BackupError('a backup is restored into an empty database: this one holds a schema already');
   }
   await prepare();
-  const summary: BackupSummary = { tables: 0, rows: {}, bytes: 0, migrations: header.migrations };
+  const summary: BackupSummary = {
+    tables: 0,
+    rows: {},
+    bytes: 0,
+    migrations: header.migrations,
+    sealedWith: header.sealed_with ?? null,
+  };
   await handle.driverTransaction('isolation level read committed', async (tx) => {
     for (;;) {
       const record = parseLine<Partial<Section> & { end?: boolean; rows?: Record<string, number> }>(

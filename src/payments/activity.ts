@@ -1,9 +1,11 @@
 // What operators glance at: payment notifications and payment request attempts per hour over the
-// last day, by outcome, live invoices only (test mode stays out of the figures). Hours are counted
-// from the epoch, so no time zone setting moves a bucket.
+// last day, by outcome, of one mode's invoices (live by default: test mode stays out of the live
+// figures, and has figures of its own). Hours are counted from the epoch, so no time zone setting
+// moves a bucket.
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { invoices, paymentDeliveries, paymentEvents } from '../db/schema.js';
+import type { Mode } from '../tenants/index.js';
 
 export const NOTIFICATION_OUTCOMES = ['paid', 'failed', 'refunded', 'not applied'] as const;
 export const ATTEMPT_OUTCOMES = ['delivered', 'retrying', 'failed'] as const;
@@ -34,8 +36,8 @@ function bucket<Outcome extends string>(
   return { hours, counts };
 }
 
-/** Per hour over the last `hourCount` hours (the current one included). */
-export async function hourlyPaymentActivity(db: Executor, now = new Date(), hourCount = 24) {
+/** Per hour over the last `hourCount` hours (the current one included), invoices of `mode` only. */
+export async function hourlyPaymentActivity(db: Executor, mode: Mode = 'live', now = new Date(), hourCount = 24) {
   const firstHour = Math.floor(now.getTime() / HOUR_MS) - hourCount + 1;
   const since = new Date(firstHour * HOUR_MS);
   const hourOf = (column: typeof paymentEvents.receivedAt | typeof paymentDeliveries.attemptedAt) =>
@@ -49,7 +51,7 @@ export async function hourlyPaymentActivity(db: Executor, now = new Date(), hour
     })
     .from(paymentEvents)
     .innerJoin(invoices, eq(invoices.id, paymentEvents.invoiceId))
-    .where(and(gte(paymentEvents.receivedAt, since), eq(invoices.mode, 'live')))
+    .where(and(gte(paymentEvents.receivedAt, since), eq(invoices.mode, mode)))
     .groupBy(sql`1`, sql`2`);
   const attempts = await db
     .select({
@@ -61,7 +63,7 @@ export async function hourlyPaymentActivity(db: Executor, now = new Date(), hour
     })
     .from(paymentDeliveries)
     .innerJoin(invoices, eq(invoices.id, paymentDeliveries.invoiceId))
-    .where(and(gte(paymentDeliveries.attemptedAt, since), eq(invoices.mode, 'live')))
+    .where(and(gte(paymentDeliveries.attemptedAt, since), eq(invoices.mode, mode)))
     .groupBy(sql`1`, sql`2`);
   return {
     notifications: bucket(NOTIFICATION_OUTCOMES, notifications, firstHour, hourCount),

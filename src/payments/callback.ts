@@ -68,9 +68,10 @@ const TRIP_STATUS_AFTER: Partial<Record<InvoiceStatus, TripStatus>> = { paid: 'b
 
 /**
  * planTransition from every state the invoice may be in, for the statement to pick from once it
- * holds the row lock (and for the bench). A test invoice never moves its trip: trips are live data.
+ * holds the row lock (and for the bench). An invoice's trip is of the invoice's own mode
+ * (invoices.ts), so a test invoice moves its test trip as a live one moves its live trip.
  */
-export function plannedMoves(notified: string, mode: Mode = 'live'): Record<InvoiceState, PlannedMove> {
+export function plannedMoves(notified: string): Record<InvoiceState, PlannedMove> {
   const moves = {} as Record<InvoiceState, PlannedMove>;
   for (const before of INVOICE_STATUSES) {
     for (const byThisTransaction of [false, true]) {
@@ -81,7 +82,7 @@ export function plannedMoves(notified: string, mode: Mode = 'live'): Record<Invo
         next: plan.next,
         applied: plan.applied,
         paid_at: plan.setPaidAt,
-        trip: moved && mode === 'live' ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
+        trip: moved ? (TRIP_STATUS_AFTER[plan.next] ?? null) : null,
         not_applied_reason: plan.notAppliedReason,
         possible_double_charge: plan.notAppliedReason === 'possible_double_charge',
       };
@@ -90,11 +91,9 @@ export function plannedMoves(notified: string, mode: Mode = 'live'): Record<Invo
   return moves;
 }
 
-/** The moves of the statuses partners send, per mode, made once; any other status is planned per call. */
+/** The moves of the statuses partners send, made once; any other status is planned per call. */
 const KNOWN_MOVES = new Map(
-  (['live', 'test'] as const).flatMap((mode) =>
-    ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [`${mode}:${status}`, plannedMoves(status, mode)]),
-  ),
+  ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [status, plannedMoves(status)]),
 );
 
 /** Steps 2 to 10 for an authenticated partner. */
@@ -127,7 +126,7 @@ export async function processNotification(
   try {
     outcome = await store.store({
       ...lookup,
-      moves: KNOWN_MOVES.get(`${mode}:${status}`) ?? plannedMoves(status, mode),
+      moves: KNOWN_MOVES.get(status) ?? plannedMoves(status),
       payload: received.payloadJson,
       request_id: received.requestId,
     });

@@ -80,4 +80,5 @@ export {
   RefusalRecorder,
   type RefusedNotificationRow,
 } from './refusals.js';
+export { releasePaymentRequests } from './request-retention.js';
 export { PaymentWorker } from './worker.js';

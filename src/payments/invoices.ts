@@ -128,8 +128,8 @@ export async function createInvoice(
 }
 
 /**
- * A test invoice may name one of the tenant's trips for its payment request, but never moves it:
- * trips are live data.
+ * An invoice names only a trip of its own tenant and mode (DECISIONS §11), and moves it as
+ * DECISIONS §6 says: a test invoice its test trip, never a live one.
  */
 async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
   const mode = input.mode ?? 'live';
@@ -138,18 +138,22 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
   if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
   const tripId = input.trip_id ?? null;
   if (tripId) {
-    const [trip] = await tx.select({ tenantId: trips.tenantId }).from(trips).where(eq(trips.id, tripId));
+    const [trip] = await tx
+      .select({ tenantId: trips.tenantId, mode: trips.mode })
+      .from(trips)
+      .where(eq(trips.id, tripId));
     if (!trip) throw notFound('Trip');
-    // Test invoices are the partner's own requests, where another tenant's object is one that does not exist.
-    if (trip.tenantId !== tenant.id) {
-      throw mode === 'test' ? notFound('Trip') : invalidField('trip_id', 'belongs to another tenant');
-    }
+    // Test invoices are the partner's own requests, where another tenant's or mode's object is one
+    // that does not exist; an operator is told which rule the trip breaks.
+    if (mode === 'test' && (trip.tenantId !== tenant.id || trip.mode !== mode)) throw notFound('Trip');
+    if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
+    if (trip.mode !== mode) throw invalidField('trip_id', 'is a test trip: a live invoice names only a live trip');
   }
   const [invoice] = await tx
     .insert(invoices)
     .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
     .returning();
-  if (tripId && mode === 'live') await setTripStatus(tx, tripId, 'pending_payment');
+  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
     await queue.enqueue(tx, invoice, 1);
     return { invoice, enqueued: true };

@@ -91,11 +91,15 @@ type Storing = Waiting<AcceptedNotification, StoreOutcome>;
 export class NotificationStore {
   /** READS_IN_FLIGHT + STORES_IN_FLIGHT connections of the store's own, one statement under way on each. */
   private readonly connections: DedicatedConnections;
-  private readonly reads = new GroupCommit(READS_IN_FLIGHT, MAX_BATCH, (group: Reading[]) => this.sendRead(group));
-  private readonly stores = new GroupCommit(STORES_IN_FLIGHT, MAX_BATCH, (group: Storing[]) => this.sendStore(group));
+  // A callback's wait behind a group under way counts toward its deadline.
+  private readonly reads: GroupCommit<InvoiceLookup, InvoiceRead | undefined>;
+  private readonly stores: GroupCommit<AcceptedNotification, StoreOutcome>;
 
   constructor(database: Pick<DatabaseHandle, 'dedicatedConnections'>) {
     this.connections = database.dedicatedConnections(READS_IN_FLIGHT + STORES_IN_FLIGHT);
+    const { deadlineMs } = this.connections;
+    this.reads = new GroupCommit(READS_IN_FLIGHT, MAX_BATCH, (group: Reading[]) => this.sendRead(group), deadlineMs);
+    this.stores = new GroupCommit(STORES_IN_FLIGHT, MAX_BATCH, (group: Storing[]) => this.sendStore(group), deadlineMs);
   }
 
   /** The notification's invoice in its mode, or undefined when there is none. */

@@ -4,6 +4,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { DatabaseHandle, Transaction } from '../db/client.js';
+import type { Mode } from '../tenants/index.js';
 
 /** What pg-boss calls to run SQL (its `db` option and the `db` option of `send`/`complete`). */
 type SqlRunner = PgBoss.Db;
@@ -27,9 +28,15 @@ function pgBossRunner(database: DatabaseHandle, transaction?: Transaction): SqlR
   return { executeSql: (text, values = []) => database.executeSql(text, toParameters(values), transaction) };
 }
 
-const PAYMENT_REQUEST_QUEUE = 'payment-request';
+export const PAYMENT_REQUEST_QUEUE = 'payment-request';
 /** NOTIFY channel telling every worker that a payment request is due now. */
 const NEW_WORK_CHANNEL = 'payment_request_due';
+
+/** Payment requests waiting in one mode, and the age of the oldest (0 when none). */
+export interface Backlog {
+  waiting: number;
+  oldestAgeSeconds: number;
+}
 
 export interface PaymentRequestJob {
   invoice_id: string;
@@ -274,15 +281,27 @@ export class PaymentQueue {
     for (const listener of this.localListeners) listener();
   }
 
-  /** Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited. */
-  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
-    const { rows } = await this.database.executeSql(
-      `select count(*)::int as waiting,
-              coalesce(extract(epoch from now() - min(created_on)), 0)::float8 as oldest
-         from pgboss.job where name = $1 and state in ('created', 'retry')`,
+  /**
+   * Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited,
+   * per invoice mode: a partner's test endpoint being down is no live backlog. Jobs of release 1.0.0
+   * carry no mode: their invoices say it.
+   */
+  async backlog(): Promise<Record<Mode, Backlog>> {
+    const { rows } = await this.database.executeSql<{ mode: Mode; waiting: number; oldest: number }>(
+      `select coalesce(job.data->>'mode', invoice.mode, 'live') as mode, count(*)::int as waiting,
+              extract(epoch from now() - min(job.created_on))::float8 as oldest
+         from pgboss.job job
+         left join invoices invoice on job.data->>'mode' is null and invoice.id = (job.data->>'invoice_id')::uuid
+        where job.name = $1 and job.state in ('created', 'retry')
+        group by 1`,
       [PAYMENT_REQUEST_QUEUE],
     );
-    return { waiting: Number(rows[0].waiting), oldestAgeSeconds: Number(rows[0].oldest) };
+    const none: Backlog = { waiting: 0, oldestAgeSeconds: 0 };
+    const of = (mode: Mode): Backlog => {
+      const row = rows.find((found) => found.mode === mode);
+      return row ? { waiting: Number(row.waiting), oldestAgeSeconds: Number(row.oldest) } : none;
+    };
+    return { live: of('live'), test: of('test') };
   }
 
   /**

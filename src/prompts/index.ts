@@ -7,6 +7,7 @@ export {
   listDefaultPrompts,
   listPrompts,
   type Prompt,
+  type PromptOwner,
   replaceDefaultPrompts,
   SORT_ORDER_MAX,
   SORT_ORDER_MIN,

@@ -1,12 +1,14 @@
-// Suggested prompts (spec 2.2, 3.2, 4.4; DECISIONS §3): each tenant's own prompts per language,
-// and the effective set the widget shows: the tenant's active prompts for a language, or else that
-// language's default set, never another language's prompts (spec §1 rule 3).
+// Suggested prompts (spec 2.2, 3.2, 4.4; DECISIONS §3, §11): each tenant's own prompts per language
+// and mode, and the effective set the widget shows: the tenant's active prompts for a language in
+// the credential's mode, or else that language's default set, never another language's or the
+// other mode's prompts (spec §1 rule 3).
 import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
 import type { Caches } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
 import type { Language } from '../languages.js';
+import type { Mode } from '../tenants/index.js';
 import { displayTextProblem } from '../text.js';
 
 export const TEXT_MAX_CHARACTERS = 500;
@@ -36,6 +38,12 @@ interface PromptInput {
 }
 
 type PromptChanges = Partial<PromptInput>;
+
+/** Whose prompts: a tenant's, in the mode of the credential (a test secret has a set of its own). */
+export interface PromptOwner {
+  tenantId: string;
+  mode: Mode;
+}
 
 interface EffectivePrompts {
   language: Language;
@@ -79,17 +87,19 @@ function promptText(text: string, field = 'text'): string {
   return trimmed;
 }
 
-const tenantPrompt = (tenantId: string, id: string) =>
-  and(eq(suggestedPrompts.tenantId, tenantId), eq(suggestedPrompts.id, id));
+const ownedBy = (owner: PromptOwner) =>
+  and(eq(suggestedPrompts.tenantId, owner.tenantId), eq(suggestedPrompts.mode, owner.mode));
+
+const ownPrompt = (owner: PromptOwner, id: string) => and(ownedBy(owner), eq(suggestedPrompts.id, id));
 
 const tenantOrder = [asc(suggestedPrompts.sortOrder), asc(suggestedPrompts.createdAt), asc(suggestedPrompts.id)];
 const defaultOrder = [asc(defaultPrompts.sortOrder), asc(defaultPrompts.createdAt), asc(defaultPrompts.id)];
 
-export async function listPrompts(db: Executor, tenantId: string, language?: Language): Promise<Prompt[]> {
+export async function listPrompts(db: Executor, owner: PromptOwner, language?: Language): Promise<Prompt[]> {
   const rows = await db
     .select()
     .from(suggestedPrompts)
-    .where(and(eq(suggestedPrompts.tenantId, tenantId), language && eq(suggestedPrompts.language, language)))
+    .where(and(ownedBy(owner), language && eq(suggestedPrompts.language, language)))
     .orderBy(asc(suggestedPrompts.language), ...tenantOrder);
   return rows.map(toPrompt);
 }
@@ -97,13 +107,14 @@ export async function listPrompts(db: Executor, tenantId: string, language?: Lan
 export async function createPrompt(
   db: Executor,
   caches: Caches,
-  tenantId: string,
+  owner: PromptOwner,
   input: PromptInput,
 ): Promise<Prompt> {
   const [row] = await db
     .insert(suggestedPrompts)
     .values({
-      tenantId,
+      tenantId: owner.tenantId,
+      mode: owner.mode,
       language: input.language,
       text: promptText(input.text),
       sortOrder: input.sort_order ?? 0,
@@ -118,7 +129,7 @@ export async function createPrompt(
 export async function updatePrompt(
   db: Executor,
   caches: Caches,
-  tenantId: string,
+  owner: PromptOwner,
   id: string,
   changes: PromptChanges,
 ): Promise<Prompt> {
@@ -136,7 +147,7 @@ export async function updatePrompt(
       isActive: changes.is_active,
       updatedAt: sql`now()`,
     })
-    .where(tenantPrompt(tenantId, id))
+    .where(ownPrompt(owner, id))
     .returning();
   if (!row) throw notFound('Suggested prompt');
   caches.invalidate();
@@ -146,13 +157,10 @@ export async function updatePrompt(
 export async function deletePrompt(
   db: Executor,
   caches: Caches,
-  tenantId: string,
+  owner: PromptOwner,
   id: string,
 ): Promise<{ id: string }> {
-  const [row] = await db
-    .delete(suggestedPrompts)
-    .where(tenantPrompt(tenantId, id))
-    .returning({ id: suggestedPrompts.id });
+  const [row] = await db.delete(suggestedPrompts).where(ownPrompt(owner, id)).returning({ id: suggestedPrompts.id });
   if (!row) throw notFound('Suggested prompt');
   caches.invalidate();
   return row;
@@ -168,13 +176,18 @@ export async function listDefaultPrompts(db: Executor, language: Language): Prom
 }
 
 /**
- * What the widget shows for `language`: the tenant's active prompts if any, else the defaults. One
- * query: the defaults are read only when the tenant has no active prompt. A hot path, which the
- * integrations host answers from cached bytes until any prompt changes (src/http/response-cache.ts).
+ * What the widget shows for `language`: the tenant's active prompts of the owner's mode if any, else
+ * the defaults. One query: the defaults are read only when the tenant has no active prompt in that
+ * mode. A hot path, which the integrations host answers from cached bytes, per tenant and mode,
+ * until any prompt changes (src/http/response-cache.ts).
  */
-export async function effectivePrompts(db: Executor, tenantId: string, language: Language): Promise<EffectivePrompts> {
+export async function effectivePrompts(
+  db: Executor,
+  owner: PromptOwner,
+  language: Language,
+): Promise<EffectivePrompts> {
   const active: SQL | undefined = and(
-    eq(suggestedPrompts.tenantId, tenantId),
+    ownedBy(owner),
     eq(suggestedPrompts.language, language),
     eq(suggestedPrompts.isActive, true),
   );
@@ -190,6 +203,7 @@ export async function effectivePrompts(db: Executor, tenantId: string, language:
       text: defaultPrompts.text,
       sortOrder: defaultPrompts.sortOrder,
       isActive: sql<boolean>`true`.as('is_active'),
+      mode: sql<Mode>`null::text`.as('mode'),
       createdAt: defaultPrompts.createdAt,
       updatedAt: defaultPrompts.updatedAt,
       isDefault: sql<boolean>`true`.as('is_default'),

@@ -144,7 +144,12 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
 /** A look-up's answer: at once when the credential cache holds it, else once the database did. */
 export type LookedUp<T> = T | Promise<T>;
 
-/** Notes the use of what `found` names, once it is there. */
+/**
+ * Notes the use of what `found` names, once it is there, and answers `found` itself. A look-up still
+ * under way is the credential cache's own promise, whose rejection the cache handles where it makes
+ * it: a promise derived from it here would reject unheard when its caller lets it go (the request
+ * answered before routing looks only for a credential at hand).
+ */
 function noted<T>(
   db: Executor,
   caches: Caches,
@@ -153,9 +158,10 @@ function noted<T>(
 ): LookedUp<T> {
   const note = (value: T) => {
     if (value) noteCredentialUse(db, caches, idOf(value));
-    return value;
   };
-  return found instanceof Promise ? found.then(note) : note(found);
+  if (found instanceof Promise) found.then(note, () => {});
+  else note(found);
+  return found;
 }
 
 function resolveTenantCredential(
@@ -267,6 +273,18 @@ export async function countUnopenableSecrets(db: Executor, box: SecretBox): Prom
     .from(credentials)
     .where(and(isNotNull(credentials.sealedSecret), isNull(credentials.revokedAt)));
   return rows.filter((row) => !box.opens(row.sealed!)).length;
+}
+
+/**
+ * The fingerprints of the keys that open the stored signing secrets, revoked ones included: the
+ * keys a restore of them will need.
+ */
+export async function keysOfSealedSecrets(db: Executor, box: SecretBox): Promise<string[]> {
+  const rows = await db
+    .select({ sealed: credentials.sealedSecret })
+    .from(credentials)
+    .where(isNotNull(credentials.sealedSecret));
+  return box.fingerprintsOpening(rows.map((row) => row.sealed!));
 }
 
 interface RekeySummary {

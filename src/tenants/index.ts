@@ -7,6 +7,7 @@ export {
   countUnopenableSecrets,
   issueCredential,
   issuePartnerKey,
+  keysOfSealedSecrets,
   type LookedUp,
   listCredentials,
   resealSecrets,

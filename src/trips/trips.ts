@@ -1,9 +1,11 @@
-// Trips (DECISIONS §6): one tenant's trip, with its latest invoice. Operators create them; partners
-// read them. Every read is scoped by the tenant the caller's credential resolved to.
+// Trips (DECISIONS §6, §11): one tenant's trip, with its latest invoice of the trip's own mode.
+// Operators create them, live or test; partners read them. Every read is scoped by the tenant and
+// the mode the caller's credential resolved to: the other mode's trip does not exist for it.
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { cities, invoices, trips } from '../db/schema.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
+import type { Mode } from '../tenants/index.js';
 
 export interface Travelers {
   adults: number;
@@ -35,6 +37,8 @@ interface TripInput {
   travelers?: Partial<Travelers>;
   destinations?: Destination[];
   itinerary?: ItineraryDay[];
+  /** Default `live`; a `test` trip is seen and moved only by test credentials and test invoices. */
+  mode?: Mode;
 }
 
 const DEFAULT_TRAVELERS: Travelers = { adults: 1, children: 0 };
@@ -54,12 +58,15 @@ export interface TripWithInvoice {
   invoice: LatestInvoice | null;
 }
 
-/** The trip's latest invoice, or null. Invoices are written by the payment flow. */
+/**
+ * The trip's latest invoice of its own mode, or null. Invoices are written by the payment flow; a
+ * test invoice that named a live trip before trips had a mode is not that trip's.
+ */
 async function withLatestInvoice(db: Executor, trip: TripRow): Promise<TripWithInvoice> {
   const [invoice] = await db
     .select({ id: invoices.id, status: invoices.status, amount: invoices.amount, currency: invoices.currency })
     .from(invoices)
-    .where(and(eq(invoices.tripId, trip.id), eq(invoices.tenantId, trip.tenantId)))
+    .where(and(eq(invoices.tripId, trip.id), eq(invoices.tenantId, trip.tenantId), eq(invoices.mode, trip.mode)))
     .orderBy(desc(invoices.createdAt), desc(invoices.id))
     .limit(1);
   return { trip, invoice: invoice ?? null };
@@ -111,17 +118,25 @@ export async function createTrip(db: Executor, tenantId: string, input: TripInpu
       travelers: { ...DEFAULT_TRAVELERS, ...input.travelers },
       destinations: input.destinations ?? [],
       itinerary: input.itinerary ?? [],
+      mode: input.mode ?? 'live',
     })
     .returning();
   return withLatestInvoice(db, trip);
 }
 
-/** A trip by id; with `tenantId`, only that tenant's (another tenant's trip is not found). */
-export async function getTrip(db: Executor, id: string, tenantId?: string): Promise<TripWithInvoice> {
+/**
+ * A trip by id; with `scope` (a partner's credential), only that tenant's in that mode: another
+ * tenant's trip, and the other mode's, are not found.
+ */
+export async function getTrip(
+  db: Executor,
+  id: string,
+  scope?: { tenantId: string; mode: Mode },
+): Promise<TripWithInvoice> {
   const [trip] = await db
     .select()
     .from(trips)
-    .where(and(eq(trips.id, id), tenantId === undefined ? undefined : eq(trips.tenantId, tenantId)));
+    .where(and(eq(trips.id, id), scope && eq(trips.tenantId, scope.tenantId), scope && eq(trips.mode, scope.mode)));
   if (!trip) throw notFound('Trip');
   return withLatestInvoice(db, trip);
 }

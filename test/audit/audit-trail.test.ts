@@ -145,6 +145,7 @@ describe('audit trail', () => {
     const { invoice } = await change('POST', '/invoices', { tenant_id: tenantId, amount: '10.00', currency: 'SAR' });
     await change('POST', `/invoices/${invoice.id}/payment-requests`, undefined, invoice.id);
     await change('POST', '/secrets/rekey', undefined, null);
+    await change('POST', '/prunes', undefined, null);
     const named = await change('POST', '/operators', { name: 'Audited operator', role: 'read-only' });
     secrets.push(named.token);
     await change('PATCH', `/operators/${named.operator.id}`, { role: 'operator' }, named.operator.id);

@@ -42,4 +42,14 @@ describe('observability settings', () => {
     expect(() => loadConfig({ AUTH_FAILURE_LIMIT_PER_MINUTE: '-1' }, false)).toThrow(ConfigError);
     expect(() => loadConfig({ REDIS_URL: 'http://x' }, false)).toThrow('REDIS_URL must be a redis: or rediss: URL');
   });
+
+  it('bounds what a request waits for the database: 5 s by default, whole milliseconds from 100 to 60000', () => {
+    expect(loadConfig({}, false).databaseRequestTimeoutMs).toBe(5000);
+    expect(loadConfig({ DATABASE_REQUEST_TIMEOUT_MS: '1000' }, false).databaseRequestTimeoutMs).toBe(1000);
+    for (const bad of ['0', '99', '60001', '1.5', '5s']) {
+      expect(() => loadConfig({ DATABASE_REQUEST_TIMEOUT_MS: bad }, false)).toThrow(
+        `DATABASE_REQUEST_TIMEOUT_MS must be a whole number of milliseconds from 100 to 60000, got "${bad}"`,
+      );
+    }
+  });
 });

@@ -117,6 +117,16 @@ describe('monitoring shipped in deploy/', () => {
     }
   });
 
+  it('exports the payment backlog per mode, which the alerts read live only', () => {
+    for (const name of ['payment_requests_waiting', 'payment_requests_oldest_waiting_seconds']) {
+      const modes = scrape.samples.filter((sample) => sample.name === name).map((sample) => sample.labels.mode);
+      expect(modes.sort(), name).toEqual(['live', 'test']);
+    }
+    const backlogRules = ruleExpressions().filter((expression) => expression.includes('payment_requests_oldest'));
+    expect(backlogRules.length).toBe(2);
+    for (const expression of backlogRules) expect(expression).toContain('mode="live"');
+  });
+
   it.skipIf(!promtool)('the rules pass promtool check rules and promtool test rules', () => {
     const options = { cwd: PROMETHEUS_DIR, encoding: 'utf8' as const };
     const checked = execFileSync('promtool', ['check', 'rules', 'alerts.yml'], options);

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { type ServiceProcess, watchService } from '../support/process.js';
+import { checkedOutCommit, packageVersion } from '../support/release.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
 
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
@@ -120,6 +121,8 @@ describe.skipIf(!DATABASE_KINDS.includes('PostgreSQL'))('the production build', 
           `files shipped ${shipped.length}, RSS ${rssMb} MB, exit ${code}`,
       );
       expect(devOnDisk).toEqual([]);
+      // The copy is no git checkout: the commit is the one the build wrote beside itself.
+      expect(health).toEqual({ status: 'ok', version: packageVersion, commit: checkedOutCommit });
       expect(ready.status).toBe(200);
       expect(imported).toBe(true);
       expect(countries.count).toBeGreaterThan(200);

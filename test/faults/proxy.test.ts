@@ -8,7 +8,14 @@ import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggedRequests, type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { createPartner, type Partner } from './support/callback-load.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
-import { behindProxyEnv, NginxProxy, nginxUnavailable, type SlotPorts, slotPorts } from './support/nginx.js';
+import {
+  behindProxyEnv,
+  NginxProxy,
+  nginxUnavailable,
+  PUBLIC_NAMES,
+  type SlotPorts,
+  slotPorts,
+} from './support/nginx.js';
 import { waitFor } from './support/probes.js';
 
 const AUTH_FAILURE_LIMIT = 4;
@@ -154,6 +161,78 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
     expect(proxiedCookie).toMatch(/HttpOnly/);
     expect(direct.status).toBe(303);
     expect(direct.headers.get('set-cookie')).not.toMatch(/Secure/);
+  });
+
+  it('lets no Host on the public port reach an admin route, and serves them on the private address', async () => {
+    const ADMIN_PATHS = [
+      '/metrics',
+      '/console/',
+      '/console/sign-in',
+      '/admin/v1/tenants',
+      '/admin/v1/openapi.json',
+      '/admin/docs/',
+    ];
+    const adminPort = new URL(instances[0].urls.admin).port;
+    const hosts = [
+      PUBLIC_NAMES.admin,
+      `${PUBLIC_NAMES.admin}:${proxy.port}`,
+      `${PUBLIC_NAMES.admin}:${proxy.privatePort}`,
+      PUBLIC_NAMES.integrations,
+      PUBLIC_NAMES.backend,
+      'localhost',
+      '127.0.0.1',
+      `127.0.0.1:${adminPort}`,
+      '[::1]',
+      'evil.example',
+    ];
+    const head = (path: string, host: string | null) =>
+      `GET ${path} HTTP/1.${host === null ? 0 : 1}\r\n${host === null ? '' : `Host: ${host}\r\n`}` +
+      `Authorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close\r\n\r\n`;
+    /** Every swept request carries this in its query, so that its log line is told apart. */
+    const SWEPT = 'public-port-sweep';
+    /** Lines an instance's admin listener logged for the swept requests. */
+    const adminLines = (instance: ServiceProcess) =>
+      instance
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"listener":"admin"') && line.includes(SWEPT)).length;
+    const before = instances.map(adminLines);
+    const statuses = new Map<number, number>();
+    for (const path of ADMIN_PATHS) {
+      for (const host of [...hosts, null]) {
+        const status = await proxy.rawRequest(proxy.port, head(`${path}?${SWEPT}`, host));
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        // 421 from nginx for any name not public, the public host's own 404 for a path it has not,
+        // nginx's 400 for a request without Host.
+        expect([400, 404, 421], `${host} ${path}: ${status}`).toContain(status);
+      }
+    }
+    // The positive counterpart: on the private address the admin listener answers, and each
+    // instance's log has the line of a request made after the sweep.
+    const marker = '/metrics?after-public-sweep';
+    await waitFor('both instances to answer on the private address', async () => {
+      const status = await proxy.rawRequest(
+        proxy.privatePort,
+        head(marker, `${PUBLIC_NAMES.admin}:${proxy.privatePort}`),
+      );
+      expect(status).toBe(200);
+      return instances.every((instance) => loggedRequests(instance, marker) > 0);
+    });
+    const reached = instances.map((instance, index) => adminLines(instance) - before[index]);
+    console.log(
+      `[faults] proxy public port: ${ADMIN_PATHS.length * (hosts.length + 1)} admin paths under ${hosts.length + 1} Host values ` +
+        `answered ${[...statuses].map(([status, count]) => `${count}x${status}`).join(', ')}; admin listener reached ${reached.join('/')} times`,
+    );
+    // The filter sees the admin listener's lines: it finds the marker's.
+    for (const instance of instances) {
+      expect(
+        instance
+          .output()
+          .split('\n')
+          .some((line) => line.includes('"listener":"admin"') && line.includes(marker)),
+      ).toBe(true);
+    }
+    expect(reached).toEqual([0, 0]);
   });
 
   it('sends nothing to an instance taken out, and every request is still answered', async () => {

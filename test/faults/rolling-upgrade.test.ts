@@ -11,12 +11,21 @@ import { loggedRequests, type ServiceProcess, startServiceProcess } from '../sup
 import { CallbackLoad, createPartner, type Partner } from './support/callback-load.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
 import { checkInvariants, withDatabase } from './support/invariants.js';
-import { behindProxyEnv, NginxProxy, nginxUnavailable, type SlotPorts, slotPorts } from './support/nginx.js';
+import {
+  behindProxyEnv,
+  EXAMPLE_FAIL_TIMEOUT_MS,
+  NginxProxy,
+  nginxUnavailable,
+  type SlotPorts,
+  slotPorts,
+} from './support/nginx.js';
 import { PartnerEndpoint, waitFor } from './support/probes.js';
 import { InvoiceLoad, ListingLoad } from './support/read-load.js';
 import { builtRelease, lastRecordedRelease } from './support/releases.js';
 
 const CALLBACK = '/api/v1/payments/notify/';
+/** A request the load sends through nginx to each listener: the integrations, backend and admin ports. */
+const PROXIED = { integrations: CALLBACK, backend: '/v1/cities/?limit=5', admin: '/admin/v1/invoices' };
 const BUILD_TIMEOUT_MS = 10 * 60_000;
 const previous = lastRecordedRelease();
 const unavailable = nginxUnavailable ?? (DATABASE_KINDS.includes('PostgreSQL') ? null : 'no PostgreSQL cluster');
@@ -136,7 +145,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
     const listings = new ListingLoad(
       proxy.request,
       [
-        { url: `${proxy.publicUrl('backend')}/v1/cities/?limit=5`, authorization: `Api-Key ${backendKey}` },
+        { url: `${proxy.publicUrl('backend')}${PROXIED.backend}`, authorization: `Api-Key ${backendKey}` },
         {
           url: `${proxy.publicUrl('integrations')}/api/v1/countries/?limit=5`,
           authorization: `Api-Key ${partner.ssoSecret}`,
@@ -159,10 +168,17 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
       const stoppedMs = Date.now() - started;
       instances[index] = await startServiceProcess(envOf(slot), 3);
       processes.push(instances[index]);
+      // The steps of docs/deploy.md, "Rolling upgrade". 2: ready, and the new build answering.
       await waitFor('the new instance ready', async () => (await fetch(`${instances[index].urls.admin}/readyz`)).ok);
-      // nginx's checks are passive: the stopped instance's slot is out until its fail_timeout has
-      // passed. Stopping the other one before this one is back would leave nginx no instance.
-      await waitFor('nginx sending the new instance callbacks', () => loggedRequests(instances[index], CALLBACK) > 0);
+      const health = await (await fetch(`${instances[index].urls.admin}/healthz`)).json();
+      expect(health.commit).not.toBe(previous.commit);
+      // 3: nginx's checks are passive, and it marked each port of the stopped instance failed on
+      // its own: it tries each again only fail_timeout after the last failure, which came before
+      // the new instance was ready. Then every port the proxy serves shows proxied requests.
+      await new Promise((resolve) => setTimeout(resolve, EXAMPLE_FAIL_TIMEOUT_MS));
+      await waitFor('nginx sending the new instance requests on every port', () =>
+        Object.values(PROXIED).every((url) => loggedRequests(instances[index], url) > 0),
+      );
       swaps.push(`${Date.now() - started} ms (exit ${code} after ${stoppedMs} ms)`);
       expect(code).toBe(0);
       await loadFor(80);

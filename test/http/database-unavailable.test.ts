@@ -1,8 +1,6 @@
 // A database that is away or out of space is a 503 the client may retry, in each host's own error
 // body, with Retry-After; never a 500, never a request left hanging. On PostgreSQL, a real outage:
 // the service reaches the database through a TCP relay the test cuts and restores.
-import { once } from 'node:events';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.js';
@@ -12,8 +10,10 @@ import type { HostApp } from '../../src/http/host.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
-import { copyTemplateDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
+import { connectTo, copyTemplateDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
+import { Relay } from '../support/relay.js';
 import { type TestTenant, useService } from '../support/service.js';
 
 /** The database as a failing driver leaves it: every statement rejected with `cause` underneath. */
@@ -31,6 +31,8 @@ function failingDatabase(context: AppContext, cause: Error & { code: string }) {
 
 const CAUSES = {
   'connection refused': Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+  // The embedded server stopped: its Unix socket is gone.
+  'socket missing': Object.assign(new Error('connect ENOENT /data/postgresql/.s.PGSQL.5432'), { code: 'ENOENT' }),
   'disk full': Object.assign(new Error('could not extend file "base/5/16536": No space left on device'), {
     code: '53100',
   }),
@@ -90,36 +92,10 @@ describe('a database that is unavailable', () => {
   );
 });
 
-/** A TCP relay to PostgreSQL that can be cut (connections dropped, new ones refused) and restored. */
-class Relay {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: URL) {}
-
-  async open(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 5432), this.target.hostname);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    this.server.listen(this.port, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server!;
-    this.server = null;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  }
-}
+/** The service's DATABASE_REQUEST_TIMEOUT_MS here: short, so that the tests run quickly. */
+const DEADLINE_MS = 1000;
+/** What an answer may take beyond the deadline: the answer itself, on a busy machine. */
+const MARGIN_MS = 1500;
 
 async function timed(request: Promise<Response>): Promise<{ status: number; ms: number; body: unknown }> {
   const started = Date.now();
@@ -127,25 +103,35 @@ async function timed(request: Promise<Response>): Promise<{ status: number; ms: 
   return { status: response.status, ms: Date.now() - started, body: await response.json() };
 }
 
-describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL going away and coming back', () => {
+describe('PostgreSQL going away and coming back', () => {
   let database: TestDatabase;
   let relay: Relay;
+  const unhandled: unknown[] = [];
+  const noteUnhandled = (reason: unknown) => unhandled.push(reason);
   beforeAll(async () => {
     const { inject } = await import('vitest');
     database = await copyTemplateDatabase(inject('databaseTemplate'));
-    relay = new Relay(new URL(database.target.databaseUrl!));
+    relay = new Relay(database.target.databaseUrl!);
     await relay.open();
+    process.on('unhandledRejection', noteUnhandled);
   });
   afterAll(async () => {
+    process.off('unhandledRejection', noteUnhandled);
     await relay?.cut().catch(() => {});
     await database?.drop();
   });
   // The service reaches its database through the relay only.
-  const service = useService(() => {
-    const url = new URL(database.target.databaseUrl!);
-    url.port = String(relay.port);
-    return { env: { DATABASE_URL: url.toString() } };
-  });
+  const service = useService(() => ({
+    env: { DATABASE_URL: relay.url, DATABASE_REQUEST_TIMEOUT_MS: String(DEADLINE_MS) },
+  }));
+
+  /** Waits until /readyz says ready, within `withinMs`. */
+  async function readyAgain(withinMs: number): Promise<void> {
+    const started = Date.now();
+    while ((await fetch(`${service.urls.integrations}/readyz`)).status !== 200) {
+      expect(Date.now() - started).toBeLessThan(withinMs);
+    }
+  }
 
   it('answers 503 within 2 s while it is away, again and again, and 200 as soon as it is back', async () => {
     const tenant = await service.createTenant();
@@ -174,5 +160,115 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL going away and coming back', () 
       expect(Date.now() - started).toBeLessThan(5000);
     }
     expect(await timed(notify())).toMatchObject({ status: 200, body: { status: 'success' } });
+  });
+
+  it('answers an Api-Key read whose credential is not cached 503, and leaves no promise unhandled', async () => {
+    const tenant = await service.createTenant();
+    await relay.cut();
+    try {
+      const read = await timed(
+        fetch(`${service.urls.integrations}/api/v1/countries/`, {
+          headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+        }),
+      );
+      expect(read).toMatchObject({ status: 503, body: { success: false, error: { code: 'SERVICE_UNAVAILABLE' } } });
+      // The process would have exited on it (vitest reports it as an error of the run as well).
+      expect(unhandled).toEqual([]);
+    } finally {
+      await relay.open();
+    }
+    await readyAgain(5000);
+  });
+
+  it('answers 503 with Retry-After on every host within the deadline while the database does not answer', async () => {
+    const tenant = await service.createTenant();
+    const invoice = await createInvoice(service, tenant);
+    const partnerKey = (
+      await service.admin('POST', '/partner-keys', { name: 'hung', scopes: ['countries:read'] })
+    ).json().key;
+    const { integrations, backend, admin } = service.urls;
+    const metricsBefore = await (
+      await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).text();
+    relay.hang();
+    let answers: { status: number; ms: number; body: unknown; retryAfter: string | null }[];
+    try {
+      const request = async (url: string, init: RequestInit = {}) => {
+        const started = Date.now();
+        const response = await fetch(url, init);
+        return {
+          status: response.status,
+          ms: Date.now() - started,
+          body: await response.json(),
+          retryAfter: response.headers.get('retry-after'),
+        };
+      };
+      answers = await Promise.all([
+        request(`${integrations}/api/v1/countries/`, {
+          headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` },
+        }),
+        request(`${integrations}/api/v1/payments/notify/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': tenant.credentials.partner_api_key },
+          body: JSON.stringify(notificationFor(invoice)),
+        }),
+        request(`${backend}/v1/countries/`, { headers: { authorization: `Api-Key ${partnerKey}` } }),
+        request(`${admin}/admin/v1/tenants`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }),
+      ]);
+    } finally {
+      relay.resume();
+    }
+    const message = 'Service temporarily unavailable; retry shortly.';
+    expect(answers.map(({ status, body, retryAfter }) => [status, retryAfter, body])).toEqual([
+      [503, '1', { success: false, message, data: null, error: { code: 'SERVICE_UNAVAILABLE' } }],
+      [503, '1', { error: 'Service unavailable' }],
+      [503, '1', { detail: message }],
+      [503, '1', { error: { code: 'SERVICE_UNAVAILABLE', message } }],
+    ]);
+    for (const answer of answers) expect(answer.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+    await readyAgain(5000);
+    const metricsAfter = await (
+      await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).text();
+    const exceeded = (text: string) =>
+      Number(/^db_request_deadline_exceeded_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+    expect(exceeded(metricsAfter)).toBeGreaterThanOrEqual(exceeded(metricsBefore) + answers.length);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('gives up a statement waiting on a lock at the deadline: a 503 in time, and its transaction rolls back', async () => {
+    const { tenant } = await service.createTenant();
+    const createInvoice = () =>
+      timed(
+        fetch(`${service.urls.admin}/admin/v1/invoices`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tenant_id: tenant.id, amount: '10.00', currency: 'SAR' }),
+        }),
+      );
+    const sql = connectTo(database.target.databaseUrl!);
+    try {
+      // The invoice's foreign key waits for the tenant's row, locked here until the answer came.
+      const answer = await sql.begin(async (tx) => {
+        await tx`select 1 from tenants where id = ${tenant.id} for update`;
+        return createInvoice();
+      });
+      expect(answer).toMatchObject({ status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE' } } });
+      expect(answer.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+      // The lock gone, the abandoned transaction ends, without committing.
+      await waitFor('the abandoned transaction to end', async () => {
+        const [{ open }] = await sql<{ open: number }[]>`
+          select count(*)::int as open from pg_stat_activity
+           where datname = current_database() and pid <> pg_backend_pid()
+             and (state like 'idle in transaction%' or (state = 'active' and query ilike '%invoices%'))`;
+        return open === 0;
+      });
+      const [{ invoices }] = await sql<{ invoices: number }[]>`
+        select count(*)::int as invoices from invoices where tenant_id = ${tenant.id}`;
+      expect(invoices).toBe(0);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    expect(await createInvoice()).toMatchObject({ status: 201 });
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/server.js';
+import { keyFingerprint } from '../../src/tenants/secret-box.js';
 import { CallbackLoad, createPartner } from '../faults/support/callback-load.js';
 import { adminRequests } from '../support/apps.js';
 import { connectTo, createEmptyDatabase, type TestDatabase } from '../support/database.js';
@@ -76,11 +77,17 @@ describe('partnerctl backup and restore', () => {
         `${(statSync(file).size / 1024 / 1024).toFixed(2)} MiB in ${backupMs} ms (partnerctl included); ${load.describe()}`,
     );
     expect(summary.bytes).toBe(statSync(file).size);
+    // The backup names the key its signing secrets need: the service's SECRET_ENCRYPTION_KEY.
+    const serviceKey = keyFingerprint(service.context.config.secretEncryptionKey!);
+    expect(summary.sealed_with).toEqual([serviceKey]);
 
-    const env = { DATABASE_URL: restored.target.databaseUrl! };
+    // Restored where no key is configured: it says which key the service will need, and that it is not here.
+    const env = { DATABASE_URL: restored.target.databaseUrl!, DATA_DIR: directory };
     const restore = await partnerctl(['restore', file], env);
     expect(restore.code, restore.stderr).toBe(0);
     expect(restore.stdout).toContain('every count checked');
+    expect(restore.stdout).toContain(`open with the encryption key ${serviceKey}`);
+    expect(restore.stdout).toContain(`not configured here: start the service with SECRET_ENCRYPTION_KEY set to it`);
     // Never over data: a second restore into the now full database is refused.
     const again = await partnerctl(['restore', file], env);
     expect(again.code).toBe(1);

@@ -97,8 +97,10 @@ describe('metrics', () => {
       const metrics = await scrape();
       expect(metrics.value('payment_request_attempts_total', { outcome: 'delivered' }) - before).toBe(1);
       expect(metrics.types.get('payment_requests_waiting')).toBe('gauge');
-      expect(metrics.value('payment_requests_waiting')).toBe(0);
-      expect(metrics.value('payment_requests_oldest_waiting_seconds')).toBe(0);
+      for (const mode of ['live', 'test']) {
+        expect(metrics.value('payment_requests_waiting', { mode })).toBe(0);
+        expect(metrics.value('payment_requests_oldest_waiting_seconds', { mode })).toBe(0);
+      }
     } finally {
       partner.close();
     }

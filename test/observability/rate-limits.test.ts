@@ -1,10 +1,10 @@
 // Rate limits: failed authentications per client address on every host, requests per credential
-// on the integrations and backend hosts, each 429 in its host's own body with the standard
-// headers; counters in Redis shared by two instances.
+// on the integrations and backend hosts, the smaller budgets of test invoices and pings, each 429
+// in its host's own body with the standard headers; counters in Redis shared by two instances.
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createInvoice, keyOf, notificationFor } from '../payments/support.js';
@@ -12,6 +12,8 @@ import { startTestApps, type TestApps, useApps, useTenant } from '../support/app
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { loggerInto } from '../support/logs.js';
+import { PartnerEndpoint } from '../support/partner-endpoint.js';
+import { parsePrometheus } from '../support/prometheus.js';
 import { startTestService, type TestService, useService } from '../support/service.js';
 
 const LIMITS = { AUTH_FAILURE_LIMIT_PER_MINUTE: '30', RATE_LIMIT_PER_MINUTE: '1200' };
@@ -215,6 +217,86 @@ describe('requests per credential', () => {
       recovered = await send(service, 'integrations', request, PARTNER);
     }
     expect(recovered?.statusCode).toBe(200);
+  });
+});
+
+describe('the budgets of test invoices and pings', () => {
+  const service = useApps(['integrations', 'admin'], {
+    env: { RATE_LIMIT_PER_MINUTE: '100', RATE_LIMIT_TEST_INVOICES_PER_MINUTE: '3', RATE_LIMIT_PINGS_PER_MINUTE: '2' },
+  });
+  const tenant = useTenant(service);
+  const partner = new PartnerEndpoint();
+  let testSso: string;
+
+  beforeAll(async () => {
+    await partner.start();
+    await service.context.paymentQueue.start(() => {});
+    const secrets = [tenant.credentials.payment_endpoint_secret];
+    await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, {
+      payment_endpoint_url: partner.route('/live', secrets, [{ status: 200 }]),
+      test_payment_endpoint_url: partner.route('/test', secrets, [{ status: 200 }]),
+    });
+    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, {
+      kind: 'test_sso_hmac_secret',
+    });
+    testSso = issued.json().secret;
+  });
+  afterAll(async () => {
+    await service.context.paymentQueue.stop();
+    await partner.stop();
+  });
+
+  const as = (secret: string, method: InjectOptions['method'], url: string, payload?: InjectOptions['payload']) =>
+    send(service, 'integrations', { method, url, payload, headers: { authorization: `Api-Key ${secret}` } }, PARTNER);
+  const refusals = async () =>
+    parsePrometheus((await service.apps.admin!.inject({ method: 'GET', url: '/metrics' })).body);
+  const refused = (metrics: Awaited<ReturnType<typeof refusals>>, limit: string) =>
+    metrics.value('rate_limited_requests_total', { listener: 'integrations', limit });
+
+  it('refuse a credential past its smaller budget, leaving its other requests and other credentials alone', async () => {
+    const before = await refusals();
+    const invoice = { amount: '10.00', currency: 'SAR' };
+    for (let remaining = 2; remaining >= 0; remaining--) {
+      const created = await as(testSso, 'POST', '/api/v1/test/invoices/', invoice);
+      expect(created.statusCode).toBe(201);
+      // The headers describe the budget nearer its end: the route's.
+      expectLimitHeaders(created, 3);
+      expect(Number(created.headers['ratelimit-remaining'])).toBe(remaining);
+    }
+    const limited = await as(testSso, 'POST', '/api/v1/test/invoices/', invoice);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toMatchObject({ success: false, data: null, error: { code: 'RATE_LIMITED' } });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expectLimitHeaders(limited, 3);
+    expect((await as(testSso, 'GET', '/api/v1/payment-requests/')).statusCode).toBe(200);
+    const invoices = await service.context.database.executeSql(
+      `select count(*)::int as n from invoices where tenant_id = $1 and mode = 'test'`,
+      [tenant.tenant.id],
+    );
+    expect(invoices.rows[0].n).toBe(3);
+
+    // Pings: the test secret's two, then a 429; the live secret has a budget of its own.
+    for (let ping = 0; ping < 2; ping++) {
+      const pinged = await as(testSso, 'POST', '/api/v1/payment-endpoint/ping/');
+      expect(pinged.statusCode).toBe(200);
+      expectLimitHeaders(pinged, 2);
+    }
+    expect((await as(testSso, 'POST', '/api/v1/payment-endpoint/ping/')).statusCode).toBe(429);
+    expect((await as(tenant.credentials.sso_hmac_secret, 'POST', '/api/v1/payment-endpoint/ping/')).statusCode).toBe(
+      200,
+    );
+    expect(partner.received.get('/test')?.filter((request) => request.body.type === 'ping')).toHaveLength(2);
+
+    const after = await refusals();
+    expect(refused(after, 'test_invoices') - refused(before, 'test_invoices')).toBe(1);
+    expect(refused(after, 'pings') - refused(before, 'pings')).toBe(1);
+  });
+
+  it('are settings of their own, validated at start', () => {
+    const config = loadConfig({ RATE_LIMIT_TEST_INVOICES_PER_MINUTE: '0', RATE_LIMIT_PINGS_PER_MINUTE: '7' }, false);
+    expect(config.routeBudgets).toEqual({ testInvoicesPerMinute: 0, pingsPerMinute: 7 });
+    expect(loadConfig({}, false).routeBudgets).toEqual({ testInvoicesPerMinute: 60, pingsPerMinute: 10 });
+    expect(() => loadConfig({ RATE_LIMIT_PINGS_PER_MINUTE: 'ten' }, false)).toThrow(ConfigError);
   });
 });
 

@@ -32,6 +32,7 @@ function recordingStore(options: { held?: Promise<void> } = {}) {
       const connections = service.context.database.dedicatedConnections(count);
       return {
         size: count,
+        deadlineMs: connections.deadlineMs,
         query: async (text, values) => {
           statements.push(text);
           sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);

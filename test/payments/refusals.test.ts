@@ -62,6 +62,9 @@ describe('the prune', () => {
     deliveryAttemptsDays: 0,
     auditEventsDays: 0,
     refusedNotificationsDays: 30,
+    pingsDays: 0,
+    breakerEventsDays: 0,
+    testInvoicesDays: 0,
   }).find((rule) => rule.table === 'refused_notifications')!;
 
   it('removes records older than the retention and keeps the newest per tenant', async () => {

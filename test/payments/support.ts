@@ -30,8 +30,12 @@ export async function createInvoice(
   return response.json<{ invoice: InvoiceJson }>().invoice;
 }
 
-export async function createTrip(service: TestApps, tenant: TestTenant): Promise<TripJson> {
-  const response = await service.admin('POST', '/trips', { tenant_id: tenant.tenant.id, title: 'Umrah and AlUla' });
+export async function createTrip(service: TestApps, tenant: TestTenant, mode?: 'live' | 'test'): Promise<TripJson> {
+  const response = await service.admin('POST', '/trips', {
+    tenant_id: tenant.tenant.id,
+    title: 'Umrah and AlUla',
+    ...(mode && { mode }),
+  });
   if (response.statusCode !== 201) throw new Error(`trip not created: ${response.statusCode} ${response.body}`);
   return response.json<{ trip: TripJson }>().trip;
 }

@@ -29,7 +29,7 @@ describe('partnerctl default-prompts and trips', () => {
     expect(refused.stderr).toContain('VALIDATION_ERROR');
   });
 
-  it('creates and shows a trip', async () => {
+  it('creates and shows a trip, live by default or in test mode', async () => {
     const { tenant } = await service.createTenant();
     const created = await partnerctl(
       [
@@ -57,5 +57,13 @@ describe('partnerctl default-prompts and trips', () => {
     });
     const shown = await partnerctl(['trips', 'show', trip.id, '--json'], env);
     expect(JSON.parse(shown.stdout)).toEqual({ trip });
+    expect(trip.mode).toBe('live');
+
+    const test = await partnerctl(
+      ['trips', 'create', '--tenant', tenant.id, '--title', 'Sandbox', '--mode', 'test', '--json'],
+      env,
+    );
+    expect(test.code, test.stderr).toBe(0);
+    expect(JSON.parse(test.stdout).trip).toMatchObject({ title: 'Sandbox', mode: 'test' });
   });
 });

@@ -2,6 +2,7 @@
 // absolute-form request line cannot steer, invisible prompt text, deep JSON refused and stored
 // deep payloads shown.
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -283,6 +284,10 @@ describe('requests refused before routing', () => {
   );
 });
 
+/** Tries of a refused body under `Connection: close`: each lost its 413 now and then before the fix. */
+const TRIES = 60;
+const AT_ONCE = 6;
+
 describe('a body refused while the client is still sending it', () => {
   /** A body of `chunks` 64 KiB chunks, each a few milliseconds after the last, as a slow uplink sends. */
   const slowBody = (chunks: number) => {
@@ -315,5 +320,54 @@ describe('a body refused while the client is still sending it', () => {
       expect((await response.json()).error.code).toBe('PAYLOAD_TOO_LARGE');
     }
     expect((await post(JSON.stringify({ language: 'en', text: 'after the refusals' }))).status).toBe(201);
+  });
+
+  it("reaches Node's http client as the 413 on every try when the request asked Connection: close", async () => {
+    const { hostname, port } = new URL(service.urls.integrations!);
+    const body = Buffer.from(JSON.stringify({ language: 'en', text: 'x'.repeat(12 * 1024 * 1024) }));
+    /**
+     * One request on a connection of its own, followed to the end of its connection: the status
+     * read, and any error the client met sending the body (the server closed before reading it).
+     */
+    const once = () =>
+      new Promise<string>((resolve) => {
+        let status = 'no answer';
+        let failure = '';
+        const sent = request(
+          {
+            host: hostname,
+            port,
+            method: 'POST',
+            path: '/api/v1/suggested-prompts/',
+            agent: false,
+            headers: {
+              authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}`,
+              'content-type': 'application/json',
+              'content-length': body.length,
+              connection: 'close',
+            },
+          },
+          (response) => {
+            status = String(response.statusCode);
+            response.resume();
+          },
+        );
+        sent.on('error', (error: NodeJS.ErrnoException) => {
+          failure = ` then ${error.code ?? error.message}`;
+        });
+        sent.on('close', () => resolve(`${status}${failure}`));
+        sent.end(body);
+      });
+    const outcomes = new Map<string, number>();
+    // A few at once, as clients come: each on its own connection.
+    for (let round = 0; round < TRIES / AT_ONCE; round++) {
+      for (const outcome of await Promise.all(Array.from({ length: AT_ONCE }, once))) {
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    }
+    console.log(
+      `Connection: close, 12 MiB: ${[...outcomes].map(([outcome, count]) => `${count}x ${outcome}`).join(', ')}`,
+    );
+    expect(Object.fromEntries(outcomes)).toEqual({ 413: TRIES });
   });
 });

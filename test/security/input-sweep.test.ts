@@ -4,20 +4,18 @@
 // Then every route receives the hostile requests of issue 25 (deep JSON, bytes that are not UTF-8,
 // a bad percent-escape, headers too large, integers not in decimal): each a 4xx in its host's own
 // error body, and again nothing stored.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
 import { rowsOf } from '../../src/db/client.js';
-import type { Json } from '../../src/http/openapi.js';
 import { createInvoice } from '../payments/support.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { bodySchemaOf, resolve, type Schema, sample } from './openapi-requests.js';
 
-/** A part of an OpenAPI document: a schema, an operation, a parameter. */
-type Schema = Json;
 const BAD_VALUES: [string, string][] = [
   ['NUL', 'abc\u0000def'],
   ['lone surrogate', 'abc\ud800def'],
@@ -36,7 +34,9 @@ let partnerKey: string;
 let ids: Record<string, string>;
 
 beforeAll(async () => {
-  partnerKey = (await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read'] })).json().key;
+  partnerKey = (
+    await service.admin('POST', '/partner-keys', { name: 'sweep', scopes: ['countries:read', 'cities:read'] })
+  ).json().key;
   const invoice = await createInvoice(service, tenant);
   const city = (await service.admin('GET', '/cities?name=Riyadh&country=SA')).json().cities[0];
   ids = { tenant_id: tenant.tenant.id, invoice_id: invoice.id, city: city.id, country: city.country_id };
@@ -60,63 +60,6 @@ async function rowCount(): Promise<number> {
     total += row.count;
   }
   return total;
-}
-
-function resolve(document: Schema, schema: Schema | undefined): Schema | undefined {
-  if (!schema?.$ref) return schema;
-  const name = String(schema.$ref).split('/').pop()!;
-  return (
-    document.components?.schemas?.[name] ??
-    Object.values<Schema>(document.components?.schemas ?? {}).find((candidate) => candidate.$id === name)
-  );
-}
-
-/** Values of fields whose schema alone does not say what a valid one is. */
-const FIELD_VALUES: Record<string, () => unknown> = {
-  slug: () => `sweep-${randomBytes(4).toString('hex')}`,
-  gateway: () => 'tap',
-  currency: () => 'SAR',
-  amount: () => '10.00',
-  time: () => '09:00',
-};
-const FORMAT_VALUES: Record<string, () => string> = {
-  uuid: () => randomUUID(),
-  uri: () => 'https://example.com/sweep',
-  date: () => '2027-01-10',
-};
-
-/** A valid-looking value for a schema: a known field's, else from its enum, format or type. */
-function sample(document: Schema, raw: Schema | undefined, field: string): unknown {
-  const schema = resolve(document, raw) ?? {};
-  if (field in ids) return ids[field];
-  if (FIELD_VALUES[field]) return FIELD_VALUES[field]();
-  if (schema.anyOf)
-    return sample(
-      document,
-      schema.anyOf.find((option: Schema) => option.type !== 'null'),
-      field,
-    );
-  if (schema.enum) return schema.enum[0];
-  if (schema.const !== undefined) return schema.const;
-  return sampleOfType(document, schema, field);
-}
-
-function sampleOfType(document: Schema, schema: Schema, field: string): unknown {
-  switch ([schema.type].flat().find((type) => type !== 'null')) {
-    case 'object':
-      return Object.fromEntries(
-        (schema.required ?? []).map((name: string) => [name, sample(document, schema.properties?.[name], name)]),
-      );
-    case 'array':
-      return schema.minItems ? [sample(document, schema.items, field)] : [];
-    case 'integer':
-    case 'number':
-      return schema.minimum ?? 1;
-    case 'boolean':
-      return true;
-    default:
-      return FORMAT_VALUES[schema.format]?.() ?? `Sweep ${randomBytes(3).toString('hex')}`;
-  }
 }
 
 /** Paths (dotted) of the string fields of a body schema, nested objects included. */
@@ -162,8 +105,8 @@ function sweepCases(listener: ListenerName, document: Schema): SweepCase[] {
   for (const [path, operations] of Object.entries<Record<string, Schema>>(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const url = path.replace(/\{(\w+)\}/g, (_match, name) => (name === 'language' ? 'en' : randomUUID()));
-      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
-      const base = (bodySchema ? sample(document, bodySchema, '') : {}) as Record<string, unknown>;
+      const bodySchema = bodySchemaOf(operation);
+      const base = (bodySchema ? sample(document, bodySchema, '', ids) : {}) as Record<string, unknown>;
       const inputs = [
         ...stringFields(document, bodySchema).map((field) => ({
           where: `body ${field.join('.')}`,
@@ -325,5 +268,65 @@ describe('every route of every host, hostile requests', () => {
     console.log(`hostile sweep: ${sent} requests, every answer a 4xx in its host's body`);
     expect(sent).toBeGreaterThan(100);
     expect(await rowCount()).toBe(before);
+  });
+});
+
+/** Past the end of any list, yet a 64-bit integer: a page, empty. */
+const FAR_OFFSETS = ['1000000000', '9223372036854775807'];
+/** Too large for a 64-bit integer: refused as any invalid parameter is. */
+const TOO_LARGE = ['9223372036854775808', '99999999999999999999999'];
+const VALIDATION_STATUS: Record<ListenerName, number> = { integrations: 400, backend: 422, admin: 400 };
+
+/** The items of a paged answer, in whichever host's body. */
+function pageItems(body: Schema): unknown {
+  return body?.data?.results ?? body?.results;
+}
+
+/** The paged routes of a host's document: GET operations taking both `limit` and `offset`. */
+function pagedPaths(document: Schema): string[] {
+  return Object.entries<Record<string, Schema>>(document.paths)
+    .filter(([, operations]) => {
+      const names = (operations.get?.parameters ?? []).map((parameter: Schema) => parameter.name);
+      return names.includes('offset') && names.includes('limit');
+    })
+    .map(([path]) => path);
+}
+
+/** A paged route's answers to offsets past the end and to integers past 64 bits. */
+async function checkPaging(listener: ListenerName, path: string): Promise<void> {
+  const app = service.apps[listener]!;
+  const headers = headersFor(listener, path);
+  for (const offset of FAR_OFFSETS) {
+    const response = await app.inject({ method: 'GET', url: `${path}?offset=${offset}`, headers });
+    const shown = `${listener} ${path} offset=${offset}: ${response.statusCode} ${response.body.slice(0, 200)}`;
+    expect(response.statusCode, shown).toBe(200);
+    expect(pageItems(response.json()), shown).toEqual([]);
+  }
+  for (const name of ['offset', 'limit']) {
+    for (const value of TOO_LARGE) {
+      const response = await app.inject({ method: 'GET', url: `${path}?${name}=${value}`, headers });
+      const body = response.json();
+      const shown = `${listener} ${path} ${name}=${value}: ${response.statusCode} ${response.body.slice(0, 200)}`;
+      expect(response.statusCode, shown).toBe(VALIDATION_STATUS[listener]);
+      expect(isHostErrorBody(listener, path, body), shown).toBe(true);
+      if (listener === 'backend') expect(body.detail[0].loc, shown).toEqual(['query', name]);
+      else expect(body.error.code, shown).toBe('VALIDATION_ERROR');
+    }
+  }
+}
+
+describe('every paged route of every host', () => {
+  it('answers an offset past the end with an empty page, an integer past 64 bits with a validation error', async () => {
+    let routes = 0;
+    for (const [listener, documentPath] of Object.entries(DOCUMENTS) as [ListenerName, string][]) {
+      const document = (await service.apps[listener]!.inject({ method: 'GET', url: documentPath })).json();
+      for (const path of pagedPaths(document)) {
+        if (path.includes('{')) throw new Error(`${path}: a paged route with path parameters needs ids here`);
+        await checkPaging(listener, path);
+        routes++;
+      }
+    }
+    console.log(`paging sweep: ${routes} paged routes`);
+    expect(routes).toBeGreaterThanOrEqual(7);
   });
 });

@@ -75,7 +75,11 @@ describe('the log of a scenario at trace level', () => {
     });
     const database = {
       ...service.context.database,
-      dedicatedConnections: (count: number) => ({ size: count, query: () => Promise.reject(queryError()) }),
+      dedicatedConnections: (count: number) => ({
+        size: count,
+        deadlineMs: service.context.config.databaseRequestTimeoutMs,
+        query: () => Promise.reject(queryError()),
+      }),
     };
     const app = await buildIntegrationsApp({ ...service.context, db: failing, database }, loggerInto(lines, 'trace'));
     try {

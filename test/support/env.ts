@@ -15,6 +15,8 @@ export function testEnv(target: DatabaseTarget, overrides: Record<string, string
     LOG_FORMAT: 'json',
     // Off unless a test is about them: suites send many requests, and many bad keys, from one address.
     RATE_LIMIT_PER_MINUTE: '0',
+    RATE_LIMIT_TEST_INVOICES_PER_MINUTE: '0',
+    RATE_LIMIT_PINGS_PER_MINUTE: '0',
     AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
     ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
     SECRET_ENCRYPTION_KEY: '00'.repeat(32),

@@ -1,7 +1,7 @@
 // Secrets at rest: rotating SECRET_ENCRYPTION_KEY (the previous key opens until `partnerctl secrets
 // rekey` has sealed everything again), and the warning about a key file beside the data.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { eq, isNotNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -208,6 +208,38 @@ describe.skipIf(TEST_DATABASE_URL)('the key file beside the embedded data', () =
       );
     } finally {
       await service.close();
+    }
+  });
+
+  it('refuses a start without its key file when sealed secrets need it, naming the file, and writes no new key', async () => {
+    const restored = copyTemplateDataDir(inject('dataDirTemplate'));
+    const keyFile = keyFilePath(restored.target.dataDir!);
+    const withoutKey = () => loadConfig(testEnv(restored.target, { SECRET_ENCRYPTION_KEY: '' }));
+    try {
+      const service = await startService(withoutKey(), logger);
+      await service.apps.admin!.inject({
+        method: 'POST',
+        url: '/admin/v1/tenants',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        payload: { name: 'Restored', slug: 'restored', gateway: 'tap' },
+      });
+      await service.close();
+      const original = readFileSync(keyFile);
+      // The data directory as restored from a copy that left the key file out.
+      rmSync(keyFile);
+      await expect(startService(withoutKey(), logger)).rejects.toThrow(
+        new RegExp(
+          `sealed with a key this DATA_DIR does not have: the key file ${keyFile} is missing.*no new key file`,
+        ),
+      );
+      expect(existsSync(keyFile)).toBe(false);
+      // The original put back where the message said: the service starts and opens its secrets.
+      writeFileSync(keyFile, original, { mode: 0o600 });
+      const back = await startService(withoutKey(), logger);
+      await back.close();
+      expect(readFileSync(keyFile)).toEqual(original);
+    } finally {
+      await restored.drop();
     }
   });
 });

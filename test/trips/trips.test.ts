@@ -15,7 +15,7 @@ describe('trip domain', () => {
     expect(trip.status).toBe('draft');
     for (const status of TRIP_STATUSES) {
       await db.transaction((tx) => setTripStatus(tx, trip.id, status));
-      const moved = (await getTrip(db, trip.id, tenant.tenant.id)).trip;
+      const moved = (await getTrip(db, trip.id, { tenantId: tenant.tenant.id, mode: 'live' })).trip;
       expect(moved.status).toBe(status);
       expect(moved.updatedAt.getTime()).toBeGreaterThanOrEqual(trip.updatedAt.getTime());
     }
@@ -28,7 +28,7 @@ describe('trip domain', () => {
     expect((await getTrip(db, trip.id)).trip.status).toBe('cancelled');
   });
 
-  it('shows the newest invoice of the trip, by created_at', async () => {
+  it('shows the newest invoice of the trip of its own mode, by created_at', async () => {
     const { db } = service.context;
     const { trip } = await createTrip(db, tenant.tenant.id, { title: 'Invoiced trip' });
     const { trip: other } = await createTrip(db, tenant.tenant.id, { title: 'Another trip' });
@@ -41,8 +41,17 @@ describe('trip domain', () => {
     const [latest] = await insert(trip.id, '120.50', '2030-01-02T10:00:00Z', 'paid');
     await insert(trip.id, '90.00', '2029-12-31T10:00:00Z');
     await insert(other.id, '999.00', '2031-01-01T10:00:00Z');
+    // A newer test invoice naming the live trip (made before trips had a mode) is not its invoice.
+    await db.insert(invoices).values({
+      tenantId: tenant.tenant.id,
+      tripId: trip.id,
+      amount: '1.00',
+      currency: 'SAR',
+      mode: 'test',
+      createdAt: new Date('2032-01-01T10:00:00Z'),
+    });
 
-    expect((await getTrip(db, trip.id, tenant.tenant.id)).invoice).toEqual({
+    expect((await getTrip(db, trip.id, { tenantId: tenant.tenant.id, mode: 'live' })).invoice).toEqual({
       id: latest.id,
       status: 'paid',
       amount: '120.50',

@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * One of the tenant's trips
-         * @description Another tenant's trip, and an id that is not a UUID, are a 404.
+         * @description Another tenant's trip, the other mode's (a live trip to a test secret, a test trip to a live one), and an id that is not a UUID, are a 404.
          */
         get: operations["getTrip"];
         put?: never;
@@ -202,7 +202,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed ping to your payment endpoint now and report the answer
-         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.
+         * @description Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).
          */
         post: operations["pingPaymentEndpoint"];
         delete?: never;
@@ -242,7 +242,7 @@ export interface paths {
         put?: never;
         /**
          * Create a test invoice: a real signed payment request goes to your test payment endpoint
-         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.
+         * @description Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 `TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key (`pis_test_pay_...`). A test invoice names only a test trip, which it moves as a live invoice moves a live one, and never appears to live credentials. Test invoices have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it) and are deleted after a number of days, with their attempts and callbacks.
          */
         post: operations["createTestInvoice"];
         delete?: never;
@@ -305,7 +305,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "MISDIRECTED_REQUEST" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
                 /** @description On VALIDATION_ERROR: one entry per invalid field */
                 details?: {
                     /** @description Dotted for nested fields, e.g. travelers.adults */
@@ -2714,7 +2714,7 @@ export interface operations {
                     currency: string;
                     /**
                      * Format: uuid
-                     * @description One of your trips (never moved)
+                     * @description One of your test trips (a live trip is a 404)
                      */
                     trip_id?: string | null;
                 };
@@ -2800,7 +2800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: `trip_id` names no trip of yours */
+            /** @description NOT_FOUND: `trip_id` names no test trip of yours */
             404: {
                 headers: {
                     [name: string]: unknown;

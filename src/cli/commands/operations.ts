@@ -1,11 +1,34 @@
 // partnerctl commands for running the service for years: named operators, online backups and
 // their restore.
 import { closeSync, createReadStream, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { PRUNE_INTERVAL_MINUTES } from '../../config.js';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
 import { type Row, record, table } from '../output.js';
 
 const OPERATOR_COLUMNS = ['id', 'name', 'role', 'token_hint', 'created_at'];
+
+/** The first line of a file (within its first 64 KiB): a backup's header. */
+function firstLine(file: string): string {
+  const head = Buffer.alloc(Math.min(statSync(file).size, 64 * 1024));
+  const descriptor = openSync(file, 'r');
+  try {
+    readSync(descriptor, head, 0, head.length, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  return head.toString('utf8').split('\n')[0];
+}
+
+/** What a backup's `sealed_with` asks of the service it is restored for, in words. */
+function keysNeeded(sealedWith: string[] | undefined | null): string {
+  if (!sealedWith) return 'the backup does not say which encryption key its signing secrets need (taken by 1.0.0)';
+  if (sealedWith.length === 0) return 'no signing secrets: the restore needs no encryption key';
+  return (
+    `the restored signing secrets open with the encryption key ${sealedWith.join(' and ')} (fingerprint): ` +
+    'SECRET_ENCRYPTION_KEY, or DATA_DIR/secret-encryption.key, of the service backed up'
+  );
+}
 
 /** The last line of a file (within its last 64 KiB): a backup's end record, when it is complete. */
 function lastLine(file: string): string {
@@ -84,9 +107,18 @@ export const operationCommands: Command[] = [
         if (!end.end || !end.rows) throw new CliError('the backup was cut short (no end record): try again');
         renameSync(partial, file);
         const rows = Object.values(end.rows).reduce((sum, count) => sum + count, 0);
-        const summary = { file, bytes, tables: Object.keys(end.rows).length, rows, ms: Date.now() - started };
+        const { sealed_with } = JSON.parse(firstLine(file)) as { sealed_with?: string[] };
+        const summary = {
+          file,
+          bytes,
+          tables: Object.keys(end.rows).length,
+          rows,
+          ms: Date.now() - started,
+          sealed_with,
+        };
         invocation.output(
-          `backup saved to ${file}: ${summary.tables} tables, ${rows} rows, ${bytes} bytes in ${summary.ms} ms`,
+          `backup saved to ${file}: ${summary.tables} tables, ${rows} rows, ${bytes} bytes in ${summary.ms} ms\n` +
+            `${keysNeeded(sealed_with)}; keep it apart from the backup`,
           summary,
         );
       } finally {
@@ -96,20 +128,13 @@ export const operationCommands: Command[] = [
   },
   {
     name: 'prune',
-    summary: 'Delete now what is past its retention (the service also does it every hour), and exit',
+    summary: `Delete now what is past its retention, on the running service (it also does it every ${PRUNE_INTERVAL_MINUTES} minutes)`,
     async run(invocation) {
-      const { loadConfig } = await import('../../config.js');
-      const { openDatabase } = await import('../../db/client.js');
-      const { prune, retentionRules } = await import('../../maintenance/index.js');
-      const config = loadConfig();
-      const database = await openDatabase(config);
-      try {
-        const deleted = await prune(database, retentionRules(config.retention));
-        const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
-        invocation.output(lines.join('\n'), { deleted });
-      } finally {
-        await database.close();
-      }
+      const { deleted, ms } = await invocation
+        .admin()
+        .request<{ deleted: Record<string, number>; ms: number }>('POST', '/prunes');
+      const lines = Object.entries(deleted).map(([table, rows]) => `${table}: ${rows} rows deleted`);
+      invocation.output([...lines, `in ${ms} ms`].join('\n'), { deleted, ms });
     },
   },
   {
@@ -124,6 +149,7 @@ export const operationCommands: Command[] = [
       const { openDatabase } = await import('../../db/client.js');
       const { migrateDatabase } = await import('../../db/migrate.js');
       const { restoreBackup, BackupError } = await import('../../maintenance/index.js');
+      const { keyFilePath, secretBoxFor } = await import('../../tenants/index.js');
       const { PaymentQueue } = await import('../../payments/index.js');
       const config = loadConfig();
       const database = await openDatabase(config);
@@ -144,9 +170,19 @@ export const operationCommands: Command[] = [
           if (failure) throw failure;
         });
         const rows = Object.values(summary.rows).reduce((sum, count) => sum + count, 0);
+        const here = secretBoxFor(
+          config.secretEncryptionKey,
+          config.previousSecretEncryptionKeys,
+          config.dataDir,
+        ).fingerprints();
+        const missing = (summary.sealedWith ?? []).filter((fingerprint) => !here.includes(fingerprint));
+        const keys = missing.length
+          ? `not configured here: start the service with SECRET_ENCRYPTION_KEY set to it, or with its key file at ${keyFilePath(config.dataDir)}`
+          : 'configured here';
         invocation.output(
-          `restored ${file}: ${summary.tables} tables, ${rows} rows, every count checked, in ${Date.now() - started} ms`,
-          { file, ...summary },
+          `restored ${file}: ${summary.tables} tables, ${rows} rows, every count checked, in ${Date.now() - started} ms\n` +
+            `${keysNeeded(summary.sealedWith)}${summary.sealedWith?.length ? `: ${keys}` : ''}`,
+          { file, ...summary, keys_missing: missing },
         );
       } catch (error) {
         if (error instanceof BackupError) throw new CliError(error.message);

@@ -7,10 +7,12 @@ export const tripCommands: Command[] = [
   {
     name: 'trips create',
     summary: "Create a tenant's trip; --file adds fields from a JSON object (destinations, itinerary)",
-    usage: '--tenant TENANT_ID --title TITLE [--start DATE] [--end DATE] [--adults N] [--children N] [--file FILE]',
+    usage:
+      '--tenant TENANT_ID --title TITLE [--mode live|test] [--start DATE] [--end DATE] [--adults N] [--children N] [--file FILE]',
     options: {
       tenant: { type: 'string' },
       title: { type: 'string' },
+      mode: { type: 'string' },
       start: { type: 'string' },
       end: { type: 'string' },
       adults: { type: 'string' },
@@ -29,6 +31,7 @@ export const tripCommands: Command[] = [
         ...fromFile,
         tenant_id: required(options, 'tenant'),
         title: required(options, 'title'),
+        ...(typeof options.mode === 'string' && { mode: options.mode }),
         ...(typeof options.start === 'string' && { start_date: options.start }),
         ...(typeof options.end === 'string' && { end_date: options.end }),
         ...(Object.keys(travelers).length > 0 && { travelers }),

@@ -11,6 +11,7 @@ import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
+import { onlyAllowedHosts } from './allowed-hosts.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
 import { adminBackupRoutes } from './backups.js';
 import { consolePlugin } from './console/index.js';
@@ -21,6 +22,7 @@ import { adminGeoRoutes } from './geo.js';
 import { adminOperatorRoutes, enforceRoles } from './operators.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
+import { adminRetentionRoutes } from './retention.js';
 import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
@@ -47,6 +49,7 @@ export async function buildAdminApp(
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
   const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
+  app.addHook('onRequest', onlyAllowedHosts(context.config.adminAllowedHosts));
   const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
@@ -117,6 +120,7 @@ export async function buildAdminApp(
       await admin.register(adminAuditRoutes, { context });
       await admin.register(adminOperatorRoutes, { context });
       await admin.register(adminBackupRoutes, { context });
+      await admin.register(adminRetentionRoutes, { context });
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
 import { BACKUP_FORMAT, writeBackup } from '../../maintenance/index.js';
+import { keysOfSealedSecrets } from '../../tenants/index.js';
 
 export const BACKUP_MEDIA_TYPE = `application/vnd.${BACKUP_FORMAT}`;
 
@@ -19,7 +20,8 @@ export const adminBackupRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         summary: 'Stream a consistent backup of the database, taken while the service serves',
         description:
           'One snapshot of every table (a REPEATABLE READ READ ONLY transaction), streamed as it is read. ' +
-          'The file ends with a record of the rows per table: a file without it is incomplete. ' +
+          'The file ends with a record of the rows per table: a file without it is incomplete. Its first line names ' +
+          'the encryption keys its signing secrets need (`sealed_with`: key fingerprints). ' +
           'Restore with `partnerctl restore FILE` into an empty database.',
         produces: [BACKUP_MEDIA_TYPE],
         response: {
@@ -33,7 +35,8 @@ export const adminBackupRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
     async (request, reply) => {
       const body = new PassThrough();
       const started = Date.now();
-      writeBackup(context.database, body).then(
+      const sealedWith = await keysOfSealedSecrets(context.db, context.secretBox);
+      writeBackup(context.database, body, sealedWith).then(
         (summary) => {
           request.log.info({ backup: { ...summary, ms: Date.now() - started } }, 'backup taken');
           body.end();

@@ -25,12 +25,11 @@ import {
   resendPaymentRequest,
   storedNotAppliedReason,
 } from '../../payments/index.js';
-import { MODES } from '../../tenants/index.js';
 import { listenerUrl } from '../host.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
-import { IdParams, isoOrNull, Nullable, Timestamp, Uuid } from '../schemas.js';
+import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { conflictResponse } from './error-responses.js';
 
@@ -49,11 +48,7 @@ export const Invoice = Type.Object({
       'A `paid` under another transaction_id came after the invoice was paid: the traveller may have paid twice. ' +
       'That event is stored, not applied (`not_applied_reason: "possible_double_charge"`)',
   }),
-  mode: Type.Unsafe<'live' | 'test'>({
-    type: 'string',
-    enum: ['live', 'test'],
-    description: '`test`: made with test credentials; only test keys see and move it',
-  }),
+  mode: ModeSchema('`test`: made with test credentials; only test keys see and move it'),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -85,12 +80,7 @@ const InvoiceListQuery = Type.Object({
       { description: 'Only invoices in this status' },
     ),
   ),
-  mode: Type.Optional(
-    Type.Union(
-      MODES.map((mode) => Type.Literal(mode)),
-      { description: 'Only live or only test invoices; both when absent' },
-    ),
-  ),
+  mode: Type.Optional(ModeSchema('Only live or only test invoices; both when absent')),
   since: Type.Optional(
     Type.String({ format: 'date-time', description: 'Only invoices created at or after this time' }),
   ),

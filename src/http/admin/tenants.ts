@@ -196,7 +196,9 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         response: {
           200: Type.Object({
             tenant: Tenant,
-            last_ping: Type.Union([Ping, Type.Null()], { description: 'The latest ping; null: never pinged' }),
+            last_ping: Type.Union([Ping, Type.Null()], {
+              description: 'The latest ping kept (RETENTION_PINGS_DAYS); null: none',
+            }),
             payment_endpoint_breaker: EndpointBreaker,
           }),
         },

@@ -1,11 +1,16 @@
 // Admin routes for trips (DECISIONS §8): operators create a tenant's trip; partners then read it.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { getTenant } from '../../tenants/index.js';
-import { createTrip, getTrip } from '../../trips/index.js';
-import { IdParams, Nullable, Uuid } from '../schemas.js';
+import { createTrip, getTrip, type TripWithInvoice } from '../../trips/index.js';
+import { IdParams, ModeSchema, Nullable, Uuid } from '../schemas.js';
 import { Destination, IsoDate, Travelers, TripObject, tripView } from '../shapes/trip.js';
+
+const TripMode = ModeSchema(
+  'Default `live`. A `test` trip is seen only with test credentials and named only by test invoices; ' +
+    'its `invoice` is its latest test invoice',
+);
 
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
 const Text = (maxLength: number) =>
@@ -14,6 +19,7 @@ const Text = (maxLength: number) =>
 const TripBody = Type.Object(
   {
     tenant_id: Uuid,
+    mode: Type.Optional(TripMode),
     title: Type.String({ ...Text(200), minLength: 1 }),
     start_date: Type.Optional(Nullable(IsoDate)),
     end_date: Type.Optional(Nullable(IsoDate)),
@@ -52,7 +58,13 @@ const TripBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TripResponse = Type.Object({ trip: TripObject });
+/** The trip as partners see it, and its mode. */
+const AdminTrip = Type.Object({ ...TripObject.properties, mode: TripMode });
+const TripResponse = Type.Object({ trip: AdminTrip });
+const adminTripView = (found: TripWithInvoice): Static<typeof AdminTrip> => ({
+  ...tripView(found),
+  mode: found.trip.mode,
+});
 
 export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db } = context;
@@ -71,7 +83,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
     async (request, reply) => {
       const { tenant_id: tenantId, ...input } = request.body;
       await getTenant(db, tenantId);
-      return reply.code(201).send({ trip: tripView(await createTrip(db, tenantId, input)) });
+      return reply.code(201).send({ trip: adminTripView(await createTrip(db, tenantId, input)) });
     },
   );
 
@@ -86,6 +98,6 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
         response: { 200: TripResponse },
       },
     },
-    async (request) => ({ trip: tripView(await getTrip(db, request.params.id)) }),
+    async (request) => ({ trip: adminTripView(await getTrip(db, request.params.id)) }),
   );
 };

@@ -36,6 +36,7 @@ import {
   pingView,
 } from '../shapes/payment-request.js';
 import { Envelope, errorResponse, ok, resourceId } from './envelope.js';
+import { credentialScope } from './tenant-auth.js';
 
 const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'] as const;
 const tags = ['payments'];
@@ -52,7 +53,6 @@ const CONFLICT_RESPONSE = (examples: string[]) =>
 
 export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   const { db, paymentQueue } = context;
-  const scopeOf = (request: FastifyRequest) => ({ tenantId: request.tenant.id, mode: request.mode });
   const listingPath = (request: FastifyRequest) => request.url.split('?')[0];
 
   app.get(
@@ -81,7 +81,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     async (request) => {
       const page = pageFrom(request.query);
       const { status } = request.query;
-      const { count, rows } = await listPaymentRequests(db, scopeOf(request), { status }, page);
+      const { count, rows } = await listPaymentRequests(db, credentialScope(request), { status }, page);
       const filters: Record<string, string> = status ? { status } : {};
       return ok(
         'Payment requests.',
@@ -118,7 +118,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     },
     async (request) => {
       const invoiceId = resourceId(request.params.invoice_id, 'Payment request');
-      const scope = scopeOf(request);
+      const scope = credentialScope(request);
       const found = await getPaymentRequest(db, scope, invoiceId);
       return ok('Payment request.', {
         payment_request: paymentRequestView(found),
@@ -146,7 +146,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     },
     async (request) => {
       const invoiceId = resourceId(request.params.invoice_id, 'Payment request');
-      const attempt = await resendPaymentRequest(db, paymentQueue, invoiceId, scopeOf(request));
+      const attempt = await resendPaymentRequest(db, paymentQueue, invoiceId, credentialScope(request));
       return ok('Payment request queued again.', { invoice_id: invoiceId, attempt });
     },
   );
@@ -154,6 +154,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
   app.post(
     '/payment-endpoint/ping/',
     {
+      config: { rateLimitBudget: 'pings' },
       schema: {
         operationId: 'pingPaymentEndpoint',
         tags,
@@ -161,7 +162,8 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         description:
           'Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) ' +
           'to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s ' +
-          'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body.',
+          'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. ' +
+          'Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).',
         response: {
           200: Envelope(Type.Object({ ping: Ping })),
           409: CONFLICT_RESPONSE([NOTHING_TO_PING, NO_TEST_ENDPOINT_TO_PING]),
@@ -201,7 +203,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     async (request) => {
       const page = pageFrom(request.query);
       const { outcome } = request.query;
-      const { count, rows } = await listNotificationLog(db, scopeOf(request), outcome, page);
+      const { count, rows } = await listNotificationLog(db, credentialScope(request), outcome, page);
       return ok(
         'Payment callbacks.',
         pagedList(
@@ -220,7 +222,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     '/test/invoices/',
     {
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
-      config: { losslessJsonNumbers: true },
+      config: { losslessJsonNumbers: true, rateLimitBudget: 'test_invoices' },
       schema: {
         operationId: 'createTestInvoice',
         tags,
@@ -229,13 +231,15 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
           'Test credentials only (`Authorization: Api-Key pis_test_sso_...`); a live secret is a 403 ' +
           '`TEST_MODE_ONLY`. The payment request is the `payment.requested` webhook, signed with your payment ' +
           'endpoint secret, sent to `test_payment_endpoint_url`; report its outcome with your test partner API key ' +
-          '(`pis_test_pay_...`). A test invoice never moves a trip and never appears to live credentials.',
+          '(`pis_test_pay_...`). A test invoice names only a test trip, which it moves as a live invoice moves a live one, ' +
+          'and never appears to live credentials. Test invoices have a smaller rate limit of their own per secret ' +
+          '(429 `RATE_LIMITED` past it) and are deleted after a number of days, with their attempts and callbacks.',
         body: Type.Object(
           {
             amount: InvoiceAmount,
             currency: CurrencyCode,
             trip_id: Type.Optional(
-              Nullable(Type.String({ format: 'uuid', description: 'One of your trips (never moved)' })),
+              Nullable(Type.String({ format: 'uuid', description: 'One of your test trips (a live trip is a 404)' })),
             ),
           },
           {
@@ -246,7 +250,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         response: {
           201: Envelope(Type.Object({ payment_request: PaymentRequestRef })),
           403: errorResponse('TEST_MODE_ONLY: a live SSO secret was sent', [new AppError(ErrorCode.TEST_MODE_ONLY)]),
-          404: errorResponse('NOT_FOUND: `trip_id` names no trip of yours', [notFound('Trip')]),
+          404: errorResponse('NOT_FOUND: `trip_id` names no test trip of yours', [notFound('Trip')]),
         },
       },
     },
@@ -257,7 +261,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         tenant_id: request.tenant.id,
         mode: 'test',
       });
-      const found = await getPaymentRequest(db, scopeOf(request), invoice.id);
+      const found = await getPaymentRequest(db, credentialScope(request), invoice.id);
       return reply.code(201).send(ok('Test invoice created.', { payment_request: paymentRequestView(found) }));
     },
   );

@@ -16,6 +16,7 @@ import { sendCachedResponse } from '../response-cache.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
+import { credentialScope } from './tenant-auth.js';
 
 /** The same, as a shared schema of the integrations host (see openapi.ts). */
 export const Prompt = Type.Object(PromptObject.properties, { $id: 'SuggestedPrompt', title: 'Suggested prompt' });
@@ -67,7 +68,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     },
     async (request) =>
       ok('Suggested prompts.', {
-        prompts: (await listPrompts(db, request.tenant.id, request.query.language)).map(promptView),
+        prompts: (await listPrompts(db, credentialScope(request), request.query.language)).map(promptView),
       }),
   );
 
@@ -94,11 +95,11 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     (request, reply) => {
-      const tenantId = request.tenant.id;
+      const owner = credentialScope(request);
       const { language } = request.query;
-      // Cached bytes until any prompt changes (src/http/response-cache.ts).
+      // Cached bytes until any prompt changes (src/http/response-cache.ts), per tenant and mode.
       sendCachedResponse(context, request, reply, async () => {
-        const effective = await effectivePrompts(db, tenantId, language);
+        const effective = await effectivePrompts(db, owner, language);
         return {
           payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
         };
@@ -120,7 +121,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     async (request, reply) =>
       reply.code(201).send(
         ok('Suggested prompt created.', {
-          prompt: promptView(await createPrompt(db, caches, request.tenant.id, request.body)),
+          prompt: promptView(await createPrompt(db, caches, credentialScope(request), request.body)),
         }),
       ),
   );
@@ -140,7 +141,7 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
     async (request) =>
       ok('Suggested prompt updated.', {
         prompt: promptView(
-          await updatePrompt(db, caches, request.tenant.id, promptId(request.params.id), request.body),
+          await updatePrompt(db, caches, credentialScope(request), promptId(request.params.id), request.body),
         ),
       }),
   );
@@ -157,6 +158,9 @@ export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = 
       },
     },
     async (request) =>
-      ok('Suggested prompt deleted.', await deletePrompt(db, caches, request.tenant.id, promptId(request.params.id))),
+      ok(
+        'Suggested prompt deleted.',
+        await deletePrompt(db, caches, credentialScope(request), promptId(request.params.id)),
+      ),
   );
 };

@@ -18,14 +18,17 @@ declare module 'fastify' {
   }
 }
 
+/** Whose objects a request may see and change: its credential's tenant, in its credential's mode. */
+export const credentialScope = (request: FastifyRequest) => ({ tenantId: request.tenant.id, mode: request.mode });
+
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
 /** The tenant of an `/api/v1/` request, from its SSO secret. */
 export const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
   lookUp: (authorization) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(authorization)),
   idOf: (credential) => credential.credentialId,
-  // A tenant's answers are its own.
-  audienceOf: (credential) => credential.tenant.id,
+  // A tenant's answers are its own, and a test secret's are apart from a live one's.
+  audienceOf: (credential) => `${credential.tenant.id}:${credential.mode}`,
   grants: () => true,
   refusal(request, reply) {
     reply.header('www-authenticate', 'Api-Key');

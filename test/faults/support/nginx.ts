@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { projectRoot } from '../../../src/paths.js';
 import { freePort } from './postgres-cluster.js';
@@ -26,6 +27,18 @@ const EXAMPLE_SLOTS = [
   [8080, 8081, 8090],
   [18080, 18081, 18090],
 ];
+
+/**
+ * How long the example's nginx keeps a port it saw fail out of rotation (`fail_timeout`, the same
+ * on every upstream server): step 3 of docs/deploy.md's rolling upgrade waits for it.
+ */
+export const EXAMPLE_FAIL_TIMEOUT_MS = (() => {
+  const text = readFileSync(path.join(EXAMPLE_DIR, 'partner-integrations.conf'), 'utf8');
+  const timeouts = new Set([...text.matchAll(/fail_timeout=(\d+)s/g)].map((match) => Number(match[1])));
+  if (timeouts.size !== 1)
+    throw new Error('deploy/nginx/partner-integrations.conf: expected one fail_timeout for every server');
+  return [...timeouts][0] * 1000;
+})();
 
 /** The header that tells this run's nginx which address a client connects from (see `request`). */
 const TEST_CLIENT_HEADER = 'X-Test-Client-Address';
@@ -65,6 +78,7 @@ export function behindProxyEnv(proxy: NginxProxy, slot: SlotPorts): Record<strin
     TRUST_PROXY: '127.0.0.1',
     INTEGRATIONS_PUBLIC_URL: proxy.publicUrl('integrations'),
     BACKEND_PUBLIC_URL: proxy.publicUrl('backend'),
+    ADMIN_PUBLIC_URL: proxy.publicUrl('admin'),
   };
 }
 
@@ -99,7 +113,14 @@ function selfSignedCertificate(dir: string): { cert: string; key: string } {
 }
 
 /** The example configuration with this run's certificate, ports and paths. */
-function configuredExample(options: { cert: string; key: string; port: number; slots: SlotPorts[]; dir: string }) {
+function configuredExample(options: {
+  cert: string;
+  key: string;
+  port: number;
+  privatePort: number;
+  slots: SlotPorts[];
+  dir: string;
+}) {
   let text = readFileSync(path.join(EXAMPLE_DIR, 'partner-integrations.conf'), 'utf8');
   const replace = (from: string, to: string) => {
     if (!text.includes(from)) throw new Error(`deploy/nginx/partner-integrations.conf no longer has ${from}`);
@@ -111,7 +132,9 @@ function configuredExample(options: { cert: string; key: string; port: number; s
     '/etc/nginx/snippets/partner-integrations-proxy.conf',
     path.join(EXAMPLE_DIR, 'partner-integrations-proxy.conf'),
   );
-  replace('listen 443 ssl;', `listen 127.0.0.1:${options.port} ssl;`);
+  replace('listen 443 ssl default_server;', `listen 127.0.0.1:${options.port} ssl default_server;`);
+  // The private address operators reach: another port on loopback here.
+  replace('listen 10.0.0.2:443 ssl;', `listen 127.0.0.1:${options.privatePort} ssl;`);
   EXAMPLE_SLOTS.forEach((ports, index) => {
     const slot = options.slots[index];
     [slot.integrations, slot.backend, slot.admin].forEach((port, listener) => {
@@ -129,8 +152,11 @@ export class NginxProxy {
 
   private constructor(
     readonly dir: string,
+    /** The public address's port. */
     readonly port: number,
-    ca: string,
+    /** The private address's port (the admin listener's server). */
+    readonly privatePort: number,
+    private readonly ca: string,
   ) {
     this.agent = new Agent({
       connect: {
@@ -152,7 +178,8 @@ export class NginxProxy {
     mkdirSync(path.join(dir, 'logs'));
     const { cert, key } = selfSignedCertificate(dir);
     const port = await freePort();
-    const site = configuredExample({ cert, key, port, slots, dir });
+    const privatePort = await freePort();
+    const site = configuredExample({ cert, key, port, privatePort, slots, dir });
     writeFileSync(path.join(dir, 'partner-integrations.conf'), site);
     // The main file Debian's /etc/nginx/nginx.conf would be, reduced to what a test needs; one
     // process (no master and workers), so nothing runs as another user nor outlives the test.
@@ -178,17 +205,34 @@ export class NginxProxy {
         '',
       ].join('\n'),
     );
-    const proxy = new NginxProxy(dir, port, readFileSync(cert, 'utf8'));
+    const proxy = new NginxProxy(dir, port, privatePort, readFileSync(cert, 'utf8'));
     const args = ['-p', `${dir}/`, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'logs/error.log')];
     execFileSync(NGINX, [...args, '-t', '-q'], { stdio: 'pipe' });
     proxy.child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     // Its port, not a request through it: a request before the instances run would mark them failed.
-    await waitFor('nginx listening', () => accepts(port));
+    await waitFor('nginx listening', async () => (await accepts(port)) && (await accepts(privatePort)));
     return proxy;
   }
 
+  /** A host's URL through the proxy: the admin's on the private address, the others' on the public one. */
   publicUrl(host: keyof typeof PUBLIC_NAMES): string {
-    return `https://${PUBLIC_NAMES[host]}:${this.port}`;
+    return `https://${PUBLIC_NAMES[host]}:${host === 'admin' ? this.privatePort : this.port}`;
+  }
+
+  /**
+   * One request over TLS to `port` with exactly the request head given (any `Host`, or none),
+   * as a client that controls every byte would send it: the status nginx or an instance answered.
+   */
+  rawRequest(port: number, head: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, ca: this.ca, servername: PUBLIC_NAMES.integrations }, () =>
+        socket.write(head),
+      );
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('end', () => resolve(Number(Buffer.concat(chunks).toString('latin1').slice(9, 12))));
+      socket.on('error', reject);
+    });
   }
 
   /** A request through the proxy to `host`'s public name (see `request`). */

@@ -5,14 +5,16 @@ import { TEST_ADMIN_TOKEN } from '../../support/env.js';
 
 type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
-/** Requests per outcome (`200`, `503`, `error`, ...). */
-class Tally {
+/** Requests per outcome (`200`, `503`, `error`, ...), and each one's start and end. */
+export class Tally {
   readonly counts = new Map<string, number>();
+  readonly requests: { started: number; ended: number; outcome: string }[] = [];
   sent = 0;
 
-  add(outcome: string): void {
+  add(outcome: string, started: number): void {
     this.sent++;
     this.counts.set(outcome, (this.counts.get(outcome) ?? 0) + 1);
+    this.requests.push({ started, ended: Date.now(), outcome });
   }
 
   /** Requests not answered `expected`. */
@@ -77,11 +79,12 @@ export class ListingLoad extends Loop {
 
   protected async step(): Promise<void> {
     const page = this.pages[this.next++ % this.pages.length];
+    const started = Date.now();
     const { outcome, response } = await outcomeOf(
       this.send(page.url, { headers: { authorization: page.authorization }, signal: AbortSignal.timeout(5000) }),
     );
     await response?.arrayBuffer();
-    this.tally.add(outcome);
+    this.tally.add(outcome, started);
   }
 }
 
@@ -103,6 +106,7 @@ export class InvoiceLoad extends Loop {
   protected async step(): Promise<void> {
     const key = `rolling-${this.invoiceIds.length}-${Math.random().toString(36).slice(2)}`;
     for (let attempt = 0; attempt < 20; attempt++) {
+      const started = Date.now();
       const { outcome, response } = await outcomeOf(
         this.send(`${this.adminUrl}/admin/v1/invoices`, {
           method: 'POST',
@@ -115,7 +119,7 @@ export class InvoiceLoad extends Loop {
           signal: AbortSignal.timeout(5000),
         }),
       );
-      this.tally.add(outcome);
+      this.tally.add(outcome, started);
       if (outcome === '201') {
         this.invoiceIds.push((await response!.json()).invoice.id);
         return;

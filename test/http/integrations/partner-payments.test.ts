@@ -141,26 +141,28 @@ describe('test credentials', () => {
     );
   });
 
-  it("never move a trip, and another tenant's trip is a 404", async () => {
-    const trip = await createTrip(service, tenant);
+  it("move only a test trip of their own; a live trip and another tenant's trip are a 404", async () => {
+    const trip = await createTrip(service, tenant, 'test');
     const invoice = await createTestInvoice(tenant, { trip_id: trip.id });
     expect(invoice.trip_id).toBe(trip.id);
-    expect(await tripStatus(service, trip.id)).toBe('draft');
+    expect(await tripStatus(service, trip.id)).toBe('pending_payment');
     const paid = await notify(service, notificationFor(invoice), { 'x-api-key': tenant.test.partnerKey });
     expect(answerOf(paid)).toEqual({ status: 200, body: { status: 'success' } });
     expect((await showInvoice(service, invoice.id)).invoice.status).toBe('paid');
-    expect(await tripStatus(service, trip.id)).toBe('draft');
+    expect(await tripStatus(service, trip.id)).toBe('booked');
 
-    const othersTrip = await createTrip(service, other);
-    expectError(
-      await test(tenant).api('POST', '/api/v1/test/invoices/', {
-        amount: '1.00',
-        currency: 'SAR',
-        trip_id: othersTrip.id,
-      }),
-      404,
-      'NOT_FOUND',
-    );
+    for (const named of [await createTrip(service, tenant), await createTrip(service, other, 'test')]) {
+      expectError(
+        await test(tenant).api('POST', '/api/v1/test/invoices/', {
+          amount: '1.00',
+          currency: 'SAR',
+          trip_id: named.id,
+        }),
+        404,
+        'NOT_FOUND',
+      );
+      expect(await tripStatus(service, named.id)).toBe('draft');
+    }
   });
 });
 

@@ -60,10 +60,17 @@ describe('test mode with a real payment endpoint', () => {
     expect(shown.attempts[0].latency_ms).toEqual(expect.any(Number));
     expect(shown.payment_url).toBe('https://sandbox.pay/s/1');
     const after = parsePrometheus((await service.apps.admin!.inject({ method: 'GET', url: '/metrics' })).body);
-    expect(
-      after.value('payment_request_attempts_total', { outcome: 'delivered', mode: 'test' }) -
-        before.value('payment_request_attempts_total', { outcome: 'delivered', mode: 'test' }),
-    ).toBe(1);
+    const added = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.value(name, labels);
+    expect(added('payment_request_attempts_total', { outcome: 'delivered', mode: 'test' })).toBe(1);
+    // Its duration and wait are test figures too: the live ones did not move.
+    for (const [name, labels] of [
+      ['payment_request_attempt_duration_seconds_count', { kind: 'success' }],
+      ['payment_request_first_attempt_delay_seconds_count', {}],
+    ] as const) {
+      expect(added(name, { ...labels, mode: 'test' }), name).toBe(1);
+      expect(added(name, { ...labels, mode: 'live' }), name).toBe(0);
+    }
 
     // Resent: the same signed request comes again.
     expectOk(await api()('POST', `/api/v1/payment-requests/${invoiceId}/resend/`));

@@ -50,6 +50,7 @@ describe('trips', () => {
       'id',
       'invoice',
       'itinerary',
+      'mode',
       'start_date',
       'status',
       'title',
@@ -67,8 +68,11 @@ describe('trips', () => {
       invoice: null,
     });
     expect(trip.created_at).toMatch(ISO_WITH_OFFSET);
+    expect(trip.mode).toBe('live');
+    // Partners see the admin shape without its mode: their credential says it.
+    const { mode: _mode, ...partnerShape } = trip;
     const response = await api('GET', `/api/v1/trips/${trip.id}/`);
-    expect(expectOk<'getTrip'>(response)).toEqual({ trip });
+    expect(expectOk<'getTrip'>(response)).toEqual({ trip: partnerShape });
     expect((await service.admin('GET', `/trips/${trip.id}`)).json()).toEqual({ trip });
   });
 
@@ -97,7 +101,10 @@ describe('trips', () => {
     const { trip } = created.json();
     const { title, start_date, end_date, travelers, destinations, itinerary } = body;
     expect(trip).toMatchObject({ title, start_date, end_date, travelers, destinations, itinerary, status: 'draft' });
-    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual(trip);
+    expect(expectOk<'getTrip'>(await api('GET', `/api/v1/trips/${trip.id}`)).trip).toEqual({
+      ...trip,
+      mode: undefined,
+    });
   });
 
   it("answers another tenant's trip, an unknown id and a malformed id with a 404", async () => {

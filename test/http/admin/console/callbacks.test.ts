@@ -147,4 +147,34 @@ describe('console: callbacks and search', () => {
     await page.click('button:has-text("Find")');
     await page.getByText('No invoice has the id or a transaction "chg_nobody_sent_this".').waitFor();
   });
+
+  it('charts live invoices on the home page, and test ones apart on its Test mode tab', async () => {
+    const paidCount = async () =>
+      Number(
+        (
+          await page
+            .locator('figure', { hasText: 'Payment notifications' })
+            .locator('.legend li', { hasText: 'paid' })
+            .first()
+            .textContent()
+        )?.match(/\d+$/)?.[0],
+      );
+    await page.goto(url('/'));
+    await page.locator('figure', { hasText: 'live invoices' }).first().waitFor();
+    const livePaid = await paidCount();
+    const testKey = (
+      await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'test_partner_api_key' })
+    ).json().secret;
+    const testInvoice = { id: testInvoiceId, amount: '5.00', currency: 'SAR' } as InvoiceJson;
+    expect((await notify(service, notificationFor(testInvoice), { 'x-api-key': testKey })).json()).toEqual({
+      status: 'success',
+    });
+
+    await page.reload();
+    expect(await paidCount()).toBe(livePaid);
+    await page.click('nav.tabs a:has-text("Test mode")');
+    await page.locator('figure', { hasText: 'test invoices' }).first().waitFor();
+    expect(await paidCount()).toBe(1);
+    await page.locator('tbody tr .badge.test').first().waitFor();
+  });
 });

@@ -1,0 +1,1 @@
+CREATE INDEX "invoice_idempotency_keys_invoice_idx" ON "invoice_idempotency_keys" USING btree ("invoice_id");
