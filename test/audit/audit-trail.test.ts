@@ -81,6 +81,7 @@ const ACTION_NAMES: Record<string, string> = {
   'PATCH /admin/v1/operators/:id': 'operator.change',
   'DELETE /admin/v1/operators/:id': 'operator.delete',
   'POST /admin/v1/backups': 'backup.create',
+  'POST /admin/v1/prunes': 'retention.prune',
 };
 
 describe('audit trail', () => {

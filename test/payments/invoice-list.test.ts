@@ -135,7 +135,8 @@ describe('GET /admin/v1/invoices', () => {
   });
 });
 
-describe('partnerctl invoices list', () => {
+// Each command is a process of its own: a few seconds each on a busy machine.
+describe('partnerctl invoices list', { timeout: 120_000 }, () => {
   const env = () => ({ ADMIN_URL: service.urls.admin!, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
 
   it('prints a table by default and the API answer with --json, filters as options', async () => {
@@ -173,7 +174,7 @@ describe('partnerctl invoices list', () => {
     expect(badLimit.stderr).toContain('--limit must be a whole number');
   });
 
-  it('names the one resource it prints the same way whichever command made it', async () => {
+  it('names a new credential as credentials revoke names it', async () => {
     const issued = await partnerctl(
       ['credentials', 'issue', other.tenant.id, '--kind', 'sso_hmac_secret', '--json'],
       env(),
@@ -183,7 +184,9 @@ describe('partnerctl invoices list', () => {
     expect(credential).toMatchObject({ kind: 'sso_hmac_secret', secret: expect.stringMatching(/^pis_sso_/) });
     const revoked = await partnerctl(['credentials', 'revoke', credential.id, '--json'], env());
     expect(JSON.parse(revoked.stdout).credential.id).toBe(credential.id);
+  });
 
+  it('names a new partner key as partner-keys revoke names it, and a new tenant beside its secrets', async () => {
     const created = await partnerctl(
       ['partner-keys', 'create', '--name', 'List test', '--scope', 'countries:read', '--json'],
       env(),

@@ -152,6 +152,10 @@ export const AUDITED_ACTIONS: Record<string, AuditedAction> = {
   'DELETE /admin/v1/operators/:id': OPERATOR_DELETE,
   'POST /console/operators/:id/delete': OPERATOR_DELETE,
   'POST /admin/v1/backups': { target: null, describe: fixed('backup.create', () => 'Took a backup') },
+  'POST /admin/v1/prunes': {
+    target: null,
+    describe: fixed('retention.prune', () => 'Pruned what is past its retention'),
+  },
   'POST /console/sign-in': { target: null, describe: fixed('console.sign_in', () => 'Signed in to the console') },
   'POST /console/sign-out': {
     target: null,
