@@ -68,6 +68,7 @@ export {
 export {
   type EndpointPingRow,
   lastPing,
+  lastSignedAt,
   NO_TEST_ENDPOINT_TO_PING,
   NOTHING_TO_PING,
   pingPaymentEndpoint,

@@ -130,9 +130,16 @@ describe('console: roles and the audit trail', () => {
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: closed });
     await page.reload();
     expect(await page.locator('dd', { hasText: 'never pinged' }).count()).toBe(1);
+    // The signing secret signs every message: unused while none was sent (the invoice had nowhere to go).
+    const signingLastUsed = page
+      .locator('section.card', { hasText: 'Payment endpoint signing secret' })
+      .locator('tbody tr td')
+      .nth(2);
+    expect(await signingLastUsed.textContent()).toBe('never');
     await page.click('button:has-text("Ping now")');
     await page.getByRole('status').filter({ hasText: 'Ping not accepted: no answer' }).waitFor();
     expect(await page.locator('dd', { hasText: 'never pinged' }).count()).toBe(0);
+    expect(await signingLastUsed.textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
 
     await page.goto(url('/audit'));
     const entries = page.locator('li.audit-event');

@@ -75,7 +75,7 @@ function entry(event: AuditEventRow): Html {
       (change) => html`<li>${change.field}: ${shownValue(change.before)} → ${shownValue(change.after)}</li>`,
     )}</ul>`
   }</div><div class="meta muted">${when(event.occurredAt)} · ${who}${
-    event.actor !== who && html` <span title="${event.actor}">(${event.actor.replace(`${who} `, '')})</span>`
+    event.actor !== who && html` <span title="${event.actor}">${event.actor.replace(`${who} `, '')}</span>`
   } · ${channel(event)}${event.address && html` · from <span class="mono">${event.address}</span>`} · <span class="mono">${event.action}</span></div></li>`;
 }
 

@@ -10,6 +10,7 @@ import {
   endpointBreaker,
   isSuccessStatus,
   lastPing,
+  lastSignedAt,
   pingPaymentEndpoint,
 } from '../../../../payments/index.js';
 import {
@@ -247,7 +248,18 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
   app.get('/tenants/:id', { schema: { hide, params: IdParams } }, async (request, reply) => {
     const tenant = await getTenant(db, request.params.id);
     const credentials = await listCredentials(db, { tenantId: tenant.id });
-    const tenantCredentials = credentials.filter((credential) => credential.kind !== 'backend_partner_key');
+    // A signing secret signs every message sent while it is not revoked: its use is the last one sent.
+    const lastSigned = await lastSignedAt(db, tenant.id);
+    const tenantCredentials = credentials
+      .filter((credential) => credential.kind !== 'backend_partner_key')
+      .map((credential) =>
+        credential.kind === 'payment_endpoint_secret' &&
+        credential.revokedAt === null &&
+        lastSigned !== null &&
+        lastSigned >= credential.createdAt
+          ? { ...credential, lastUsedAt: lastSigned }
+          : credential,
+      );
     const view = request.consoleView;
     return sendPage(
       reply,
