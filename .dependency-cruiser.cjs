@@ -5,7 +5,7 @@
  * into another host; shapes shared by hosts live in src/http/ itself; no import cycles.
  */
 const DOMAINS = '^src/(tenants|prompts|geo|trips|payments|audit|operators|maintenance)/';
-const HOSTS = '^src/http/(integrations|backend|admin)/';
+const HOSTS = '^src/http/(integrations|backend|admin|portal)/';
 
 module.exports = {
   forbidden: [

@@ -1,11 +1,13 @@
-// `npm run screenshots`: the console's pictures in docs/, made from a real service with demo data
-// on a fresh embedded database, in Debian's Chromium (CHROMIUM_PATH to use another). The demo's
-// history is spread over the last day by moving its timestamps, so the home page's charts show
-// a day's shape; everything else is made through the admin API and the callback, as in use.
+// `npm run screenshots`: the console's and the partner portal's pictures in docs/, made from a real
+// service with demo data on a fresh embedded database, in Debian's Chromium (CHROMIUM_PATH to use
+// another). The demo's history is spread over the last day by moving its timestamps, so the home
+// page's charts show a day's shape; everything else is made through the admin API, the callback
+// and the portal links, as in use.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
+import type { Browser } from 'playwright-core';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
@@ -23,6 +25,7 @@ const service = await startService(
     INTEGRATIONS_PORT: '0',
     BACKEND_PORT: '0',
     ADMIN_PORT: '0',
+    PORTAL_PORT: '0',
     ALLOW_PRIVATE_PAYMENT_ENDPOINTS: 'true',
     PAYMENT_RETRY_BASE_SECONDS: '0.5',
     LOG_LEVEL: 'silent',
@@ -41,6 +44,62 @@ async function admin(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unkno
   });
   if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
   return response.json();
+}
+
+async function portalLink(secret: string, body: object): Promise<string> {
+  const response = await fetch(`${service.urls.integrations}/api/v1/portal-sessions/`, {
+    method: 'POST',
+    headers: { authorization: `Api-Key ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 201) throw new Error(`portal link: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { data: { portal_session: { url: string } } }).data.portal_session.url;
+}
+
+/**
+ * The portal's pages, live and test mode, in both languages at desktop and phone width:
+ * docs/portal-<page>-<language>-<width>.png.
+ */
+async function portalScreenshots(
+  browser: Browser,
+  tenant: { tenant: { id: string }; credentials: Record<string, string> },
+  invoiceId: string,
+) {
+  const testSecret = (await admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'test_sso_hmac_secret' }))
+    .secret;
+  await admin('PATCH', `/tenants/${tenant.tenant.id}`, {
+    test_payment_endpoint_url: partner.route(
+      '/acme-test',
+      [tenant.credentials.payment_endpoint_secret],
+      [{ status: 200 }],
+    ),
+  });
+  const pages: [string, string, 'live' | 'test'][] = [
+    ['overview', '/', 'live'],
+    ['requests', '/payment-requests', 'live'],
+    ['request', `/payment-requests/${invoiceId}`, 'live'],
+    ['callbacks', '/callbacks?outcome=refused', 'live'],
+    ['endpoint', '/endpoint', 'live'],
+    ['test-invoice', '/test-invoice', 'test'],
+  ];
+  const widths = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 1100 } };
+  for (const language of ['en', 'ar']) {
+    for (const [width, viewport] of Object.entries(widths)) {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      for (const mode of ['live', 'test'] as const) {
+        const secret = mode === 'live' ? tenant.credentials.sso_hmac_secret : testSecret;
+        await page.goto(await portalLink(secret, { access: 'write', language }));
+        for (const [name, url] of pages.filter((entry) => entry[2] === mode)) {
+          await page.goto(new URL(url, page.url()).href);
+          const file = `portal-${name}-${language}-${width}.png`;
+          await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
+          console.log(`docs/${file}`);
+        }
+      }
+      await context.close();
+    }
+  }
 }
 
 async function notify(tenantKey: string, body: Record<string, unknown>) {
@@ -105,6 +164,9 @@ try {
       gateway: tenant.tenant.gateway,
     };
     await notify(tenant.credentials.partner_api_key, payload);
+    // A partner's bug, now and then: the amount without its decimals.
+    if (i % 6 === 2)
+      await notify(tenant.credentials.partner_api_key, { ...payload, amount: payload.amount.split('.')[0] });
     if (i % 4 === 1) await notify(tenant.credentials.partner_api_key, { ...payload, status: 'pending' });
   }
   // Spread the demo over the last day: each invoice and everything that happened to it moves back
@@ -117,6 +179,10 @@ try {
   );
   await service.context.db.execute(
     sql`update payment_events set received_at = received_at - shifted.back from ${shift} where shifted.id = payment_events.invoice_id`,
+  );
+  await service.context.db.execute(
+    sql`update refused_notifications set received_at = received_at - shifted.back from ${shift}
+          where shifted.id = refused_notifications.invoice_id`,
   );
   await service.context.db.execute(
     sql`update invoices set created_at = invoices.created_at - shifted.back, updated_at = invoices.updated_at - shifted.back
@@ -176,6 +242,15 @@ try {
   await take(readOnlyShots);
   await signIn(amina.token);
   await take(shots);
+  // The portal's tenant's own invoice with a refused callback, for its payment request page.
+  const portalPictured =
+    shown.find(
+      (item) =>
+        item.invoice.tenant_id === tenants[0].tenant.id &&
+        item.deliveries.length === 2 &&
+        item.refused_notifications.length > 0,
+    ) ?? shown.find((item) => item.invoice.tenant_id === tenants[0].tenant.id);
+  await portalScreenshots(browser, tenants[0], portalPictured.invoice.id);
   await browser.close();
 } finally {
   await partner.stop();

@@ -6,10 +6,15 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { maskPassword } from './logger.js';
 
-const LISTENER_NAMES = ['integrations', 'backend', 'admin'] as const;
+const LISTENER_NAMES = ['integrations', 'backend', 'admin', 'portal'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 
-export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = { integrations: 8080, backend: 8081, admin: 8090 };
+export const DEFAULT_PORTS: Readonly<Record<ListenerName, number>> = {
+  integrations: 8080,
+  backend: 8081,
+  portal: 8082,
+  admin: 8090,
+};
 /** DATABASE_REQUEST_TIMEOUT_MS's default: the answer DECISIONS section 11 promises a client within. */
 export const DEFAULT_DATABASE_REQUEST_TIMEOUT_MS = 5000;
 /** How often each worker process prunes what is past its retention (src/maintenance/retention.ts). */
@@ -63,6 +68,10 @@ export interface Config {
   previousSecretEncryptionKeys: Buffer[];
   /** Public base URL of the integrations host, used for `notify_url` in payment requests. */
   integrationsPublicUrl: string | null;
+  /** Public base URL of the partner portal, where its sign-in links point. */
+  portalPublicUrl: string | null;
+  /** Origins allowed to embed the partner portal in a frame; empty: none may. */
+  portalFrameAncestors: string[];
   /** JSON lines (machines) or one coloured line per event (people). */
   logFormat: 'json' | 'pretty';
   /** Requests per window per credential on the integrations and backend hosts; 0: no limit. */
@@ -266,8 +275,26 @@ function listeners(env: Env): Config['listeners'] {
     integrations: { host, port: port(env, 'INTEGRATIONS_PORT', DEFAULT_PORTS.integrations) },
     backend: { host, port: port(env, 'BACKEND_PORT', DEFAULT_PORTS.backend) },
     admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', DEFAULT_PORTS.admin) },
+    portal: { host, port: port(env, 'PORTAL_PORT', DEFAULT_PORTS.portal) },
   };
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
+}
+
+/** PORTAL_FRAME_ANCESTORS: a space or comma list of origins (`https://dashboard.example.com`), or nothing. */
+function frameAncestors(env: Env): string[] {
+  const origins = (env.PORTAL_FRAME_ANCESTORS ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const origin of origins) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError(
+        `PORTAL_FRAME_ANCESTORS must list origins such as https://dashboard.example.com, got "${origin}"`,
+      );
+    }
+  }
+  return origins.map((origin) => origin.replace(/\/$/, ''));
 }
 
 /** What a browser or client on the listener's own machine names it. */
@@ -361,6 +388,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     adminPublicUrl,
     adminAllowedHosts: adminAllowedHosts(env, adminPublicUrl),
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
+    portalPublicUrl: url(env, 'PORTAL_PUBLIC_URL', ['http:', 'https:']),
+    portalFrameAncestors: frameAncestors(env),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseRequestTimeoutMs: milliseconds(
       env,

@@ -12,6 +12,8 @@ import type { SecretBox } from './tenants/index.js';
 interface PublicUrls {
   readonly integrations: string;
   readonly backend: string;
+  /** Where the partner portal's sign-in links point. */
+  readonly portal: string;
 }
 
 export interface AppContext {
@@ -25,7 +27,7 @@ export interface AppContext {
   readonly paymentQueue: PaymentQueue;
   readonly metrics: Metrics;
   /**
-   * Where partners reach each public host: INTEGRATIONS_PUBLIC_URL and BACKEND_PUBLIC_URL, else the
+   * Where partners reach each public host: INTEGRATIONS_PUBLIC_URL, BACKEND_PUBLIC_URL and PORTAL_PUBLIC_URL, else the
    * listener's own loopback address. Links and flag URLs are built from these, never from a request's
    * Host header, which the client chooses.
    */

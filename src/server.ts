@@ -21,6 +21,7 @@ import { HeldPort } from './http/held-port.js';
 import { documentOf, type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
+import { buildPortalApp } from './http/portal/app.js';
 import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
@@ -50,6 +51,8 @@ export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: F
           backend: () => documentOf(() => buildBackendApp(context, logger)),
         },
       }),
+    portal: (context, logger) =>
+      buildPortalApp(context, logger, { notifyUrl: `${context.publicUrls.integrations}${PAYMENT_CALLBACK_PATH}` }),
   };
 
 export interface RunningService {
@@ -70,7 +73,7 @@ function listenerBaseUrl({ host, port }: ListenerConfig): string {
 }
 
 /** Where partners reach `name`: its public URL when configured, else its listener (the default port's when it has none). */
-function publicUrl(config: Config, name: 'integrations' | 'backend', configured: string | null): string {
+function publicUrl(config: Config, name: 'integrations' | 'backend' | 'portal', configured: string | null): string {
   return configured ?? listenerBaseUrl(config.listeners[name] ?? { host: '127.0.0.1', port: DEFAULT_PORTS[name] });
 }
 
@@ -121,6 +124,7 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     publicUrls: {
       integrations: publicUrl(config, 'integrations', config.integrationsPublicUrl),
       backend: publicUrl(config, 'backend', config.backendPublicUrl),
+      portal: publicUrl(config, 'portal', config.portalPublicUrl),
     },
     metrics,
     rateLimitStore: serving && config.redisUrl ? connectRedis(config.redisUrl, metrics, serving.logger) : null,

@@ -615,6 +615,7 @@ async function main(): Promise<void> {
     INTEGRATIONS_PORT: String(integrationsPort),
     BACKEND_PORT: String(backendPort),
     ADMIN_PORT: String(adminPort),
+    PORTAL_PORT: '0',
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL,
     // Counted on every request as in production, never reached: the bench measures throughput.

@@ -86,6 +86,53 @@ export const consoleSessions = pgTable('console_sessions', {
   operatorId: uuid('operator_id'),
 });
 
+/**
+ * One-time sign-in links of the partner portal (src/tenants/portal.ts): only the token's digest is
+ * kept; a link opens one session, once, before it expires.
+ */
+export const portalLinks = pgTable(
+  'portal_links',
+  {
+    id: id(),
+    digest: text('digest').notNull().unique(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
+    /** `read` or `write`. */
+    access: text('access').$type<'read' | 'write'>().notNull(),
+    /** The language the link asks for (`en`, `ar`); null: the browser's. */
+    language: text('language'),
+    /** Who asked for it: the tenant's SSO secret (its hint) or an operator. */
+    issuedBy: text('issued_by').notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (table) => [index('portal_links_expires_idx').on(table.expiresAt)],
+);
+
+/**
+ * Partner portal sessions, each opened by a link, whose tenant, mode, access and language it has;
+ * the cookie carries the token, only its digest is kept.
+ */
+export const portalSessions = pgTable(
+  'portal_sessions',
+  {
+    id: id(),
+    digest: text('digest').notNull().unique(),
+    linkId: uuid('link_id')
+      .notNull()
+      .references(() => portalLinks.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    index('portal_sessions_expires_idx').on(table.expiresAt),
+    index('portal_sessions_link_idx').on(table.linkId),
+  ],
+);
+
 export const countries = pgTable(
   'countries',
   {

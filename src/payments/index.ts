@@ -50,6 +50,7 @@ export {
   deliverPaymentRequest,
   FinalAttempts,
   isSuccessStatus,
+  paymentContext,
   REQUEST_TIMEOUT_MS,
   RESPONSE_BODY_MAX_BYTES,
   type RetryPolicy,
@@ -57,10 +58,12 @@ export {
 } from './outbound.js';
 export {
   getPaymentRequest,
+  lastDeliveredAt,
   listNotificationLog,
   listPaymentRequests,
   NOTIFICATION_LOG_OUTCOMES,
   type NotificationLogEntry,
+  type NotificationLogFilter,
   type NotificationLogOutcome,
   type PaymentRequestSummary,
   type ViewScope,

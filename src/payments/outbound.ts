@@ -200,7 +200,8 @@ export type AttemptResult = 'delivered' | 'retrying' | 'failed';
 
 type RequestedInvoice = PaymentRequestContext['invoice'];
 
-function paymentContext(invoice: RequestedInvoice, gateway: string, notifyUrl: string) {
+/** The body of a payment request (the `payment.requested` webhook), as every attempt sends it. */
+export function paymentContext(invoice: RequestedInvoice, gateway: string, notifyUrl: string) {
   return {
     type: 'payment.requested',
     invoice_id: invoice.id,

@@ -2,7 +2,7 @@
 // its payment requests with every attempt, and its callbacks as recorded, accepted (payment_events)
 // and refused (refusals.ts). Always within one tenant and, for a partner, one mode: another
 // tenant's or the other mode's invoice is one that does not exist.
-import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, max, sql } from 'drizzle-orm';
 import { type Database, type Executor, readInOneSnapshot, rowsOf } from '../db/client.js';
 import { invoices, paymentDeliveries } from '../db/schema.js';
 import { notFound } from '../errors.js';
@@ -136,27 +136,36 @@ function notApplied(row: LogRow): Pick<NotificationLogEntry, 'notAppliedReason' 
   return { notAppliedReason: reason, note: reason && NOT_APPLIED_NOTES[reason] };
 }
 
-/** The scope's callbacks as recorded, newest first, one page; `outcome` keeps one kind. */
+/** Which callbacks: of one kind (`outcome`), about one invoice. */
+export interface NotificationLogFilter {
+  outcome?: NotificationLogOutcome;
+  invoiceId?: string;
+}
+
+/** The scope's callbacks as recorded, newest first, one page, as `filter` keeps them. */
 export async function listNotificationLog(
   db: Executor,
   scope: ViewScope,
-  outcome: NotificationLogOutcome | undefined,
+  { outcome, invoiceId }: NotificationLogFilter,
   page: Page,
 ): Promise<{ count: number; rows: NotificationLogEntry[] }> {
   const mode = scope.mode ?? null;
+  const invoice = invoiceId ?? null;
   const accepted = sql`select e.id, 'accepted' as outcome, i.mode, e.received_at, e.invoice_id, 200 as http_status,
       null::text as error, e.status, e.transaction_id, e.applied, e.not_applied_reason, e.request_id,
       e.payload::text as payload,
       false as payload_truncated
     from payment_events e join invoices i on i.id = e.invoice_id
-    where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})`;
+    where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})
+      and (${invoice}::uuid is null or e.invoice_id = ${invoice}::uuid)`;
   // Every column named in both: either may be the whole union.
   const refused = sql`select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
       null::text as status, null::text as transaction_id, null::boolean as applied, null::text as not_applied_reason,
       r.request_id, r.payload,
       r.payload_truncated
     from refused_notifications r
-    where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})`;
+    where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})
+      and (${invoice}::uuid is null or r.invoice_id = ${invoice}::uuid)`;
   const parts = outcome === 'accepted' ? [accepted] : outcome === 'refused' ? [refused] : [accepted, refused];
   const union = sql.join(parts, sql` union all `);
   const [counted] = rowsOf<{ count: string }>(await db.execute(sql`select count(*) as count from (${union}) log`));
@@ -183,4 +192,21 @@ export async function listNotificationLog(
       payloadTruncated: row.payload_truncated,
     })),
   };
+}
+
+/** When the scope's payment endpoint last took a payment request (a 2xx answer); null: never. */
+export async function lastDeliveredAt(db: Executor, scope: ViewScope): Promise<Date | null> {
+  const [row] = await db
+    .select({ at: max(paymentDeliveries.attemptedAt) })
+    .from(paymentDeliveries)
+    .innerJoin(invoices, eq(invoices.id, paymentDeliveries.invoiceId))
+    .where(
+      and(
+        inScope(scope),
+        isNull(paymentDeliveries.error),
+        gte(paymentDeliveries.httpStatus, 200),
+        lt(paymentDeliveries.httpStatus, 300),
+      ),
+    );
+  return row?.at ?? null;
 }

@@ -18,12 +18,27 @@ export {
   sealedPaymentEndpointSecrets,
   type TenantCredential,
 } from './credentials.js';
+export {
+  endPortalSession,
+  findPortalSession,
+  issuePortalLink,
+  openPortalSession,
+  PORTAL_ACCESS,
+  PORTAL_LANGUAGES,
+  PORTAL_LINK_MINUTES,
+  PORTAL_SESSION_HOURS,
+  type PortalAccess,
+  type PortalLanguage,
+  type PortalLinkRequest,
+  type PortalSession,
+} from './portal.js';
 export { keyFilePath, type SecretBox, secretBoxFor } from './secret-box.js';
 export {
   kindByPrefix,
   MODES,
   type Mode,
   prefixOf,
+  secretHint,
   TENANT_CREDENTIAL_KINDS,
   type TenantCredentialKind,
 } from './secrets.js';

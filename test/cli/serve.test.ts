@@ -39,7 +39,7 @@ function dataDirCopy() {
 }
 
 async function serve(env: Record<string, string>, prefix: string[] = []) {
-  const service = await startServiceProcess(env, 3, { prefix });
+  const service = await startServiceProcess(env, undefined, { prefix });
   processes.push(service);
   return service;
 }
@@ -52,7 +52,8 @@ describe('partnerctl serve', () => {
   it('starts every listener, answers /readyz, and stops on SIGTERM with exit code 0', async () => {
     const database = await templateCopy();
     const service = await serve(testEnv(database.target));
-    for (const listener of ['integrations', 'backend', 'admin']) expect(await ready(service.urls[listener])).toBe(200);
+    for (const listener of ['integrations', 'backend', 'admin', 'portal'])
+      expect(await ready(service.urls[listener])).toBe(200);
     expect(await service.stop('SIGTERM')).toBe(0);
   });
 
@@ -156,7 +157,10 @@ describe('configuration errors', () => {
       'partnerctl: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     ],
     [{ DATABASE_URL: 'mysql://x' }, 'partnerctl: DATABASE_URL must be a postgres: or postgresql: URL, got "mysql:"'],
-    [{ LISTENERS: 'integrations,web' }, 'partnerctl: LISTENERS may name integrations, backend, admin; got "web"'],
+    [
+      { LISTENERS: 'integrations,web' },
+      'partnerctl: LISTENERS may name integrations, backend, admin, portal; got "web"',
+    ],
   ])('%o stops the process with one readable line', async (env, message) => {
     const result = await partnerctl(['serve'], env);
     expect(result.code).toBe(1);

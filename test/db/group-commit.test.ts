@@ -20,8 +20,11 @@ describe('GroupCommit with a deadline', () => {
     const first = commit.add('first');
     await new Promise((resolve) => setImmediate(resolve));
     const second = commit.add('second');
-    await expect(second).rejects.toBeInstanceOf(DatabaseUnavailableError);
-    await expect(first).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    // Both awaited together: the first fails first, and must have its handler by then.
+    await Promise.all([
+      expect(first).rejects.toBeInstanceOf(DatabaseUnavailableError),
+      expect(second).rejects.toBeInstanceOf(DatabaseUnavailableError),
+    ]);
     expect(sent).toEqual([['first']]);
   });
 

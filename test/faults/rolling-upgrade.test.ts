@@ -166,7 +166,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
       const started = Date.now();
       const code = await instances[index].stop('SIGTERM');
       const stoppedMs = Date.now() - started;
-      instances[index] = await startServiceProcess(envOf(slot), 3);
+      instances[index] = await startServiceProcess(envOf(slot));
       processes.push(instances[index]);
       // The steps of docs/deploy.md, "Rolling upgrade". 2: ready, and the new build answering.
       await waitFor('the new instance ready', async () => (await fetch(`${instances[index].urls.admin}/readyz`)).ok);

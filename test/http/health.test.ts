@@ -8,9 +8,9 @@ import { useApps } from '../support/apps.js';
 import { checkedOutCommit, packageVersion } from '../support/release.js';
 
 describe('health probes', () => {
-  const service = useApps(['integrations', 'backend', 'admin'], { listen: true });
+  const service = useApps(['integrations', 'backend', 'admin', 'portal'], { listen: true });
 
-  it.each(['integrations', 'backend', 'admin'] as const)(
+  it.each(['integrations', 'backend', 'admin', 'portal'] as const)(
     '%s answers /healthz and /readyz without auth',
     async (name) => {
       for (const path of ['/healthz', '/readyz']) {

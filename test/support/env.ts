@@ -10,6 +10,7 @@ export function testEnv(target: DatabaseTarget, overrides: Record<string, string
     INTEGRATIONS_PORT: '0',
     BACKEND_PORT: '0',
     ADMIN_PORT: '0',
+    PORTAL_PORT: '0',
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     LOG_FORMAT: 'json',

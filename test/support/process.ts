@@ -4,6 +4,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { inject } from 'vitest';
+import { DEFAULT_PORTS } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
 
 export interface ServiceProcess {
@@ -75,17 +76,20 @@ export async function partnerctl(args: string[], env: Record<string, string>, pr
   return { code: code as number | null, stdout, stderr };
 }
 
+/** How many listeners a service of this code starts by default (a release's may start fewer). */
+const LISTENERS_OF_THIS_CODE = Object.keys(DEFAULT_PORTS).length;
+
 /** Starts `partnerctl serve` (see RunOptions); resolves once every listener has logged its address. */
 export async function startServiceProcess(
   env: Record<string, string>,
-  listeners = 3,
+  listeners = LISTENERS_OF_THIS_CODE,
   options: RunOptions = {},
 ): Promise<ServiceProcess> {
   return watchService(runPartnerctl(['serve'], { ...env, LOG_LEVEL: 'info' }, options), listeners);
 }
 
 /** A started service process (however it was started); resolves once every listener has logged its address. */
-export async function watchService(child: ChildProcess, listeners = 3): Promise<ServiceProcess> {
+export async function watchService(child: ChildProcess, listeners = LISTENERS_OF_THIS_CODE): Promise<ServiceProcess> {
   let output = '';
   const urls: Record<string, string> = {};
   const exited = once(child, 'exit');
@@ -97,7 +101,8 @@ export async function watchService(child: ChildProcess, listeners = 3): Promise<
         const match = line.match(/(\w+) listener on (http:\/\/[^"\s]+)/);
         if (match) urls[match[1]] = match[2];
       }
-      if (Object.keys(urls).length === listeners) resolve();
+      // At least: one chunk of output may carry several listeners' lines.
+      if (Object.keys(urls).length >= listeners) resolve();
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk) => (output += chunk));

@@ -251,6 +251,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/portal-sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-time link to the partner portal for your support staff
+         * @description The link opens a portal session of your tenant, in the mode of the secret sent (a test secret: a test-mode portal that sees test data only), read-only or read-write. It works once, within 10 minutes; the session it opens lasts 8 hours or until signed out. Redirect the browser to it, or put it in a frame of your dashboard (an origin the service allows: PORTAL_FRAME_ANCESTORS). The page language is `language`, else the browser's.
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "payment.requested": {
@@ -2801,6 +2821,154 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: `trip_id` names no test trip of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description METHOD_NOT_ALLOWED */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "access": "read",
+                 *       "language": "ar"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `read` (default): see only; `write`: also resend payment requests, ping, create test invoices
+                     * @default read
+                     * @enum {string}
+                     */
+                    access?: "read" | "write";
+                    /**
+                     * @description The portal's language; without it, the browser's (Accept-Language), else English
+                     * @enum {string}
+                     */
+                    language?: "en" | "ar";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "OK.",
+                     *       "data": {
+                     *         "portal_session": {
+                     *           "url": "https://example.com/",
+                     *           "expires_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       },
+                     *       "error": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        data: {
+                            portal_session: {
+                                /**
+                                 * Format: uri
+                                 * @description The one-time link: a secret until used
+                                 */
+                                url: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 with UTC offset
+                                 */
+                                expires_at: string;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing or invalid `Authorization: Api-Key <secret>`, or an inactive tenant; `WWW-Authenticate: Api-Key`, and `error.hint` says what to check */
+            401: {
+                headers: {
+                    /** @description `Api-Key`: the scheme `Authorization` takes here */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -8,6 +8,7 @@
 // `{"detail"}` (they are pages, not API answers), and no CORS header (DECISIONS §3). No script
 // runs in them: a Content-Security-Policy allows this site's stylesheet and nothing else.
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { escapeHtml, renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
@@ -106,6 +107,17 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
   app.get('/', hidden, async (_request, reply) => sendHtml(reply, await guide()));
   app.get('/reference/', hidden, async (_request, reply) => sendHtml(reply, await reference()));
   app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
+  if (guideFile) {
+    // The guide's pictures (docs/portal-*.png), beside it as in the repository.
+    const pictures = path.dirname(guideFile);
+    app.get('/:picture', hidden, async (request, reply) => {
+      const { picture } = request.params as { picture: string };
+      if (!/^portal-[a-z-]+\.png$/.test(picture)) return reply.callNotFound();
+      const bytes = await readFile(path.join(pictures, picture)).catch(() => null);
+      if (!bytes) return reply.callNotFound();
+      return reply.type('image/png').header('cache-control', 'no-cache').send(bytes);
+    });
+  }
   if (partnerTools) {
     app.get('/partner-tools.mjs', hidden, async (_request, reply) =>
       reply.type('text/javascript; charset=utf-8').send(await partnerTools()),

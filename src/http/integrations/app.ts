@@ -15,6 +15,7 @@ import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
+import { portalSessionRoutes } from './portal-sessions.js';
 import { promptRoutes } from './prompts.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCredentials } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
@@ -85,6 +86,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       await api.register(tripRoutes, { context });
       await api.register(geoRoutes, { context });
       await api.register(partnerPaymentRoutes, { context });
+      await api.register(portalSessionRoutes, { context });
     },
     { prefix: API_PREFIX },
   );

@@ -203,7 +203,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     async (request) => {
       const page = pageFrom(request.query);
       const { outcome } = request.query;
-      const { count, rows } = await listNotificationLog(db, credentialScope(request), outcome, page);
+      const { count, rows } = await listNotificationLog(db, credentialScope(request), { outcome }, page);
       return ok(
         'Payment callbacks.',
         pagedList(

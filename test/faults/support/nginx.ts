@@ -63,10 +63,16 @@ export interface SlotPorts {
   integrations: number;
   backend: number;
   admin: number;
+  portal: number;
 }
 
 export async function slotPorts(): Promise<SlotPorts> {
-  return { integrations: await freePort(), backend: await freePort(), admin: await freePort() };
+  return {
+    integrations: await freePort(),
+    backend: await freePort(),
+    admin: await freePort(),
+    portal: await freePort(),
+  };
 }
 
 /** The environment of an instance in `slot` behind this proxy (TRUST_PROXY and the public URLs). */
@@ -75,6 +81,7 @@ export function behindProxyEnv(proxy: NginxProxy, slot: SlotPorts): Record<strin
     INTEGRATIONS_PORT: String(slot.integrations),
     BACKEND_PORT: String(slot.backend),
     ADMIN_PORT: String(slot.admin),
+    PORTAL_PORT: String(slot.portal),
     TRUST_PROXY: '127.0.0.1',
     INTEGRATIONS_PUBLIC_URL: proxy.publicUrl('integrations'),
     BACKEND_PUBLIC_URL: proxy.publicUrl('backend'),

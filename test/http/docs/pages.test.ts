@@ -49,6 +49,30 @@ describe('the integrations host', () => {
     }
   });
 
+  it("serves the guide's portal pictures beside it, and nothing else of the docs directory", async () => {
+    const { body } = await get('integrations', '/docs/');
+    const pictures = [...body.matchAll(/<img src="(portal-[a-z-]+\.png)"/g)].map((match) => match[1]);
+    expect(pictures).toHaveLength(24);
+    for (const picture of pictures) {
+      const response = await fetch(`${service.urls.integrations}/docs/${picture}`);
+      expect(response.status, picture).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      expect(
+        Buffer.from(await response.arrayBuffer())
+          .subarray(1, 4)
+          .toString(),
+      ).toBe('PNG');
+    }
+    for (const path of [
+      '/docs/partners.md',
+      '/docs/console-home.png',
+      '/docs/portal-..%2Fpackage.png',
+      '/docs/x.png',
+    ]) {
+      expect((await fetch(`${service.urls.integrations}${path}`)).status, path).toBe(404);
+    }
+  });
+
   it('serves a reference of every operation and webhook of its live document, and the document, without credentials', async () => {
     const documentResponse = await get('integrations', '/api/v1/openapi.json');
     expect(documentResponse.response.status).toBe(200);

@@ -3,16 +3,12 @@
 // Sign-in exchanges the admin token for a session cookie (sessions.ts); every state-changing
 // request must carry the session's CSRF token and, when the browser sends one, our own Origin.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import cookie from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../../errors.js';
 import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../../operators/index.js';
-import { projectRoot } from '../../../paths.js';
-import { unacceptableString } from '../../../text.js';
 import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
+import { checkedForm, cookieOptions, serveAssets, servePages, signedCookie } from '../../pages/protection.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { recordFailedSignIn } from '../audit.js';
 import { type Html, html } from './html.js';
@@ -24,12 +20,13 @@ import { homeRoutes } from './pages/home.js';
 import { invoiceRoutes } from './pages/invoices.js';
 import { operatorRoutes } from './pages/operators.js';
 import { partnerKeyRoutes } from './pages/partner-keys.js';
+import { portalLinkRoutes } from './pages/portal-links.js';
 import { promptRoutes } from './pages/prompts.js';
 import { tenantRoutes } from './pages/tenants.js';
 import {
   backTarget,
+  CONSOLE_COOKIES,
   type ConsoleDependencies,
-  cookieOptions,
   type FormFields,
   SESSION_COOKIE,
   sendPage,
@@ -51,50 +48,15 @@ declare module 'fastify' {
   }
 }
 
-const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
-const ASSET_TYPES: Record<string, string> = {
-  'console.css': 'text/css',
-  'console.js': 'text/javascript',
-  'favicon.svg': 'image/svg+xml',
+const ASSETS = {
+  'console.css': 'src/http/pages/assets/pages.css',
+  'console.js': 'src/http/admin/console/assets/console.js',
+  'favicon.svg': 'src/http/admin/console/assets/favicon.svg',
 };
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
 const PUBLIC_PATHS = new Set([
   consoleUrl('/sign-in'),
-  ...Object.keys(ASSET_TYPES).map((name) => consoleUrl(`/assets/${name}`)),
+  ...Object.keys(ASSETS).map((name) => consoleUrl(`/assets/${name}`)),
 ]);
-
-const assets = new Map(
-  Object.keys(ASSET_TYPES).map((name) => [
-    name,
-    readFileSync(path.join(projectRoot, 'src/http/admin/console/assets', name), 'utf8'),
-  ]),
-);
-
-function parseForm(_request: FastifyRequest, body: string, done: (error: Error | null, body?: unknown) => void) {
-  const fields: FormFields = {};
-  for (const [name, value] of new URLSearchParams(body)) {
-    const present = fields[name];
-    fields[name] = present === undefined ? value : [present, value].flat();
-  }
-  const problem = unacceptableString(fields, 'body');
-  done(problem ? new AppError(ErrorCode.VALIDATION_ERROR, `${problem.field}: ${problem.message}`) : null, fields);
-}
-
-/** A request from another site: its Origin (or Sec-Fetch-Site) says so. */
-function crossSite(request: FastifyRequest): boolean {
-  const origin = request.headers.origin;
-  if (origin !== undefined && origin !== `${request.protocol}://${request.host}`) return true;
-  return request.headers['sec-fetch-site'] === 'cross-site';
-}
 
 const pathOnly = (url: string) => url.split('?')[0].replace(/\/+$/, '') || '/';
 
@@ -116,23 +78,8 @@ export async function consolePlugin(
 ) {
   const key = createHmac('sha256', tokenDigest).update('console cookie').digest();
   const sessions = new ConsoleSessions(context.db, key);
-  await app.register(cookie, { secret: key });
-  app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'string' }, parseForm);
-
-  const sessionToken = (request: FastifyRequest) => {
-    const raw = request.cookies[SESSION_COOKIE];
-    const unsigned = raw ? request.unsignCookie(raw) : null;
-    return unsigned?.valid ? (unsigned.value ?? undefined) : undefined;
-  };
-  app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
-    // Not helmet's no-referrer: under it browsers send `Origin: null` with forms, which the
-    // Origin check must refuse. Nothing leaves for other sites either way.
-    reply.header('referrer-policy', 'same-origin');
-    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html'))
-      reply.header('cache-control', 'no-store');
-    return payload;
-  });
+  await servePages(app, { cookieSecret: key, frameAncestors: "'none'" });
+  const sessionToken = (request: FastifyRequest) => signedCookie(request, SESSION_COOKIE);
 
   app.addHook('onRequest', async (request, reply) => {
     const url = pathOnly(request.url);
@@ -158,25 +105,8 @@ export async function consolePlugin(
   // its defence is the Origin check and the SameSite cookie.
   app.addHook('preValidation', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD') return;
-    if (crossSite(request)) throw new AppError(ErrorCode.FORBIDDEN, 'Refused: this request came from another site.');
-    // Forms only: a JSON body's numbers and objects are not what the form converters read.
-    if (request.body !== undefined && !FORM_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
-      throw new AppError(
-        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-        'The console takes forms (application/x-www-form-urlencoded).',
-      );
-    }
-    const fields = (request.body ?? {}) as FormFields;
+    const fields = checkedForm(request, request.consoleSession?.csrfToken ?? null);
     request.consoleFields = fields;
-    if (request.consoleSession) {
-      const presented = request.headers['x-csrf-token'] ?? fields._csrf;
-      if (!ConsoleSessions.csrfMatches(request.consoleSession, presented)) {
-        throw new AppError(
-          ErrorCode.FORBIDDEN,
-          'Refused: the form had no valid CSRF token. Reload the page and try again.',
-        );
-      }
-    }
     const toBody = request.routeOptions.config.consoleForm;
     if (toBody) request.body = toBody(fields);
   });
@@ -199,12 +129,7 @@ export async function consolePlugin(
     ),
   );
 
-  app.get('/assets/:name', { schema: { hide: true } }, async (request, reply) => {
-    const { name } = request.params as { name: string };
-    const asset = assets.get(name);
-    if (!asset) throw new AppError(ErrorCode.NOT_FOUND);
-    return reply.type(`${ASSET_TYPES[name]}; charset=utf-8`).header('cache-control', 'no-cache').send(asset);
-  });
+  serveAssets(app, ASSETS);
 
   app.get('/sign-in', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, signInPage(null)));
   // Open to anyone: whoever signs in gets their own role's session.
@@ -223,7 +148,7 @@ export async function consolePlugin(
       return sendPage(reply, signInPage('That is neither an operator token nor the admin token.'), 401);
     }
     const started = await sessions.start(operator);
-    reply.setCookie(SESSION_COOKIE, started.token, cookieOptions(request, SESSION_HOURS * 3600));
+    reply.setCookie(SESSION_COOKIE, started.token, cookieOptions(request, CONSOLE_COOKIES, SESSION_HOURS * 3600));
     // The audit trail names who signed in: the session just started.
     request.adminActor = started.actor;
     request.adminOperator = operator;
@@ -239,6 +164,7 @@ export async function consolePlugin(
   const deps = { context };
   await app.register(homeRoutes, deps);
   await app.register(tenantRoutes, deps);
+  await app.register(portalLinkRoutes, deps);
   await app.register(invoiceRoutes, deps);
   await app.register(callbackRoutes, deps);
   await app.register(partnerKeyRoutes, deps);

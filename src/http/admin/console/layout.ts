@@ -3,6 +3,8 @@
 import { type OperatorRole, roleAllows } from '../../../operators/index.js';
 import { type Html, html } from './html.js';
 
+export { badge, table } from '../../pages/blocks.js';
+
 export const CONSOLE_PREFIX = '/console';
 
 export type Section = 'home' | 'tenants' | 'invoices' | 'partner-keys' | 'prompts' | 'geo' | 'operators' | 'audit';
@@ -123,12 +125,6 @@ export function secretBlock(label: string, secret: string, id: string): Html {
 
 export const secretWarning = html`<p class="flash warning" role="alert"><strong>Copy these now.</strong> They are shown once and will not be shown again: only their digests are kept.</p>`;
 
-/** A table, or a line saying there is nothing, inside a scroller for narrow screens. */
-export function table(headers: string[], rows: Html[], empty: string): Html {
-  if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<div class="scroll"><table><thead><tr>${headers.map((header) => html`<th>${header}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
-}
-
 /** "Previous" and "Next" links for a listing with `page` in its query. */
 export function pager(path: string, query: Record<string, string | undefined>, pageNumber: number, more: boolean) {
   const link = (target: number) => {
@@ -141,5 +137,3 @@ export function pager(path: string, query: Record<string, string | undefined>, p
     more && html`<a href="${link(pageNumber + 1)}" rel="next">Older →</a>`
   }</nav>`;
 }
-
-export const badge = (text: string, kind: string) => html`<span class="badge ${kind}">${text}</span>`;

@@ -2,11 +2,11 @@
 // signed cookie read by the next page), or as a page when it shows a secret once.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
+import { type CookieScope, cookieOptions, type FormFields, sendPage } from '../../pages/protection.js';
 import type { Html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, type Flash } from './layout.js';
 
-/** A submitted form: each field's value, or its values when repeated (checkboxes). */
-export type FormFields = Record<string, string | string[]>;
+export { type FormFields, sendPage } from '../../pages/protection.js';
 
 /** What a state-changing console request answers: a page (a secret shown once) or a redirect. */
 export type ActionResult = Html | { redirect: string; notice: string };
@@ -18,19 +18,11 @@ export interface ConsoleDependencies {
 export const SESSION_COOKIE = 'pi_console_session';
 const FLASH_COOKIE = 'pi_console_flash';
 
-export function cookieOptions(request: FastifyRequest, maxAgeSeconds: number) {
-  return {
-    path: CONSOLE_PREFIX,
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    secure: request.protocol === 'https',
-    signed: true,
-    maxAge: maxAgeSeconds,
-  };
-}
+/** The console is never embedded, and its sign-in is a form of its own: its cookies are Strict. */
+export const CONSOLE_COOKIES: CookieScope = { path: CONSOLE_PREFIX, sameSite: 'strict' };
 
 export function setFlash(request: FastifyRequest, reply: FastifyReply, flash: Flash): void {
-  reply.setCookie(FLASH_COOKIE, JSON.stringify(flash), cookieOptions(request, 60));
+  reply.setCookie(FLASH_COOKIE, JSON.stringify(flash), cookieOptions(request, CONSOLE_COOKIES, 60));
 }
 
 /** The notice left by the previous action, once. */
@@ -44,10 +36,6 @@ export function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash |
   } catch {
     return null;
   }
-}
-
-export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(page.text);
 }
 
 export function answer(reply: FastifyReply, result: ActionResult): FastifyReply {

@@ -1,11 +1,12 @@
 // Console sessions: the admin token is presented once and exchanged for a random session token in
 // a signed, HttpOnly cookie; the database keeps only the token's digest and expiry, so signing out
 // ends the session everywhere. The CSRF token is derived from the session token, never stored.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { and, eq, gt, lte } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.js';
 import { consoleSessions } from '../../../db/schema.js';
 import { BOOTSTRAP_ADMIN, liveOperator, type Operator } from '../../../operators/index.js';
+import { csrfTokenOf } from '../../pages/protection.js';
 
 export const SESSION_HOURS = 12;
 
@@ -62,22 +63,10 @@ export class ConsoleSessions {
     // Read on every request: a deleted operator's sessions end at once, a new role applies at once.
     const operator = row.operatorId === null ? BOOTSTRAP_ADMIN : await liveOperator(this.db, row.operatorId);
     if (!operator) return null;
-    return { id: row.id, actor: actorOf(row.id, operator), operator, csrfToken: this.csrfTokenOf(token) };
+    return { id: row.id, actor: actorOf(row.id, operator), operator, csrfToken: csrfTokenOf(this.csrfKey, token) };
   }
 
   async end(token: string): Promise<void> {
     await this.db.delete(consoleSessions).where(eq(consoleSessions.digest, digest(token)));
-  }
-
-  csrfTokenOf(sessionToken: string): string {
-    return createHmac('sha256', this.csrfKey).update(sessionToken).digest('base64url');
-  }
-
-  /** Constant-time comparison of a presented CSRF token with the session's. */
-  static csrfMatches(session: ConsoleSession, presented: unknown): boolean {
-    if (typeof presented !== 'string') return false;
-    const expected = Buffer.from(session.csrfToken);
-    const given = Buffer.from(presented);
-    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 }

@@ -50,10 +50,15 @@ export const callbackRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = as
       const tenant = await getTenant(db, request.params.id);
       const outcome = request.query.outcome || undefined;
       const pageNumber = request.query.page ?? 1;
-      const { count, rows } = await listNotificationLog(db, { tenantId: tenant.id }, outcome, {
-        limit: PAGE_SIZE,
-        offset: (pageNumber - 1) * PAGE_SIZE,
-      });
+      const { count, rows } = await listNotificationLog(
+        db,
+        { tenantId: tenant.id },
+        { outcome },
+        {
+          limit: PAGE_SIZE,
+          offset: (pageNumber - 1) * PAGE_SIZE,
+        },
+      );
       const outcomeOptions = NOTIFICATION_LOG_OUTCOMES.map(
         (choice) => html`<option${choice === outcome ? html` selected` : ''}>${choice}</option>`,
       );

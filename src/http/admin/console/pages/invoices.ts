@@ -5,7 +5,6 @@
 // "possible double charge" badge, and the list filters them.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { stringify } from 'lossless-json';
 import {
   INVOICE_STATUSES,
   type InvoiceListing,
@@ -21,11 +20,13 @@ import {
   storedNotAppliedReason,
 } from '../../../../payments/index.js';
 import { listTenants } from '../../../../tenants/index.js';
-import { storedJson } from '../../../json-body.js';
+import { prettyPayload } from '../../../pages/payload.js';
 import { IdParams } from '../../../schemas.js';
 import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, page, pager, postForm, table, type View } from '../layout.js';
 import { answer, type ConsoleDependencies, sendPage } from '../respond.js';
+
+export { prettyPayload } from '../../../pages/payload.js';
 
 const PAGE_SIZE = 50;
 const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
@@ -50,19 +51,6 @@ const InvoiceQuery = Type.Object({
 });
 
 const DAY_MS = 86_400_000;
-
-/**
- * A payload as received, indented, every number's digits as sent; as stored when too deep to
- * indent, or when not JSON (a refused notification's body, cut short).
- */
-export function prettyPayload(payloadJson: string): string {
-  try {
-    const payload = storedJson(payloadJson);
-    return typeof payload === 'string' ? payloadJson : (stringify(payload, null, 2) ?? payloadJson);
-  } catch {
-    return payloadJson;
-  }
-}
 
 function attemptEntry(delivery: PaymentDeliveryRow): Html {
   const outcome =

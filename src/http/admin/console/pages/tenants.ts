@@ -32,6 +32,7 @@ import { type Html, html, when } from '../html.js';
 import { badge, consoleUrl, may, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
 import { answer, type ConsoleDependencies, optionalText, sendPage, setFlash, text } from '../respond.js';
 import { breakerCard } from './breakers.js';
+import { portalLinkCard } from './portal-links.js';
 
 export const KIND_LABELS: Record<TenantCredentialKind, string> = {
   sso_hmac_secret: 'SSO HMAC secret (Authorization: Api-Key on /api/v1/)',
@@ -176,6 +177,7 @@ ${
 }
 </div>
 ${breakerCard(breaker.breaker, breaker.history)}
+${portalLinkCard(view, tenant.id)}
 <h2>Credentials</h2>
 ${kinds}`;
 }
