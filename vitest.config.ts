@@ -8,9 +8,9 @@ export default defineConfig({
     globalSetup: ['./test/support/global-setup.ts'],
     setupFiles: ['./test/support/every-test-asserts.ts'],
     pool: 'forks',
-    // Files share their worker's module graph: loading the app's modules and compiling PGlite's
-    // WebAssembly once per worker, not once per file, halved the suite's CPU time. Each file still
-    // opens its own database copy and closes what it starts (test/support/).
+    // Files share their worker's module graph: the app's modules load once per worker, not once
+    // per file. Each file still opens its own database copy and closes what it starts
+    // (test/support/).
     isolate: false,
     // Two workers whatever the core count vitest sees (it takes one less than the cores: one on
     // two cores): many files wait on child processes, timers or PostgreSQL, and overlap well.

@@ -11,6 +11,14 @@
 /** The channel the invalidation triggers notify; every process listens on it (src/server.ts). */
 export const CACHE_INVALIDATION_CHANNEL = 'partner_integrations_changed';
 
+/**
+ * The one staleness of credentials (tenants' secrets, backend partner keys, operator tokens): how
+ * long an answer of another process's credential look-up may stand here after that process
+ * revoked it, should the invalidation notice be lost. A change made through this process, or
+ * whose notice arrives, is seen on the next request.
+ */
+export const CREDENTIAL_CACHE_MS = 1000;
+
 /** What an entry costs besides its value: the map slot, the entry object, the promise. */
 export const ENTRY_OVERHEAD_BYTES = 200;
 

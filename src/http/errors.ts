@@ -1,8 +1,10 @@
-// Turns anything a request can throw into the one error model (AppError). Each host then renders
-// the AppError in its documented body; only this file knows Fastify's own error codes.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+// Turns anything a request can throw into the one error model (AppError), and answers it with the
+// renderer of the host (or of the part of a host) that received it: the one error handler
+// (`renderErrorsWith`), which the not-found handlers and refusals reach by throwing. Only this file
+// knows Fastify's own error codes.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailability } from '../db/errors.js';
-import { AppError, ErrorCode, type FieldError } from '../errors.js';
+import { AppError, ErrorCode, type FieldError, invalid } from '../errors.js';
 
 type SchemaError = NonNullable<FastifyError['validation']>[number];
 
@@ -56,11 +58,7 @@ export function toAppError(error: unknown): AppError {
   // The database away or out of space: a 503 the client may retry, never a 500.
   if (unavailability(error)) return new AppError(ErrorCode.SERVICE_UNAVAILABLE);
   const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    const details = schemaFieldErrors(fastifyError);
-    const [first] = details;
-    return new AppError(ErrorCode.VALIDATION_ERROR, `${first.field}: ${first.message}`, details);
-  }
+  if (fastifyError.validation) return invalid(schemaFieldErrors(fastifyError));
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -89,4 +87,20 @@ export function reportedError(error: unknown, request: FastifyRequest, reply: Fa
     reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   }
   return appError;
+}
+
+/** How a host, or a part of one with its own body (the payment callback), says an AppError. */
+export interface ErrorRenderer {
+  /** The documented body of `error`; `thrown` is what was thrown (a schema failure keeps its keywords). */
+  body(error: AppError, thrown?: unknown): unknown;
+  /** The status, when not the error's own. */
+  status?(error: AppError): number;
+}
+
+/** The one error handler of a scope: whatever is thrown, reported, then answered in the renderer's body. */
+export function renderErrorsWith(app: FastifyInstance, renderer: ErrorRenderer): void {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = reportedError(error, request, reply);
+    return reply.code(renderer.status?.(appError) ?? appError.statusCode).send(renderer.body(appError, error));
+  });
 }

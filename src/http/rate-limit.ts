@@ -32,7 +32,7 @@ declare module 'fastify' {
 }
 
 /** A request of a credential, counted against its budget. */
-export interface CredentialCount {
+interface CredentialCount {
   /** The RateLimit headers of its answer (and Retry-After when refused). */
   headers: Readonly<Record<string, number>>;
   /** Past the limit: the request is answered 429. */
@@ -42,8 +42,6 @@ export interface CredentialCount {
 export interface RateLimitGuard {
   /** A credential was refused: counted against the client's address; past the budget, refused. */
   authenticationFailed(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** Counts a request of an accepted credential: what `authenticated` does, for a request not routed yet. */
-  countCredential(credentialId: string): Promise<CredentialCount>;
   /** A credential was accepted: counted against its own budget, whose state every answer carries. */
   authenticated(request: FastifyRequest, reply: FastifyReply, credentialId: string): Promise<void>;
 }
@@ -189,7 +187,6 @@ export function rateLimitGuard(
         },
       );
     },
-    countCredential,
     authenticated(request, reply, credentialId) {
       const named = request.routeOptions.config.rateLimitBudget;
       return countCredential(credentialId).then(({ headers, refused }) => {

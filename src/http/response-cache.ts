@@ -1,36 +1,28 @@
 // Whole responses of the hot read paths (listing pages, effective prompts) kept as bytes: the body
 // as the route's serialiser wrote it once, and its headers, under one key per response. A hit sends
-// them as they are, in the same tick: no query, no mapping, no serialiser. The key is what the raw
-// request has that the body depends on (`responseKey`), so that the same request is also answered
-// before routing (src/http/host.ts); every cached value is dropped on a change (src/cache.ts), so
-// a response never outlives its data. The host's authentication and rate limits run on every
-// request. Bounded in bytes by READ_CACHE_MB.
+// them as they are, in the same tick: no query, no mapping, no serialiser. The key is what the
+// request has that the body depends on (`responseKey`), so that a repeated request is answered by
+// `answerFromCache` (src/http/host/cached-answer.ts), a hook of the host's pipeline, before its
+// query is validated or its handler runs; every cached value is dropped on a change (src/cache.ts), so a response never outlives its
+// data. The host's authentication and rate limits run on every request. Bounded in bytes by
+// READ_CACHE_MB.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheOptions } from '../cache.js';
-import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
 
-export interface CachedResponse {
+interface CachedResponse {
   body: Buffer;
   /** Content-Type and the headers the body goes with (ETag, Content-Language, ...). */
   headers: Readonly<Record<string, string>>;
-  /** The route template that answered, for the duration metric. */
-  route: string;
-  /** The scope a credential needs for it, if any. */
-  scope: string | undefined;
 }
 
 /**
- * The key of a cached response: the listener, the audience of the credential (see
+ * The key of a request's cached response: the listener, the audience of the credential (see
  * `CredentialCheck.audienceOf`), the raw URL and Accept-Language. The cached routes' bodies depend
  * on nothing else but data, whose changes empty the cache.
  */
-export const responseKey = (
-  listener: ListenerName,
-  audience: string,
-  url: string,
-  acceptLanguage: string | undefined,
-): string => `${listener}|${audience}|${url}|${acceptLanguage ?? ''}`;
+const responseKey = (request: FastifyRequest): string =>
+  `${request.server.listener}|${request.audience}|${request.raw.url ?? ''}|${request.headers['accept-language'] ?? ''}`;
 
 /** Caps the life of an entry should an invalidation notice from another process be lost. */
 const RESPONSE_TTL_MS = 60_000;
@@ -53,9 +45,9 @@ const responseCacheOptions = (megabytes: number): CacheOptions<CachedResponse> =
 /** Bytes the cache holds now (tests, metrics). */
 export const responseCacheBytes = (context: AppContext) => responseCache(context).bytes;
 
-/** The cached response of `key` when there is one now. */
-export const cachedResponse = (context: AppContext, key: string): CachedResponse | undefined =>
-  responseCache(context).peek(key);
+/** The cached response of the request when there is one now; nothing is loaded. */
+export const cachedResponseOf = (context: AppContext, request: FastifyRequest): CachedResponse | undefined =>
+  responseCache(context).peek(responseKey(request));
 
 /**
  * Sends the cached response of the request, building it first when there is none: `build` gives
@@ -68,19 +60,11 @@ export function sendCachedResponse(
   reply: FastifyReply,
   build: () => Promise<{ payload: unknown; headers?: Record<string, string> }>,
 ): void {
-  const key = responseKey(
-    request.server.listener,
-    request.audience,
-    request.raw.url ?? '',
-    request.headers['accept-language'],
-  );
-  const response = responseCache(context).get(key, async () => {
+  const response = responseCache(context).get(responseKey(request), async () => {
     const { payload, headers } = await build();
     return {
       body: Buffer.from(reply.serialize(payload) as string),
       headers: { ...headers, 'content-type': JSON_CONTENT_TYPE },
-      route: request.routeOptions.url ?? '',
-      scope: request.routeOptions.config.scope,
     };
   });
   const send = ({ headers, body }: CachedResponse) => reply.headers(headers).send(body);

@@ -5,7 +5,7 @@
 // second at worst. A deleted operator is kept (deleted_at) so the audit trail still names them.
 import { createHash, randomBytes } from 'node:crypto';
 import { and, asc, eq, isNull } from 'drizzle-orm';
-import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
+import { approximateBytes, type CacheOptions, type Caches, CREDENTIAL_CACHE_MS } from '../cache.js';
 import type { Executor } from '../db/client.js';
 import { operators } from '../db/schema.js';
 import { conflict, invalidField, notFound } from '../errors.js';
@@ -31,7 +31,7 @@ const hintOf = (token: string) => `${TOKEN_PREFIX}…${token.slice(-4)}`;
 
 const RESOLVED_OPERATORS: CacheOptions<Operator | null> = {
   name: 'operators',
-  ttlMs: 1000,
+  ttlMs: CREDENTIAL_CACHE_MS,
   maxBytes: 1024 * 1024,
   sizeOf: approximateBytes,
 };

@@ -1,21 +1,19 @@
 // The payment callback's rule (spec 4.6, 7.3; DECISIONS §4), without HTTP: every check once, in
-// DECISIONS §4's order, the first failure answering. Step 1 runs before the body is read
-// (authenticatePartner), steps 2 to 10 in processNotification. The database reads what the checks
-// need and stores what they accepted (notification-store.ts, migrations/0017_…): it decides
-// nothing but what only it can, the row lock, one event per tuple, and picking under the lock the
-// move planned here for the state it finds (forward only, a second payment flagged). Results say
-// why, the integrations host says it in HTTP.
-import type { Caches } from '../cache.js';
-import type { Executor } from '../db/client.js';
+// DECISIONS §4's order, the first failure answering. Step 1, the key, is the host's authenticator
+// (resolvePartnerApiKey, before the body is read); steps 2 to 10 are processNotification. The
+// database reads what the checks need and stores what they accepted (notification-store.ts,
+// migrations/0017_…): it decides nothing but what only it can, the row lock, one event per tuple,
+// and picking under the lock the move planned here for the state it finds (forward only, a second
+// payment flagged). Results say why, the integrations host says it in HTTP.
 import { sqlState } from '../db/errors.js';
-import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../tenants/index.js';
+import type { Mode, TenantRow } from '../tenants/index.js';
+import { isUuid } from '../text.js';
 import type { TripStatus } from '../trips/index.js';
 import {
   amountMatches,
   type BodyRejection,
   INVOICE_STATUSES,
   type InvoiceStatus,
-  isUuid,
   type NotAppliedReason,
   parseNotification,
   planTransition,
@@ -24,8 +22,6 @@ import type { InvoiceState, NotificationStore, PlannedMove, StoreOutcome } from 
 
 /** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
 export type CallbackRejection =
-  | { reason: 'missing_api_key' }
-  | { reason: 'unauthorized' }
   | BodyRejection
   | { reason: 'invoice_not_found' }
   | { reason: 'forbidden' }
@@ -41,17 +37,6 @@ export type CallbackResult =
 const rejected = (rejection: CallbackRejection): CallbackResult => ({ rejected: rejection });
 const DUPLICATE: CallbackResult = { accepted: 'duplicate' };
 const SUCCESS: CallbackResult = { accepted: 'success' };
-
-/** Step 1: the tenant whose partner API key `X-API-KEY` carries, or why not. */
-export async function authenticatePartner(
-  db: Executor,
-  caches: Caches,
-  apiKey: string | undefined,
-): Promise<(TenantCredential & { rejected?: undefined }) | { rejected: CallbackRejection }> {
-  if (!apiKey) return { rejected: { reason: 'missing_api_key' } };
-  const credential = await resolvePartnerApiKey(db, caches, apiKey);
-  return credential ?? { rejected: { reason: 'unauthorized' } };
-}
 
 interface ReceivedNotification {
   tenant: TenantRow;

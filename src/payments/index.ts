@@ -2,7 +2,6 @@
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
 export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
-  authenticatePartner,
   type CallbackRejection,
   type CallbackResult,
   plannedMoves,

@@ -3,7 +3,7 @@
  * amount comparison (step 7) and the forward-only status transition. callback.ts runs them, in order.
  */
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
-import { hasUnstorableCharacters, unacceptableString } from '../text.js';
+import { hasUnstorableCharacters, isUuid, unacceptableString } from '../text.js';
 import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
 
 /**
@@ -98,13 +98,6 @@ function reject(rejection: BodyRejection): ParsedNotification {
 function jsonNumberText(amount: LosslessNumber): string {
   const value = parseJsonNumber(amount.value);
   return value === null ? amount.value : formatAmount(value, value.scale);
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** 8-4-4-4-12 hexadecimal digits, any case, any version. */
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
 }
 
 /**

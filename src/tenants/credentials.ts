@@ -1,11 +1,11 @@
 // Credentials: issue, rotate (issuing never revokes), revoke, and the one "who is this?" function
 // per kind. Unknown, revoked, wrong-kind and inactive-tenant secrets all answer null ("nobody").
-// Answers are cached for at most a second (src/cache.ts): a revocation or deactivation takes
-// effect on the next request in the process that made it, in every other as soon as the
-// invalidation notice arrives (milliseconds) and within a second at worst, while the hot paths
-// skip one query per request.
+// Answers are cached for CREDENTIAL_CACHE_MS at most (src/cache.ts): a revocation or deactivation
+// takes effect on the next request in the process that made it, in every other as soon as the
+// invalidation notice arrives and within CREDENTIAL_CACHE_MS at worst, while the hot paths skip
+// one query per request.
 import { and, asc, eq, isNotNull, isNull, or, sql } from 'drizzle-orm';
-import { approximateBytes, type CacheOptions, type Caches } from '../cache.js';
+import { approximateBytes, type CacheOptions, type Caches, CREDENTIAL_CACHE_MS } from '../cache.js';
 import { type Database, type Executor, rowsOf } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
 import { invalidField, notFound } from '../errors.js';
@@ -34,7 +34,7 @@ export type CredentialWithUse = CredentialRow & { lastUsedAt: Date | null };
 const RESOLVED_MAX_BYTES = 4 * 1024 * 1024;
 const resolvedCache = <V>(name: string): CacheOptions<V> => ({
   name,
-  ttlMs: 1000,
+  ttlMs: CREDENTIAL_CACHE_MS,
   maxBytes: RESOLVED_MAX_BYTES,
   sizeOf: approximateBytes,
 });
@@ -141,40 +141,23 @@ function kindOf(use: keyof typeof KIND_IN_MODE, secret: string | undefined) {
   return null;
 }
 
-/** A look-up's answer: at once when the credential cache holds it, else once the database did. */
-export type LookedUp<T> = T | Promise<T>;
-
-/**
- * Notes the use of what `found` names, once it is there, and answers `found` itself. A look-up still
- * under way is the credential cache's own promise, whose rejection the cache handles where it makes
- * it: a promise derived from it here would reject unheard when its caller lets it go (the request
- * answered before routing looks only for a credential at hand).
- */
-function noted<T>(
-  db: Executor,
-  caches: Caches,
-  found: LookedUp<T>,
-  idOf: (value: NonNullable<T>) => string,
-): LookedUp<T> {
-  const note = (value: T) => {
-    if (value) noteCredentialUse(db, caches, idOf(value));
-  };
-  if (found instanceof Promise) found.then(note, () => {});
-  else note(found);
+/** Notes the use of the credential `found` names, if any, and gives it back. */
+function noted<T>(db: Executor, caches: Caches, found: T, idOf: (value: NonNullable<T>) => string): T {
+  if (found) noteCredentialUse(db, caches, idOf(found));
   return found;
 }
 
-function resolveTenantCredential(
+async function resolveTenantCredential(
   db: Executor,
   caches: Caches,
   use: keyof typeof KIND_IN_MODE,
   secret: string | undefined,
-): LookedUp<TenantCredential | null> {
+): Promise<TenantCredential | null> {
   const presented = kindOf(use, secret);
   if (!presented) return null;
   const { kind, mode } = presented;
   const digest = digestSecret(secret!);
-  const found = caches
+  const found = await caches
     .cache(RESOLVED_TENANTS)
     .get(`${kind}:${digest}`, () => findTenantByDigest(db, kind, mode, digest));
   return noted(db, caches, found, (credential) => credential.credentialId);
@@ -218,14 +201,14 @@ export interface BackendPartner {
 }
 
 /** The backend partner key presented on the backend host, with its scopes, or null. */
-export function resolveBackendPartnerKey(
+export async function resolveBackendPartnerKey(
   db: Executor,
   caches: Caches,
   secret: string | undefined,
-): LookedUp<BackendPartner | null> {
+): Promise<BackendPartner | null> {
   if (!secret || !looksLike('backend_partner_key', secret)) return null;
   const digest = digestSecret(secret);
-  const found = caches.cache(RESOLVED_PARTNERS).get(digest, () => findPartnerByDigest(db, digest));
+  const found = await caches.cache(RESOLVED_PARTNERS).get(digest, () => findPartnerByDigest(db, digest));
   return noted(db, caches, found, (partner) => partner.keyId);
 }
 

@@ -8,7 +8,6 @@ export {
   issueCredential,
   issuePartnerKey,
   keysOfSealedSecrets,
-  type LookedUp,
   listCredentials,
   resealSecrets,
   resolveBackendPartnerKey,

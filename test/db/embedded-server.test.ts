@@ -8,6 +8,7 @@ import { CLUSTER_DIR_NAME, startEmbeddedServer } from '../../src/db/embedded-ser
 import { createLogger } from '../../src/logger.js';
 import { connectTo, copyTemplateDataDir, TEST_DATABASE_URL, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { type ServiceProcess, startServiceProcess } from '../support/process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -34,14 +35,6 @@ function isRunning(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -108,7 +101,7 @@ describe.skipIf(TEST_DATABASE_URL)('the embedded PostgreSQL server', () => {
       expect((await createTenant('kept-after-kill')).status).toBe(201);
       const server = serverPid(database.target.dataDir!);
       await service.stop('SIGKILL');
-      await eventually(() => !isRunning(server), 'the server to stop after the service was killed');
+      await waitFor('the server to stop after the service was killed', () => !isRunning(server));
 
       service = await startServiceProcess(testEnv(database.target));
       expect(await tenantSlugs()).toEqual(['kept-after-kill']);
@@ -117,13 +110,13 @@ describe.skipIf(TEST_DATABASE_URL)('the embedded PostgreSQL server', () => {
     it('starts its server again when the server is killed outright', async () => {
       // The listeners answer before the start has finished (the payment worker comes last); a
       // database lost before then is a failed start, which ends the process: kill it after.
-      await eventually(() => service.output().includes('payment request worker started'), 'the start to finish');
+      await waitFor('the start to finish', () => service.output().includes('payment request worker started'));
       const killed = serverPid(database.target.dataDir!);
       process.kill(killed, 'SIGKILL');
-      await eventually(async () => {
+      await waitFor('the server to be started again', async () => {
         const answer = await fetch(`${service.urls.admin}/readyz`).catch(() => null);
         return answer?.status === 200 && serverPid(database.target.dataDir!) !== killed;
-      }, 'the server to be started again');
+      });
       expect((await createTenant('after-server-kill')).status).toBe(201);
       expect(await tenantSlugs()).toEqual(['after-server-kill', 'kept-after-kill']);
       expect(service.output()).toMatch(/embedded PostgreSQL server exited: starting it again/);

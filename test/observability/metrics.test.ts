@@ -6,16 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createInvoice, keyOf, notificationFor, notify, showInvoice } from '../payments/support.js';
 import { useTenant } from '../support/apps.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { parsePrometheus, type Scrape } from '../support/prometheus.js';
 import { useService } from '../support/service.js';
-
-async function waitFor(condition: () => Promise<boolean>) {
-  for (let tries = 0; tries < 150; tries++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('condition not met within 15 s');
-}
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
@@ -93,7 +86,7 @@ describe('metrics', () => {
       const withEndpoint = await service.createTenant({ payment_endpoint_url: `http://127.0.0.1:${port}/requests` });
       const before = (await scrape()).value('payment_request_attempts_total', { outcome: 'delivered' });
       const invoice = await createInvoice(service, withEndpoint);
-      await waitFor(async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+      await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
       const metrics = await scrape();
       expect(metrics.value('payment_request_attempts_total', { outcome: 'delivered' }) - before).toBe(1);
       expect(metrics.types.get('payment_requests_waiting')).toBe('gauge');

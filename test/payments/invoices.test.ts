@@ -35,6 +35,8 @@ describe('POST /admin/v1/invoices', () => {
     expect(invoice.id).toMatch(/^[0-9a-f-]{36}$/);
     const shown = await service.admin('GET', `/invoices/${invoice.id}`);
     expect(shown.json().invoice).toEqual(invoice);
+    // Serialised losslessly by the route, and still said to be JSON.
+    expect(shown.headers['content-type']).toBe('application/json; charset=utf-8');
   });
 
   it.each([

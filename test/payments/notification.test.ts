@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import {
   amountMatches,
   type InvoiceStatus,
-  isUuid,
   type NotAppliedReason,
   parseNotification,
   planTransition,
   REQUIRED_FIELDS,
   type TransitionPlan,
 } from '../../src/payments/notification.js';
+import { isUuid } from '../../src/text.js';
 
 const INVOICE_ID = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
 

@@ -7,19 +7,17 @@ import { type RunningService, startService } from '../../src/server.js';
 import { apiAs, expectOk } from '../http/integrations/api.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
 import { testEnv } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { type TestTenant, useService } from '../support/service.js';
 
 const EFFECTIVE = '/api/v1/suggested-prompts/effective/?language=en';
 
-/** Polls `read` until `accept` holds, for at most two seconds (the cache otherwise keeps a minute). */
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
+/** The value `read` gives once `accept` holds: polled within waitFor's bound, well short of the cache's minute. */
+const eventually = <T>(read: () => Promise<T>, accept: (value: T) => boolean): Promise<T> =>
+  waitFor('the change to show', async () => {
     const value = await read();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+    return accept(value) ? { value } : undefined;
+  }).then(({ value }) => value);
 
 describe('effective prompts cache', () => {
   const service = useService();

@@ -1,13 +1,10 @@
 // The admin host: operators' API under /admin/v1/, bearer ADMIN_TOKEN, plain JSON bodies.
 // Errors answer `{"error": {"code", "message", "details"?}}`.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../operators/index.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
@@ -19,24 +16,14 @@ import { CONSOLE_PREFIX } from './console/layout.js';
 import { adminDocs, type DocumentBuilder, type PublicHostName } from './docs.js';
 import { adminErrorResponses, renderAdminError } from './error-responses.js';
 import { adminGeoRoutes } from './geo.js';
-import { adminOperatorRoutes, enforceRoles } from './operators.js';
+import { adminOperatorRoutes, authenticateOperator, enforceRoles } from './operators.js';
 import { adminPaymentRoutes } from './payments.js';
 import { adminPromptRoutes } from './prompts.js';
 import { adminRetentionRoutes } from './retention.js';
 import { adminTenantRoutes } from './tenants.js';
 import { adminTripRoutes } from './trips.js';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest();
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Who made an authenticated admin request, for the audit trail: the operator's name (with the console session). */
-    adminActor?: string;
-  }
-}
-
 const ADMIN_PREFIX = '/admin/v1';
-const BEARER = /^bearer ([!-~]+)$/i;
 
 interface AdminHostOptions {
   /** The public hosts' documents, for the docs UI. */
@@ -48,9 +35,8 @@ export async function buildAdminApp(
   logger: FastifyBaseLogger,
   { documents }: AdminHostOptions,
 ): Promise<HostApp> {
-  const app = createHostApp(context, { listener: 'admin', logger, refusalBody: renderAdminError });
+  const app = createHostApp(context, { listener: 'admin', logger, errors: { body: renderAdminError } });
   app.addHook('onRequest', onlyAllowedHosts(context.config.adminAllowedHosts));
-  const expectedToken = sha256(context.config.adminToken);
 
   await app.register(swagger, {
     openapi: {
@@ -80,15 +66,9 @@ export async function buildAdminApp(
   const limits = rateLimitGuard(context, 'admin');
   await app.register(adminDocs, { documents, hostUrl: (host) => context.publicUrls[host] });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    return reply.code(appError.statusCode).send(renderAdminError(appError));
+  app.setNotFoundHandler((request) => {
+    throw new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`);
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send(renderAdminError(new AppError(ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url}.`))),
-  );
 
   await app.register(
     async (admin) => {
@@ -99,19 +79,7 @@ export async function buildAdminApp(
           response: { ...adminErrorResponses(route), ...(route.schema?.response as object | undefined) },
         };
       });
-      admin.addHook('onRequest', async (request, reply) => {
-        // Exactly `Bearer <token>`: anything after the token makes the header invalid.
-        const token = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
-        const operator = timingSafeEqual(sha256(token), expectedToken)
-          ? BOOTSTRAP_ADMIN
-          : await resolveOperatorToken(context.db, context.caches, token);
-        if (!operator) {
-          await limits.authenticationFailed(request, reply);
-          throw new AppError(ErrorCode.UNAUTHORIZED);
-        }
-        request.adminOperator = operator;
-        request.adminActor = operator.name;
-      });
+      admin.addHook('onRequest', authenticateOperator(context, limits));
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });
       await admin.register(adminPromptRoutes, { context });
@@ -124,6 +92,6 @@ export async function buildAdminApp(
     },
     { prefix: ADMIN_PREFIX },
   );
-  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, context, tokenDigest: expectedToken, limits });
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, context, limits });
   return app;
 }

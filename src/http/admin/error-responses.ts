@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
+import { BODY_LIMIT_TEXT } from '../host.js';
 import { namedExamples } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
@@ -88,7 +89,9 @@ export function adminErrorResponses(route: Pick<RouteOptions, 'url' | 'method' |
     ]),
     ...(missing && { 404: adminErrorResponse('NOT_FOUND', [missing]) }),
     ...(hasBody && {
-      413: adminErrorResponse('PAYLOAD_TOO_LARGE: body over 64 KiB', [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
+      413: adminErrorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [
+        new AppError(ErrorCode.PAYLOAD_TOO_LARGE),
+      ]),
     }),
     429: adminErrorResponse('RATE_LIMITED: too many failed authentications from this address', [
       new AppError(ErrorCode.RATE_LIMITED),

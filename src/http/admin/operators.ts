@@ -2,12 +2,14 @@
 // operator's token, resolved once per request), what their role lets them do (checked for every
 // route of the host, the console's included, before the body is even read), and the admin
 // routes that manage operators.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import {
+  BOOTSTRAP_ADMIN,
   createOperator,
   deleteOperator,
   listOperators,
@@ -16,10 +18,13 @@ import {
   type OperatorRole,
   type OperatorRow,
   requiredRole,
+  resolveOperatorToken,
   roleAllows,
   updateOperator,
 } from '../../operators/index.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import type { HostApp } from '../host.js';
+import type { RateLimitGuard } from '../rate-limit.js';
 import { IdParams, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
 
@@ -36,6 +41,44 @@ declare module 'fastify' {
     /** Every route of the host with the role it needs: what the role check enforces, listed. */
     adminRoutes: { method: string; url: string; role: OperatorRole }[];
   }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who made an authenticated admin request, for the audit trail: the operator's name (with the console session). */
+    adminActor?: string;
+  }
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/** The digest of ADMIN_TOKEN: compared in constant time, and the root of the console's cookie key. */
+export const adminTokenDigest = (context: AppContext) => sha256(context.config.adminToken);
+
+/** The operator a token names: ADMIN_TOKEN is the bootstrap admin, else a named operator's token; null for none. */
+export function operatorOfToken(context: AppContext): (token: string) => Promise<Operator | null> {
+  const expected = adminTokenDigest(context);
+  return async (token) =>
+    timingSafeEqual(sha256(token), expected)
+      ? BOOTSTRAP_ADMIN
+      : resolveOperatorToken(context.db, context.caches, token);
+}
+
+const BEARER = /^bearer ([!-~]+)$/i;
+
+/** The admin API's authenticator: exactly `Bearer <token>` (anything after the token makes the header invalid). */
+export function authenticateOperator(context: AppContext, limits: RateLimitGuard) {
+  const operatorOf = operatorOfToken(context);
+  const check: CredentialCheck<Operator> = {
+    lookUp: (request) => operatorOf(BEARER.exec(request.headers.authorization ?? '')?.[1] ?? ''),
+    refusal: () => new AppError(ErrorCode.UNAUTHORIZED),
+    accept(request, operator) {
+      request.adminOperator = operator;
+      request.adminActor = operator.name;
+      return undefined;
+    },
+  };
+  return authenticator(limits, check);
 }
 
 const methodsOf = (method: string | string[]) => (Array.isArray(method) ? method : [method]);

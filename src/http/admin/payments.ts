@@ -311,6 +311,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
       return reply
+        .type('application/json; charset=utf-8')
         .serializer((payload) => stringify(payload) ?? 'null')
         .send({ invoice, events, refused_notifications: refused, deliveries });
     },

@@ -3,7 +3,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import { type AppContext, signingDependencies } from '../../context.js';
-import { endpointBreaker, lastPing, NOTHING_TO_PING, pingPaymentEndpoint } from '../../payments/index.js';
+import {
+  endpointBreaker,
+  lastPing,
+  NOTHING_TO_PING,
+  pingPaymentEndpoint,
+  REQUEST_TIMEOUT_MS,
+} from '../../payments/index.js';
 import {
   BACKEND_SCOPES,
   type CredentialWithUse,
@@ -220,7 +226,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         summary: "Send a signed ping to the tenant's payment endpoint now and report the outcome",
         description:
           'Sends `{"type": "ping", "tenant_id", "created_at"}` with the same Standard Webhooks headers and secrets ' +
-          'as a payment request, waits for the answer (15 s at most), records it with the tenant and answers it. ' +
+          `as a payment request, waits for the answer (${REQUEST_TIMEOUT_MS / 1000} s at most), records it with the tenant and answers it. ` +
           'An endpoint that fails is an outcome (`ok: false`), not an error; a tenant without an endpoint is a 409.',
         params: IdParams,
         response: {

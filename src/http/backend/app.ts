@@ -3,16 +3,15 @@
 import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { type AppError, ErrorCode } from '../../errors.js';
+import { AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { cachedCredential, HostCredentials } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
-import { reportedError, schemaFieldErrors } from '../errors.js';
+import { type ErrorRenderer, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
-import { backendGeoRoutes, flagRoutes, partnerKeyCheck } from './geo.js';
+import { backendGeoRoutes, flagRoutes } from './geo.js';
 
 const BACKEND_PREFIX = '/v1';
 
@@ -48,14 +47,19 @@ function validationDetail(error: unknown, appError: AppError) {
   }));
 }
 
+/** `{"detail": "<message>"}`; a validation failure 422 with one entry per invalid parameter. */
+const backendErrors: ErrorRenderer = {
+  body: (error, thrown) =>
+    error.code === ErrorCode.VALIDATION_ERROR ? { detail: validationDetail(thrown, error) } : { detail: error.message },
+  status: (error) => (error.code === ErrorCode.VALIDATION_ERROR ? 422 : error.statusCode),
+};
+
 export async function buildBackendApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'backend');
-  const credentials = new HostCredentials(context.caches, partnerKeyCheck(context));
   const app = createHostApp(context, {
     listener: 'backend',
     logger,
-    refusalBody: (error) => ({ detail: error.message }),
-    cachedReadCredential: cachedCredential(limits, credentials),
+    errors: backendErrors,
   });
 
   await app.register(swagger, {
@@ -95,16 +99,11 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   });
   app.get(`${BACKEND_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    if (appError.code === ErrorCode.VALIDATION_ERROR) {
-      return reply.code(422).send({ detail: validationDetail(error, appError) });
-    }
-    return reply.code(appError.statusCode).send({ detail: appError.message });
+  app.setNotFoundHandler(() => {
+    throw new AppError(ErrorCode.NOT_FOUND);
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 
   await app.register(flagRoutes);
-  await app.register(backendGeoRoutes, { context, limits, credentials, prefix: BACKEND_PREFIX });
+  await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
   return app;
 }

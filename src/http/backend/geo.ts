@@ -8,9 +8,10 @@ import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
 import { flagSvgPath } from '../../geo/index.js';
 import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator, type CredentialCheck, type HostCredentials } from '../authentication.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { answerFromCache } from '../host/cached-answer.js';
 import { namedExamples } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
@@ -67,31 +68,27 @@ const errorResponses = (scope: BackendScope) => ({
 });
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
-const grantsScope = (partner: BackendPartner, scope: string | undefined) =>
-  !scope || partner.scopes.includes(scope as BackendScope);
-
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
-export const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
-  lookUp: (authorization) =>
-    resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(authorization)),
-  idOf: (partner) => partner.keyId,
+const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
+  lookUp: (request) =>
+    resolveBackendPartnerKey(context.db, context.caches, apiKeyFromAuthorization(request.headers.authorization)),
+  rateLimitKey: (partner) => partner.keyId,
   // Every backend key with the scope reads the same answers.
   audienceOf: () => '',
-  grants: grantsScope,
   refusal: (request) =>
     new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
   accept(request, partner) {
     const scope = request.routeOptions.config.scope;
-    return scope && !grantsScope(partner, scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
+    return scope && !partner.scopes.includes(scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
   },
 });
 
 export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
   context: AppContext;
   limits: RateLimitGuard;
-  credentials: HostCredentials<BackendPartner>;
-}> = async (app, { context, limits, credentials }) => {
-  app.addHook('onRequest', authenticator(limits, credentials));
+}> = async (app, { context, limits }) => {
+  app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
+  app.addHook('onRequest', answerFromCache(context));
   app.addHook('onSend', (request, reply, payload, done) => {
     // The body is `{"detail"}` as specified; what to fix goes in the challenge.
     if (reply.statusCode === 401)

@@ -24,11 +24,3 @@ markdown.core.ruler.push('heading_ids', (state) => {
 
 export const renderMarkdown = (source: string): string => markdown.render(source);
 export const renderInlineMarkdown = (source: string): string => markdown.renderInline(source);
-
-/** Text for an HTML element or a quoted attribute. */
-export function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (character) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[character]!,
-  );
-}

@@ -10,7 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { escapeHtml, renderMarkdown } from './markdown.js';
+import { escapeHtml } from '../html.js';
+import { renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
 import { DOCS_STYLESHEET } from './style.js';
 

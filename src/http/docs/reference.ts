@@ -2,10 +2,9 @@
 // operation (and every webhook we send) with its authentication, parameters, body fields, and each
 // response with its examples. Nothing runs in the browser, so the page needs no script and no
 // asset from elsewhere; every text from the document is escaped or rendered as safe markdown.
-import { escapeHtml, renderInlineMarkdown, renderMarkdown } from './markdown.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked as untyped JSON
-type Json = Record<string, any>;
+import { escapeHtml } from '../html.js';
+import type { Json } from '../openapi.js';
+import { renderInlineMarkdown, renderMarkdown } from './markdown.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** Nested fields shown in a schema's table, at most. */

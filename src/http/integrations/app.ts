@@ -5,35 +5,33 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
-import { cachedCredential } from '../authentication.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
-import { reportedError } from '../errors.js';
-import { createHostApp, type HostApp, trackAllowedMethods } from '../host.js';
+import { trackAllowedMethods } from '../host/allowed-methods.js';
+import { answerFromCache } from '../host/cached-answer.js';
+import { createHostApp, type HostApp } from '../host.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
-import { callbackErrorBody, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { callbackErrors, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
 import { partnerPaymentRoutes } from './payments.js';
 import { portalSessionRoutes } from './portal-sessions.js';
 import { promptRoutes } from './prompts.js';
-import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest, tenantCredentials } from './tenant-auth.js';
+import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
 import { tripRoutes } from './trips.js';
 
 const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'integrations');
-  const credentials = tenantCredentials(context);
   const app = createHostApp(context, {
     listener: 'integrations',
     logger,
-    refusalBody: (error, target) =>
-      target.startsWith(PAYMENT_CALLBACK_PREFIX) ? callbackErrorBody(error) : renderEnvelopeError(error),
-    cachedReadCredential: cachedCredential(limits, credentials),
+    errors: { body: renderEnvelopeError },
+    partErrors: [{ prefix: PAYMENT_CALLBACK_PREFIX, errors: callbackErrors }],
   });
   const allowedMethods = trackAllowedMethods(app);
-  const authenticate = authenticateTenant(credentials, limits);
+  const authenticate = authenticateTenant(context, limits);
   await registerOpenApi(app, context, API_PREFIX);
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,
@@ -45,11 +43,6 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   // Where a partner may look for the docs first: outside the credential's scope, like the document.
   app.get(`${API_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
-
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    return reply.code(appError.statusCode).send(renderEnvelopeError(appError));
-  });
 
   app.setNotFoundHandler(async (request, reply) => {
     const allowed = allowedMethods(request.url);
@@ -78,6 +71,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticate);
+      api.addHook('onRequest', answerFromCache(context));
       api.addHook('preValidation', refuseTenantInRequest);
       // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
       api.removeContentTypeParser('text/plain');

@@ -3,12 +3,11 @@
 // `{error}`, never the envelope), its own error handler. The checks live in payments/callback.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import type { AppError } from '../../errors.js';
+import { AppError, ErrorCode } from '../../errors.js';
 import {
-  authenticatePartner,
   type CallbackRejection,
   type CallbackResult,
   NotificationStore,
@@ -16,9 +15,10 @@ import {
   processNotification,
   RefusalRecorder,
 } from '../../payments/index.js';
-import type { Mode, TenantRow } from '../../tenants/index.js';
+import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../../tenants/index.js';
+import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
-import { reportedError, toAppError } from '../errors.js';
+import { type ErrorRenderer, reportedError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
 import { EXAMPLE_UUID, namedExamples } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
@@ -72,10 +72,51 @@ const Accepted = Type.Object(
 );
 const ErrorBody = Type.Object({ error: Type.String() });
 
-/** One of each refusal, to document the exact bodies answered. */
+const MISSING_API_KEY = 'Missing API key';
+const UNAUTHORIZED = 'Unauthorized';
+const INVALID_JSON_BODY = 'Invalid JSON body';
+const INTERNAL = { httpStatus: 500, error: 'Internal server error' };
+
+type CallbackStatus = 400 | 401 | 403 | 404 | 405 | 408 | 413 | 429 | 431 | 503;
+interface CallbackAnswer {
+  httpStatus: CallbackStatus;
+  /** Absent: the error's own message (step 1's, `partnerApiKeyCheck`). */
+  error?: string;
+}
+
+/**
+ * The callback's renderer table: its status and exact message for each AppError it answers, from
+ * its own scope (the authenticator, the body parser, the rate limits, the database), its not-found
+ * handler and the host's refusals before routing. Anything else is a 500.
+ */
+const CALLBACK_ANSWERS: Partial<Record<ErrorCode, CallbackAnswer>> = {
+  UNAUTHORIZED: { httpStatus: 401 },
+  INVALID_JSON: { httpStatus: 400, error: INVALID_JSON_BODY },
+  UNSUPPORTED_MEDIA_TYPE: { httpStatus: 400, error: INVALID_JSON_BODY },
+  VALIDATION_ERROR: { httpStatus: 400, error: INVALID_JSON_BODY },
+  PAYLOAD_TOO_LARGE: { httpStatus: 413, error: 'Payload too large' },
+  RATE_LIMITED: { httpStatus: 429, error: 'Too many requests' },
+  SERVICE_UNAVAILABLE: { httpStatus: 503, error: 'Service unavailable' },
+  NOT_FOUND: { httpStatus: 404, error: 'Not found' },
+  METHOD_NOT_ALLOWED: { httpStatus: 405, error: 'Method not allowed' },
+  MALFORMED_REQUEST: { httpStatus: 400, error: 'Malformed request' },
+  HEADERS_TOO_LARGE: { httpStatus: 431, error: 'Request header fields too large' },
+  REQUEST_TIMEOUT: { httpStatus: 408, error: 'Request timeout' },
+};
+
+function callbackAnswer(appError: AppError): { httpStatus: number; error: string } {
+  const answer = CALLBACK_ANSWERS[appError.code];
+  return answer ? { httpStatus: answer.httpStatus, error: answer.error ?? appError.message } : INTERNAL;
+}
+
+/** How the callback says an AppError: `{"error": "<exact message>"}`. */
+export const callbackErrors: ErrorRenderer = {
+  body: (error) => ({ error: callbackAnswer(error).error }),
+  status: (error) => callbackAnswer(error).httpStatus,
+};
+
+/** One of each refusal of steps 2 to 8, to document the exact bodies answered. */
 const EVERY_REFUSAL: CallbackRejection[] = [
-  { reason: 'missing_api_key' },
-  { reason: 'unauthorized' },
   { reason: 'invalid_json' },
   { reason: 'missing_field', field: 'transaction_id' },
   { reason: 'invalid_field', field: 'amount' },
@@ -85,28 +126,15 @@ const EVERY_REFUSAL: CallbackRejection[] = [
   { reason: 'amount_mismatch' },
   { reason: 'currency_mismatch' },
 ];
-const TOO_LARGE = 'Payload too large';
-const TOO_MANY = 'Too many requests';
-const UNAVAILABLE = 'Service unavailable';
-
-/** The callback's body for a request refused before it was routed (src/http/host.ts). */
-const REFUSED_BEFORE_ROUTING: Partial<Record<AppError['code'], string>> = {
-  MALFORMED_REQUEST: 'Malformed request',
-  HEADERS_TOO_LARGE: 'Request header fields too large',
-  REQUEST_TIMEOUT: 'Request timeout',
-};
-
-export function callbackErrorBody(error: AppError): { error: string } {
-  return { error: REFUSED_BEFORE_ROUTING[error.code] ?? error.message };
-}
 
 /** A documented error status of the callback, with every body it may carry as an example. */
-function errorResponse(httpStatus: CallbackError, description: string) {
+function errorResponse(httpStatus: CallbackStatus, description: string) {
+  const scopeErrors: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'];
   const messages = [
+    { httpStatus: 401, error: MISSING_API_KEY },
+    { httpStatus: 401, error: UNAUTHORIZED },
     ...EVERY_REFUSAL.map(refusal),
-    { httpStatus: 413, error: TOO_LARGE },
-    { httpStatus: 429, error: TOO_MANY },
-    { httpStatus: 503, error: UNAVAILABLE },
+    ...scopeErrors.map((code) => callbackAnswer(new AppError(code))),
   ].filter((candidate) => candidate.httpStatus === httpStatus);
   return {
     description,
@@ -119,17 +147,11 @@ function errorResponse(httpStatus: CallbackError, description: string) {
   };
 }
 
-type CallbackError = 400 | 401 | 403 | 404 | 413 | 429 | 503;
-
 /** Each refusal's status and exact message (DECISIONS §4). */
-function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; error: string } {
+function refusal(rejection: CallbackRejection): { httpStatus: CallbackStatus; error: string } {
   switch (rejection.reason) {
-    case 'missing_api_key':
-      return { httpStatus: 401, error: 'Missing API key' };
-    case 'unauthorized':
-      return { httpStatus: 401, error: 'Unauthorized' };
     case 'invalid_json':
-      return { httpStatus: 400, error: 'Invalid JSON body' };
+      return { httpStatus: 400, error: INVALID_JSON_BODY };
     case 'missing_field':
       return { httpStatus: 400, error: `Missing ${rejection.field}` };
     case 'invalid_field':
@@ -145,17 +167,6 @@ function refusal(rejection: CallbackRejection): { httpStatus: CallbackError; err
     case 'currency_mismatch':
       return { httpStatus: 400, error: 'Currency mismatch' };
   }
-}
-
-/** The body of a request refused before our handler ran (bad JSON, too large, rate limited...). */
-function earlyFailure(error: FastifyError): { httpStatus: CallbackError; error: string } | null {
-  const appError = toAppError(error);
-  if (appError.code === 'RATE_LIMITED') return { httpStatus: 429, error: TOO_MANY };
-  if (appError.code === 'PAYLOAD_TOO_LARGE') return { httpStatus: 413, error: TOO_LARGE };
-  if (['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_ERROR'].includes(appError.code)) {
-    return { httpStatus: 400, error: 'Invalid JSON body' };
-  }
-  return null;
 }
 
 /** Only these, and only as short strings, reach the log: never the key, never card data. */
@@ -177,6 +188,24 @@ declare module 'fastify' {
     partnerMode: Mode;
   }
 }
+
+/** The key of `X-API-KEY`, when the request has one. */
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  return typeof header === 'string' && header !== '' ? header : undefined;
+}
+
+/** Step 1 of DECISIONS §4: the tenant (and mode) whose partner API key `X-API-KEY` carries. */
+const partnerApiKeyCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
+  lookUp: (request) => resolvePartnerApiKey(db, caches, apiKeyOf(request)),
+  rateLimitKey: (credential) => credential.credentialId,
+  refusal: (request) => new AppError(ErrorCode.UNAUTHORIZED, apiKeyOf(request) ? UNAUTHORIZED : MISSING_API_KEY),
+  accept(request, { tenant, mode }) {
+    request.partnerTenant = tenant;
+    request.partnerMode = mode;
+    return undefined;
+  },
+});
 
 /** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
 export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
@@ -212,7 +241,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
-    httpStatus: CallbackError,
+    httpStatus: number,
     error: string,
     payload: string | null = null,
   ) => {
@@ -234,22 +263,22 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
 
   app.decorateRequest('partnerTenant', null as never);
 
-  // Errors of this scope (body parser included) in the callback's own body, never the envelope.
+  // Errors of this scope (body parser included) in the callback's own body, never the envelope:
+  // a refusal is logged, counted and recorded as the rule's are; nothing was stored on a 5xx, and
+  // the partner retries the same notification later.
   app.setErrorHandler((error, request, reply) => {
-    const failure = earlyFailure(error as FastifyError);
-    if (failure) return refuse(request, reply, failure.httpStatus, failure.error);
-    // Nothing was stored: the partner retries the same notification later.
-    if (reportedError(error, request, reply).code === 'SERVICE_UNAVAILABLE') {
-      return reply.code(503).send({ error: UNAVAILABLE });
-    }
-    return reply.code(500).send({ error: 'Internal server error' });
+    const { httpStatus, error: message } = callbackAnswer(reportedError(error, request, reply));
+    if (httpStatus >= 500) return reply.code(httpStatus).send({ error: message });
+    return refuse(request, reply, httpStatus, message);
   });
 
   // Other methods on the callback's path answer in its body too (the plugin owns the prefix).
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/+$/, '');
-    if (path !== PAYMENT_CALLBACK_PREFIX) return reply.code(404).send({ error: 'Not found' });
-    return reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
+    const error = new AppError(path === PAYMENT_CALLBACK_PREFIX ? ErrorCode.METHOD_NOT_ALLOWED : ErrorCode.NOT_FOUND);
+    if (error.code === ErrorCode.METHOD_NOT_ALLOWED) reply.header('allow', 'POST');
+    const { httpStatus, error: message } = callbackAnswer(error);
+    return reply.code(httpStatus).send({ error: message });
   });
 
   // A refused key: the bodies are fixed (DECISIONS §4), so what to fix goes in the challenge,
@@ -262,17 +291,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
   });
 
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
-  app.addHook('onRequest', async (request, reply) => {
-    const header = request.headers['x-api-key'];
-    const result = await authenticatePartner(db, context.caches, typeof header === 'string' ? header : undefined);
-    if (result.rejected) {
-      await limits.authenticationFailed(request, reply);
-      return answer(request, reply, result, null);
-    }
-    await limits.authenticated(request, reply, result.credentialId);
-    request.partnerTenant = result.tenant;
-    request.partnerMode = result.mode;
-  });
+  app.addHook('onRequest', authenticator(limits, partnerApiKeyCheck(context)));
 
   app.post(
     '/',

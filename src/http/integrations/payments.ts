@@ -19,6 +19,7 @@ import {
   NOTIFICATION_LOG_OUTCOMES,
   outcomeAlreadyReported,
   pingPaymentEndpoint,
+  REQUEST_TIMEOUT_MS,
   resendPaymentRequest,
 } from '../../payments/index.js';
 import { PagedList, PagingQuery, pagedList, pageFrom } from '../paging.js';
@@ -161,7 +162,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
         summary: 'Send a signed ping to your payment endpoint now and report the answer',
         description:
           'Sends `{"type": "ping", "tenant_id", "created_at"}` signed like a payment request (the `ping` webhook) ' +
-          'to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (15 s ' +
+          `to your payment endpoint (with a test secret: your test payment endpoint), waits for the answer (${REQUEST_TIMEOUT_MS / 1000} s ` +
           'at most) and reports it. An endpoint that fails is an outcome (`ok: false`); none configured is a 409. No body. ' +
           'Pings have a smaller rate limit of their own per secret (429 `RATE_LIMITED` past it).',
         response: {

@@ -1,11 +1,11 @@
 // The tenant of an `/api/v1/` request comes from its credential, once, and nowhere else:
 // a tenant named in the path, query or body is refused (spec §1 rule 2).
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { type Mode, resolveSsoSecret, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { apiKeyFromAuthorization } from '../api-key.js';
-import { authenticator, type CredentialCheck, HostCredentials } from '../authentication.js';
+import { type Authenticator, authenticator, type CredentialCheck } from '../authentication.js';
 import { credentialHint } from '../credential-hints.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
@@ -24,12 +24,11 @@ export const credentialScope = (request: FastifyRequest) => ({ tenantId: request
 const TENANT_FIELDS = new Set(['tenant', 'tenant_id', 'tenant_slug', 'tenants']);
 
 /** The tenant of an `/api/v1/` request, from its SSO secret. */
-export const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
-  lookUp: (authorization) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(authorization)),
-  idOf: (credential) => credential.credentialId,
+const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredential> => ({
+  lookUp: (request) => resolveSsoSecret(db, caches, apiKeyFromAuthorization(request.headers.authorization)),
+  rateLimitKey: (credential) => credential.credentialId,
   // A tenant's answers are its own, and a test secret's are apart from a live one's.
   audienceOf: (credential) => `${credential.tenant.id}:${credential.mode}`,
-  grants: () => true,
   refusal(request, reply) {
     reply.header('www-authenticate', 'Api-Key');
     return new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
@@ -41,12 +40,9 @@ export const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantC
   },
 });
 
-/** The host's tenant credentials: one check, remembered per connection. */
-export const tenantCredentials = (context: AppContext) => new HostCredentials(context.caches, tenantCheck(context));
-
-/** The same, as the host's authenticator under its rate limits. */
-export const authenticateTenant = (credentials: HostCredentials<TenantCredential>, limits: RateLimitGuard) =>
-  authenticator(limits, credentials);
+/** The integrations host's authenticator of SSO secrets, under its rate limits. */
+export const authenticateTenant = (context: AppContext, limits: RateLimitGuard) =>
+  authenticator(limits, tenantCheck(context));
 
 const tenantNotAllowed = () => new AppError(ErrorCode.TENANT_NOT_ALLOWED);
 
@@ -60,14 +56,8 @@ export async function refuseTenantInRequest(request: FastifyRequest) {
 }
 
 /** For an unknown `/api/v1/` path: refuse it if a segment names a tenant, the caller's own included. */
-export async function refuseTenantInPath(
-  authenticate: onRequestHookHandler,
-  request: FastifyRequest,
-  reply: FastifyReply,
-) {
-  await new Promise<void>((resolve, reject) =>
-    authenticate.call(reply.server, request, reply, (error) => (error ? reject(error) : resolve())),
-  );
+export async function refuseTenantInPath(authenticate: Authenticator, request: FastifyRequest, reply: FastifyReply) {
+  await authenticate(request, reply);
   const { tenant } = request;
   const segments = request.url
     .split('?')[0]

@@ -1,6 +1,7 @@
 // What the service sends partners, for the integrations document's `webhooks` section: the
 // payment request and the ping, their Standard Webhooks headers, and what we read of the reply.
 import { Type } from '@sinclair/typebox';
+import { REQUEST_TIMEOUT_MS } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
@@ -86,7 +87,7 @@ const Reply = Type.Object(
 
 const RETRIED = {
   description:
-    '408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same ' +
+    `408, 429 (after \`Retry-After\`) and 5xx, like network errors and timeouts (${REQUEST_TIMEOUT_MS / 1000} s), are retried with the same ` +
     '`webhook-id` after 30 s × 2^(n-1), at most an hour apart, until a day after the invoice was created, and ' +
     'until you report an outcome.',
 };

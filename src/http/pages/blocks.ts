@@ -1,5 +1,5 @@
 // Building blocks the console's and the portal's pages repeat.
-import { type Html, html } from './html.js';
+import { type Html, html } from '../html.js';
 
 /** A table, or a line saying there is nothing, inside a scroller for narrow screens. */
 export function table(headers: string[], rows: Html[], empty: string): Html {

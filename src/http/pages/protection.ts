@@ -11,7 +11,7 @@ import { AppError, ErrorCode } from '../../errors.js';
 import { projectRoot } from '../../paths.js';
 import { unacceptableString } from '../../text.js';
 import type { HostApp } from '../host.js';
-import type { Html } from './html.js';
+import type { Html } from '../html.js';
 
 /** A submitted form: each field's value, or its values when repeated (checkboxes). */
 export type FormFields = Record<string, string | string[]>;

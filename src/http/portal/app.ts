@@ -17,9 +17,9 @@ import {
   PORTAL_SESSION_HOURS,
   type PortalSession,
 } from '../../tenants/index.js';
-import { toAppError } from '../errors.js';
+import { reportedError } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
-import { type Html, html } from '../pages/html.js';
+import { type Html, html } from '../html.js';
 import {
   type CookieScope,
   checkedForm,
@@ -101,7 +101,8 @@ export async function buildPortalApp(
   const app = createHostApp(context, {
     listener: 'portal',
     logger,
-    refusalBody: (error) => ({ error: { code: error.code, message: error.message } }),
+    // Refusals before routing (a malformed request line) in JSON; every other error is a page.
+    errors: { body: (error) => ({ error: { code: error.code, message: error.message } }) },
   });
   const limits = rateLimitGuard(context, 'portal');
   // Derived from the admin token, which every instance shares: any of them reads another's cookies.
@@ -145,8 +146,7 @@ export async function buildPortalApp(
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+    const appError = reportedError(error, request, reply);
     const locale = request.portalView?.locale ?? browserLocale(request);
     return sendPage(reply, errorPage(request, locale, appError), appError.statusCode);
   });

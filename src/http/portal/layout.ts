@@ -1,8 +1,8 @@
 // The page shell every portal page shares, in the session's language and direction: the tenant,
 // the mode and the access at the top, the sections, and forms that carry the CSRF token.
 import type { PortalSession } from '../../tenants/index.js';
+import { type Html, html } from '../html.js';
 import { badge } from '../pages/blocks.js';
-import { type Html, html } from '../pages/html.js';
 import type { Locale } from './locale.js';
 import type { MessageKey } from './messages/en.js';
 

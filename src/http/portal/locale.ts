@@ -1,7 +1,7 @@
 // The portal's two languages: its texts from one catalogue each (messages/), its numbers, amounts
 // and dates formatted for the language by Intl, and the direction Arabic is written in.
 import { PORTAL_LANGUAGES, type PortalLanguage } from '../../tenants/index.js';
-import { type Html, html } from '../pages/html.js';
+import { type Html, html } from '../html.js';
 import { ar } from './messages/ar.js';
 import { en, type MessageKey, type Messages } from './messages/en.js';
 

@@ -4,8 +4,9 @@
 // either can run a script.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderMarkdown, slugOf } from '../../../src/http/docs/markdown.js';
+import { renderMarkdown, slugOf } from '../../../src/http/docs/markdown.js';
 import { renderReference } from '../../../src/http/docs/reference.js';
+import { escapeHtml } from '../../../src/http/html.js';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { operationsOf } from '../../../src/http/openapi.js';
 import { createLogger } from '../../../src/logger.js';

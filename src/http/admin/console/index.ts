@@ -2,15 +2,16 @@
 // plain forms, enhanced by one small script; no build step, nothing fetched from elsewhere.
 // Sign-in exchanges the admin token for a session cookie (sessions.ts); every state-changing
 // request must carry the session's CSRF token and, when the browser sends one, our own Origin.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+
+import { createHmac } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../../errors.js';
-import { BOOTSTRAP_ADMIN, resolveOperatorToken } from '../../../operators/index.js';
 import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import { checkedForm, cookieOptions, serveAssets, servePages, signedCookie } from '../../pages/protection.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
 import { recordFailedSignIn } from '../audit.js';
+import { adminTokenDigest, operatorOfToken } from '../operators.js';
 import { type Html, html } from './html.js';
 import { CONSOLE_PREFIX, consoleUrl, ICON_LINK, page, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
@@ -74,9 +75,10 @@ function errorPage(error: AppError, view: View | undefined): Html {
 
 export async function consolePlugin(
   app: HostApp,
-  { context, tokenDigest, limits }: ConsoleDependencies & { tokenDigest: Buffer; limits: RateLimitGuard },
+  { context, limits }: ConsoleDependencies & { limits: RateLimitGuard },
 ) {
-  const key = createHmac('sha256', tokenDigest).update('console cookie').digest();
+  const key = createHmac('sha256', adminTokenDigest(context)).update('console cookie').digest();
+  const operatorOf = operatorOfToken(context);
   const sessions = new ConsoleSessions(context.db, key);
   await servePages(app, { cookieSecret: key, frameAncestors: "'none'" });
   const sessionToken = (request: FastifyRequest) => signedCookie(request, SESSION_COOKIE);
@@ -136,11 +138,7 @@ export async function consolePlugin(
   app.post('/sign-in', { schema: { hide: true }, config: { operatorRole: 'read-only' } }, async (request, reply) => {
     const field = (request.body as FormFields | undefined)?.token;
     const token = typeof field === 'string' ? field : '';
-    const presented = createHmac('sha256', key).update(token).digest();
-    const expected = createHmac('sha256', key).update(context.config.adminToken).digest();
-    const operator = timingSafeEqual(presented, expected)
-      ? BOOTSTRAP_ADMIN
-      : await resolveOperatorToken(context.db, context.caches, token);
+    const operator = await operatorOf(token);
     if (!operator) {
       await limits.authenticationFailed(request, reply);
       // Within the failed-authentication budget only: past it the 429 above answers, unrecorded.

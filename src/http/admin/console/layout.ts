@@ -2,6 +2,7 @@
 // carry the CSRF token, buttons that ask before they act, secrets shown once.
 import { type OperatorRole, roleAllows } from '../../../operators/index.js';
 import { type Html, html } from './html.js';
+import { SESSION_HOURS } from './sessions.js';
 
 export { badge, table } from '../../pages/blocks.js';
 
@@ -91,7 +92,7 @@ export function signInPage(error: string | null): Html {
 <form method="post" action="${consoleUrl('/sign-in')}" class="card narrow">
 ${error && html`<p class="flash error" role="alert">${error}</p>`}
 <label>Your token <input type="password" name="token" required autocomplete="off" autofocus></label>
-<p class="hint">Your operator token (<code>pio_…</code>), or the service's <code>ADMIN_TOKEN</code>. It is exchanged for a session of ${'12'} hours and not kept in this browser.</p>
+<p class="hint">Your operator token (<code>pio_…</code>), or the service's <code>ADMIN_TOKEN</code>. It is exchanged for a session of ${SESSION_HOURS} hours and not kept in this browser.</p>
 <button>Sign in</button>
 </form>`,
   );

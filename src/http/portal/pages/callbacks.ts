@@ -5,8 +5,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { listNotificationLog, NOTIFICATION_LOG_OUTCOMES, type NotificationLogEntry } from '../../../payments/index.js';
+import { type Html, html } from '../../html.js';
 import { badge, cardTable } from '../../pages/blocks.js';
-import { type Html, html } from '../../pages/html.js';
 import { prettyPayload } from '../../pages/payload.js';
 import { sendPage } from '../../pages/protection.js';
 import { choiceFilter, page, pager } from '../layout.js';

@@ -13,8 +13,8 @@ import {
   pingPaymentEndpoint,
 } from '../../../payments/index.js';
 import { getTenant, listCredentials, paymentEndpointIn } from '../../../tenants/index.js';
+import { type Html, html } from '../../html.js';
 import { badge } from '../../pages/blocks.js';
-import { type Html, html } from '../../pages/html.js';
 import { sendPage } from '../../pages/protection.js';
 import { CurrencyCode, InvoiceAmount } from '../../shapes/payment-request.js';
 import { page, postForm, type View } from '../layout.js';

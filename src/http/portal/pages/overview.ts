@@ -2,7 +2,7 @@
 // latest payment requests, each a click from the whole story.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listNotificationLog, listPaymentRequests } from '../../../payments/index.js';
-import { html } from '../../pages/html.js';
+import { html } from '../../html.js';
 import { sendPage } from '../../pages/protection.js';
 import { page } from '../layout.js';
 import { callbackTable } from './callbacks.js';

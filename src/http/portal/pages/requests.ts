@@ -14,8 +14,8 @@ import {
   resendPaymentRequest,
 } from '../../../payments/index.js';
 import { getTenant } from '../../../tenants/index.js';
+import { type Html, html } from '../../html.js';
 import { badge, cardTable } from '../../pages/blocks.js';
-import { type Html, html } from '../../pages/html.js';
 import { sendPage } from '../../pages/protection.js';
 import { choiceFilter, page, pager, postForm } from '../layout.js';
 import type { Locale } from '../locale.js';

@@ -1,5 +1,6 @@
-// HTML built from template literals (the console's and the portal's pages): every interpolated value is escaped unless it is already
-// `Html` (made by this tag), so a tenant's name or a partner's payload can never become markup.
+// HTML built from template literals, for the console and the docs pages: every interpolated value
+// is escaped unless it is already `Html` (made by this tag), so a tenant's name or a partner's
+// payload can never become markup. `escapeHtml` is the one escaping function.
 
 export class Html {
   constructor(readonly text: string) {}
@@ -10,6 +11,7 @@ export class Html {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+/** Text for an HTML element or a quoted attribute. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char]);
 }
