@@ -291,6 +291,12 @@ export async function readScenarios(urls: Urls, fixtures: Fixtures): Promise<Sce
   return [
     await read('`/v1/cities/` first page', `${urls.backend}/v1/cities/`, backend, '/cities-first/'),
     await read(
+      '`/v1/cities/` name search',
+      `${urls.backend}/v1/cities/?search=san`,
+      backend,
+      '/cities-search/?search=san',
+    ),
+    await read(
       '`/v1/cities/` deep page (offset 100000)',
       `${urls.backend}/v1/cities/?offset=100000`,
       backend,

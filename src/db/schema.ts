@@ -2,6 +2,7 @@
 // `npm run db:generate` after changing it.
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   boolean,
   customType,
   date,
@@ -87,6 +88,16 @@ export const consoleSessions = pgTable('console_sessions', {
 });
 
 /**
+ * A `search` over place names (DECISIONS §11) looks up the pieces of two and three characters of
+ * each name's search key (`place_name_grams`, migrations/0021_place_name_search.sql) in a GIN index,
+ * then checks the few rows found; the English and the Arabic name have one each.
+ */
+const placeNameSearchIndexes = (tableName: string, table: { name: AnyPgColumn; nameAr: AnyPgColumn }) => [
+  index(`${tableName}_name_grams_idx`).using('gin', sql`place_name_grams(${table.name})`),
+  index(`${tableName}_name_ar_grams_idx`).using('gin', sql`place_name_grams(${table.nameAr})`),
+];
+
+/**
  * One-time sign-in links of the partner portal (src/tenants/portal.ts): only the token's digest is
  * kept; a link opens one session, once, before it expires.
  */
@@ -145,7 +156,7 @@ export const countries = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (table) => [index('countries_name_id_idx').on(table.name, table.id)],
+  (table) => [index('countries_name_id_idx').on(table.name, table.id), ...placeNameSearchIndexes('countries', table)],
 );
 
 export const cities = pgTable(
@@ -172,6 +183,7 @@ export const cities = pgTable(
     index('cities_country_name_id_idx').on(table.countryId, table.name, table.id),
     // `has_attractions=true` lists only supported cities: a small partial index in list order.
     index('cities_supported_name_id_idx').on(table.name, table.id).where(sql`${table.supported}`),
+    ...placeNameSearchIndexes('cities', table),
   ],
 );
 

@@ -14,7 +14,7 @@ export {
 } from './catalog.js';
 export { readGeoDataVersion } from './data-version.js';
 export { type ImportSummary, importReferenceData } from './import.js';
-export { type CityFilter, listCities, listCountries, type Page } from './listings.js';
+export { type CityFilter, type CountryFilter, listCities, listCountries, type Page } from './listings.js';
 export {
   CITIES_FILE_NAME,
   CITY_CAPITALS,

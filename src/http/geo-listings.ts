@@ -5,7 +5,14 @@ import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { type CityFilter, listCities, listCountries, type Page, readGeoDataVersion } from '../geo/index.js';
+import {
+  type CityFilter,
+  type CountryFilter,
+  listCities,
+  listCountries,
+  type Page,
+  readGeoDataVersion,
+} from '../geo/index.js';
 import type { Language } from '../languages.js';
 import { type PagedListBody, PagingQuery, pagedList, pageFrom, requestPath } from './paging.js';
 import { sendCachedResponse } from './response-cache.js';
@@ -13,9 +20,30 @@ import { type City, type Country, cityView, countryView, type FlagUrl } from './
 
 const BOOLEAN_TEXT = ['true', 'false', '1', '0'] as const;
 
-export const CountryQuery = Type.Object(PagingQuery);
+const SearchQuery = {
+  search: Type.Optional(
+    Type.String({
+      minLength: 2,
+      maxLength: 100,
+      description:
+        'Only places whose English or Arabic name contains this (2 to 100 characters), whatever its case and accents: `sao` finds São Paulo, `الرياض` finds الرياض and Riyadh',
+    }),
+  ),
+};
+
+export const CountryQuery = Type.Object({
+  ...PagingQuery,
+  code: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{2}$',
+      description: 'Only the country of this ISO 3166-1 alpha-2 code, in any case (`sa`, `SA`)',
+    }),
+  ),
+  ...SearchQuery,
+});
 export const CityQuery = Type.Object({
   ...PagingQuery,
+  ...SearchQuery,
   country: Type.Optional(Type.String({ format: 'uuid', description: 'Only cities of this country (its id)' })),
   has_attractions: Type.Optional(
     Type.Unsafe<(typeof BOOLEAN_TEXT)[number]>({
@@ -118,8 +146,8 @@ const listingHeaders = (language: Language, etag: string) => ({
 /** The host a listing is served on: its links point there. */
 type PublicHost = keyof AppContext['publicUrls'];
 
-type CountryQueryType = { limit?: number; offset?: number };
-type CityQueryType = CountryQueryType & { country?: string; has_attractions?: (typeof BOOLEAN_TEXT)[number] };
+type CountryQueryType = Static<typeof CountryQuery>;
+type CityQueryType = Static<typeof CityQuery>;
 
 export function serveCountries<Wrapped>(
   context: AppContext,
@@ -130,6 +158,10 @@ export function serveCountries<Wrapped>(
   wrap: (list: PagedListBody<Static<typeof Country>>) => Wrapped,
 ): void {
   const flagUrl = flagUrlFor(context);
+  const filter: CountryFilter = {
+    ...(query.code !== undefined && { code: query.code.toUpperCase() }),
+    ...(query.search !== undefined && { search: query.search }),
+  };
   serveListing(
     context,
     request,
@@ -137,9 +169,9 @@ export function serveCountries<Wrapped>(
     host,
     {
       variant: `${host}:countries`,
-      filters: {},
+      filters: { ...filter },
       async fetch(version, page, language) {
-        const { count, rows } = await listCountries(context.db, context.caches, version, page);
+        const { count, rows } = await listCountries(context.db, context.caches, version, filter, language, page);
         return { count, results: rows.map((row) => countryView(row, language, flagUrl)) };
       },
     },
@@ -156,15 +188,17 @@ export function serveCities<Wrapped>(
   host: PublicHost,
   wrap: (list: PagedListBody<Static<typeof City>>) => Wrapped,
 ): void {
-  const { country, has_attractions: hasAttractions } = query;
+  const { country, has_attractions: hasAttractions, search } = query;
   const filter: CityFilter = {
     // Ajv's uuid format also admits a `urn:uuid:` prefix; the database does not.
     ...(country !== undefined && { country: country.replace(/^urn:uuid:/i, '').toLowerCase() }),
     ...(hasAttractions !== undefined && { withAttractions: hasAttractions === 'true' || hasAttractions === '1' }),
+    ...(search !== undefined && { search }),
   };
   const filters: Record<string, string> = {
     ...(filter.country !== undefined && { country: filter.country }),
     ...(filter.withAttractions !== undefined && { has_attractions: String(filter.withAttractions) }),
+    ...(filter.search !== undefined && { search: filter.search }),
   };
   serveListing(
     context,
@@ -175,7 +209,7 @@ export function serveCities<Wrapped>(
       variant: `${host}:cities`,
       filters,
       async fetch(version, page, language) {
-        const { count, rows } = await listCities(context.db, context.caches, version, filter, page);
+        const { count, rows } = await listCities(context.db, context.caches, version, filter, language, page);
         return { count, results: rows.map((row) => cityView(row, language)) };
       },
     },

@@ -1,7 +1,7 @@
 // A DATA_DIR written by PGlite, as the releases before the embedded server made it (PGlite, the
 // project's migrations, pg-boss's schema, rows), moves to the embedded server on first open,
 // once, with as many rows in every table; PGlite's files stay beside it.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -20,10 +20,27 @@ import { loggerInto } from '../support/logs.js';
 const dataDir = mkdtempSync(path.join(tmpdir(), 'pi-pglite-move-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+/** The last migration of the PGlite releases (0.1.0 is the last of them): later ones never ran on PGlite. */
+const LAST_PGLITE_MIGRATION = '0008_payment_notification_sets';
+
+/** The migrations folder as the PGlite releases had it. */
+function pgliteMigrations(): string {
+  const folder = mkdtempSync(path.join(tmpdir(), 'pi-pglite-migrations-'));
+  cpSync(migrationsDir, folder, { recursive: true });
+  const journalPath = path.join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
+  const last = journal.entries.findIndex((entry) => entry.tag === LAST_PGLITE_MIGRATION);
+  expect(last).toBeGreaterThan(0);
+  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }));
+  return folder;
+}
+
 /** A DATA_DIR as the PGlite releases left it. */
 async function writeWithPglite(): Promise<void> {
   const pglite = await PGlite.create(dataDir);
-  await migrate(drizzle(pglite), { migrationsFolder: migrationsDir });
+  const migrationsFolder = pgliteMigrations();
+  await migrate(drizzle(pglite), { migrationsFolder });
+  rmSync(migrationsFolder, { recursive: true, force: true });
   await pglite.exec(PgBoss.getConstructionPlans('pgboss'));
   await pglite.query(`select pgboss.create_queue('payment-request', '{"policy": "standard", "retryLimit": 3}')`);
   await pglite.exec(`

@@ -25,7 +25,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Countries, by name */
+        /** Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search` */
         get: operations["listCountries"];
         put?: never;
         post?: never;
@@ -42,7 +42,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Cities, by name then id */
+        /** Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search` */
         get: operations["listCities"];
         put?: never;
         post?: never;
@@ -106,6 +106,10 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip; default 0 */
                 offset?: number;
+                /** @description Only the country of this ISO 3166-1 alpha-2 code, in any case (`sa`, `SA`) */
+                code?: string;
+                /** @description Only places whose English or Arabic name contains this (2 to 100 characters), whatever its case and accents: `sao` finds São Paulo, `الرياض` finds الرياض and Riyadh */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -213,7 +217,7 @@ export interface operations {
                             /** @description ["query", "<parameter>"] */
                             loc: string[];
                             msg: string;
-                            /** @description e.g. int_parsing, greater_than_equal, uuid_parsing, enum */
+                            /** @description e.g. int_parsing, greater_than_equal, uuid_parsing, enum, string_too_short, string_pattern_mismatch */
                             type: string;
                         }[];
                     };
@@ -250,6 +254,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip; default 0 */
                 offset?: number;
+                /** @description Only places whose English or Arabic name contains this (2 to 100 characters), whatever its case and accents: `sao` finds São Paulo, `الرياض` finds الرياض and Riyadh */
+                search?: string;
                 /** @description Only cities of this country (its id) */
                 country?: string;
                 /** @description true or 1: only supported cities with at least one attraction. false or 0: no filter (all cities) */
@@ -379,7 +385,7 @@ export interface operations {
                             /** @description ["query", "<parameter>"] */
                             loc: string[];
                             msg: string;
-                            /** @description e.g. int_parsing, greater_than_equal, uuid_parsing, enum */
+                            /** @description e.g. int_parsing, greater_than_equal, uuid_parsing, enum, string_too_short, string_pattern_mismatch */
                             type: string;
                         }[];
                     };

@@ -107,7 +107,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Countries, by name; `data` is the paged list */
+        /** Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`; `data` is the paged list */
         get: operations["listCountries"];
         put?: never;
         post?: never;
@@ -124,7 +124,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Cities, by name then id; `data` is the paged list */
+        /** Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`; `data` is the paged list */
         get: operations["listCities"];
         put?: never;
         post?: never;
@@ -1597,6 +1597,10 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip; default 0 */
                 offset?: number;
+                /** @description Only the country of this ISO 3166-1 alpha-2 code, in any case (`sa`, `SA`) */
+                code?: string;
+                /** @description Only places whose English or Arabic name contains this (2 to 100 characters), whatever its case and accents: `sao` finds São Paulo, `الرياض` finds الرياض and Riyadh */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -1763,6 +1767,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip; default 0 */
                 offset?: number;
+                /** @description Only places whose English or Arabic name contains this (2 to 100 characters), whatever its case and accents: `sao` finds São Paulo, `الرياض` finds الرياض and Riyadh */
+                search?: string;
                 /** @description Only cities of this country (its id) */
                 country?: string;
                 /** @description true or 1: only supported cities with at least one attraction. false or 0: no filter (all cities) */

@@ -30,7 +30,10 @@ const ValidationDetail = Type.Object({
     Type.Object({
       loc: Type.Array(Type.String(), { description: '["query", "<parameter>"]' }),
       msg: Type.String(),
-      type: Type.String({ description: 'e.g. int_parsing, greater_than_equal, uuid_parsing, enum' }),
+      type: Type.String({
+        description:
+          'e.g. int_parsing, greater_than_equal, uuid_parsing, enum, string_too_short, string_pattern_mismatch',
+      }),
     }),
   ),
 });
@@ -103,7 +106,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'listCountries',
         tags: ['geo'],
-        summary: 'Countries, by name',
+        summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CountryQuery,
         response: { 200: PagedList(Country), ...NOT_MODIFIED, ...errorResponses('countries:read') },
@@ -119,7 +122,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'listCities',
         tags: ['geo'],
-        summary: 'Cities, by name then id',
+        summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CityQuery,
         response: { 200: PagedList(City), ...NOT_MODIFIED, ...errorResponses('cities:read') },

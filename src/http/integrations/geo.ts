@@ -17,7 +17,8 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
       schema: {
         operationId: 'listCountries',
         tags: ['geo'],
-        summary: 'Countries, by name; `data` is the paged list',
+        summary:
+          'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`; `data` is the paged list',
         querystring: CountryQuery,
         response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED },
       },
@@ -32,7 +33,8 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
       schema: {
         operationId: 'listCities',
         tags: ['geo'],
-        summary: 'Cities, by name then id; `data` is the paged list',
+        summary:
+          'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`; `data` is the paged list',
         querystring: CityQuery,
         response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED },
       },
