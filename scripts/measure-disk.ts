@@ -1,7 +1,7 @@
 // `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with one payment
 // request attempt) and per 100,000 callbacks (each a stored event that pays its invoice), before
 // and after a prune; then what a partner's flood costs, 100,000 each of test invoices (with their
-// attempt and payment request job), pings and breaker events, before and after the prune that
+// attempt and payment request), pings and breaker events, before and after the prune that
 // retention makes of them. On the database the environment names (DATABASE_URL, else the embedded
 // one in DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and
 // stay). The figures go to docs/operations.md.
@@ -9,7 +9,6 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { prune, retentionRules } from '../src/maintenance/index.js';
-import { PaymentQueue } from '../src/payments/index.js';
 
 const ROWS = Number(process.env.ROWS ?? 100_000);
 const config = loadConfig();
@@ -17,23 +16,20 @@ const database = await openDatabase(config);
 const sql = (text: string, values: unknown[] = []) => database.executeSql(text, values);
 
 const TABLES = ['invoices', 'payment_deliveries', 'payment_events'];
-/** The tables a flood fills: a test invoice's row, its attempt and its job, pings, breaker events. */
+/** The tables a flood fills: a test invoice's row, its attempt and its payment request, pings, breaker events. */
 const FLOOD_TABLES = [
   'invoices',
   'payment_deliveries',
-  'payment_request_jobs',
+  'payment_requests',
   'endpoint_pings',
   'payment_endpoint_breaker_events',
 ];
 
-/** Bytes on disk per table, indexes and TOAST included; pg-boss's queue table as `payment_request_jobs`. */
+/** Bytes on disk per table, indexes and TOAST included. */
 async function sizes(): Promise<Record<string, number>> {
   const { rows } = await sql(
     `select relname as name, pg_total_relation_size(oid)::bigint as bytes from pg_class
-      where relkind = 'r' and relname = any($1::text[])
-     union all
-     select 'payment_request_jobs', pg_total_relation_size(('pgboss.' || partition_name)::regclass)::bigint
-       from pgboss.queue where name = 'payment-request'`,
+      where relkind = 'r' and relname = any($1::text[])`,
     [`{${[...TABLES, ...FLOOD_TABLES].join(',')}}`],
   );
   return Object.fromEntries(rows.map((row) => [row.name as string, Number(row.bytes)]));
@@ -43,11 +39,8 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const delta = (after: Record<string, number>, before: Record<string, number>, tables: string[]) =>
   tables.reduce((sum, table) => sum + after[table] - before[table], 0);
 
-// Its start makes pg-boss's schema and the queue's table, where a test invoice's job goes.
-const queue = new PaymentQueue(database, { supervise: false, jobTimeoutSeconds: config.paymentJobTimeoutSeconds });
-
 try {
-  await migrateDatabase(database, () => queue.start((error) => console.error(error)));
+  await migrateDatabase(database);
   const [tenant] = (
     await sql(
       `insert into tenants (slug, name, gateway) values ('disk-' || floor(random() * 1e9)::text, 'Disk', 'tap') returning id`,
@@ -123,9 +116,11 @@ try {
   );
 
   // Floods, written just past their retention so that the prune takes them: test invoices (each
-  // with a delivered attempt and its finished job), pings, and breaker events.
+  // with a delivered attempt and its payment request done), pings, and breaker events.
   // Compacted first, so that the flood grows the tables rather than filling what the prune above freed.
-  await sql('vacuum full invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  await sql(
+    'vacuum full invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
   const beforeFlood = await sizes();
   const retention = config.retention;
   const days = (kept: number) => `${kept + 1} days`;
@@ -141,9 +136,8 @@ try {
        select id, 1, now() - $3::interval, 200, 40 + (random() * 200)::int,
               '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}'
          from made)
-     insert into pgboss.job (name, data, state, started_on, completed_on, output)
-     select 'payment-request', jsonb_build_object('invoice_id', id, 'attempt', 1, 'tenant_id', $1::text, 'mode', 'test'),
-            'completed', now() - $3::interval, now() - $3::interval, '{"outcome": "delivered"}'::jsonb
+     insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
+     select id, $1::uuid, 'test', 1, 'done', now() - $3::interval, now() - $3::interval, 'delivered'
        from made`,
     [tenant.id, ROWS, days(retention.testInvoicesDays)],
   );
@@ -161,15 +155,19 @@ try {
   );
   const flooded = await sizes();
   const floodDeleted = await prune(database, retentionRules(retention));
-  await sql('vacuum analyze invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  await sql(
+    'vacuum analyze invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
   const floodPruned = await sizes();
-  await sql('vacuum full invoices, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events');
+  await sql(
+    'vacuum full invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
+  );
   const floodCompacted = await sizes();
   const grown = (after: Record<string, number>, table: string) => after[table] - beforeFlood[table];
   const floods = {
     test_invoices: {
-      invoice_and_attempt_bytes: grown(flooded, 'invoices') + grown(flooded, 'payment_deliveries'),
-      job_bytes: grown(flooded, 'payment_request_jobs'),
+      invoice_and_attempt_bytes:
+        grown(flooded, 'invoices') + grown(flooded, 'payment_deliveries') + grown(flooded, 'payment_requests'),
       deleted: floodDeleted.test_invoices,
     },
     pings: { bytes: grown(flooded, 'endpoint_pings'), deleted: floodDeleted.endpoint_pings },
@@ -180,7 +178,6 @@ try {
   };
   const kept = (after: Record<string, number>, tables: string[]) =>
     tables.reduce((sum, table) => sum + grown(after, table), 0);
-  const ours = FLOOD_TABLES.filter((table) => table !== 'payment_request_jobs');
   console.log(
     JSON.stringify(
       {
@@ -197,15 +194,14 @@ try {
   const perRow = (bytes: number) => `${Math.round(bytes / ROWS)} bytes each`;
   console.log(
     [
-      `per ${ROWS} test invoices (a delivered attempt each): ${mib(floods.test_invoices.invoice_and_attempt_bytes)} (${perRow(floods.test_invoices.invoice_and_attempt_bytes)}), and their jobs ${mib(floods.test_invoices.job_bytes)} (${perRow(floods.test_invoices.job_bytes)}) until pg-boss drops them`,
+      `per ${ROWS} test invoices (a delivered attempt and a payment request each): ${mib(floods.test_invoices.invoice_and_attempt_bytes)} (${perRow(floods.test_invoices.invoice_and_attempt_bytes)})`,
       `per ${ROWS} pings: ${mib(floods.pings.bytes)} (${perRow(floods.pings.bytes)})`,
       `per ${ROWS} breaker events: ${mib(floods.breaker_events.bytes)} (${perRow(floods.breaker_events.bytes)})`,
-      `the flood in our tables before the prune: ${mib(kept(flooded, ours))}`,
-      `after the prune (${floods.test_invoices.deleted} test invoices, ${floods.pings.deleted} pings, ${floods.breaker_events.deleted} breaker events) and a vacuum: ${mib(kept(floodPruned, ours))} on disk, free for new rows`,
-      `after VACUUM FULL: ${mib(kept(floodCompacted, ours))}`,
+      `the flood in our tables before the prune: ${mib(kept(flooded, FLOOD_TABLES))}`,
+      `after the prune (${floods.test_invoices.deleted} test invoices, ${floods.pings.deleted} pings, ${floods.breaker_events.deleted} breaker events) and a vacuum: ${mib(kept(floodPruned, FLOOD_TABLES))} on disk, free for new rows`,
+      `after VACUUM FULL: ${mib(kept(floodCompacted, FLOOD_TABLES))}`,
     ].join('\n'),
   );
 } finally {
-  await queue.stop();
   await database.close();
 }

@@ -48,9 +48,9 @@ export interface Config {
   logLevel: string;
   allowPrivatePaymentEndpoints: boolean;
   paymentWorker: boolean;
-  /** Delay before the first retry of a payment request; later ones double (see payments/outbound.ts). */
+  /** Delay before the first retry of a payment request; later ones double (see payments/delivery/retry.ts). */
   paymentRetryBaseSeconds: number;
-  /** A payment request attempt whose worker died is made again after this long (pg-boss expiry). */
+  /** How long a probe of a failing endpoint holds its breaker half-open, at most. */
   paymentJobTimeoutSeconds: number;
   /** Payment requests in flight at once in this process. */
   paymentWorkerConcurrency: number;

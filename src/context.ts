@@ -5,7 +5,7 @@ import type { Caches } from './cache.js';
 import type { Config } from './config.js';
 import type { Database, DatabaseHandle } from './db/client.js';
 import type { Metrics } from './metrics.js';
-import type { PaymentQueue, SigningDependencies } from './payments/index.js';
+import type { PaymentRequests, SigningDependencies } from './payments/index.js';
 import type { RateLimitStore } from './rate-limit-store.js';
 import type { SecretBox } from './tenants/index.js';
 
@@ -24,7 +24,7 @@ export interface AppContext {
   readonly caches: Caches;
   readonly secretBox: SecretBox;
   /** Created with the context, started by startService: invoice creation enqueues on it. */
-  readonly paymentQueue: PaymentQueue;
+  readonly paymentQueue: PaymentRequests;
   readonly metrics: Metrics;
   /**
    * Where partners reach each public host: INTEGRATIONS_PUBLIC_URL, BACKEND_PUBLIC_URL and PORTAL_PUBLIC_URL, else the

@@ -27,10 +27,9 @@ import { Metrics } from './metrics.js';
 import {
   type AttemptReport,
   DEFAULT_RETRY_POLICY,
-  deliverPaymentRequest,
-  FinalAttempts,
+  deliver,
   failingEndpoints,
-  PaymentQueue,
+  PaymentRequests,
   PaymentWorker,
   REQUEST_TIMEOUT_MS,
   type RetryPolicy,
@@ -108,12 +107,9 @@ export async function openContext(config: Config, serving?: { logger: FastifyBas
     ready: async () => (await database.unavailable()) === null,
     cacheStatistics: () => caches.statistics(),
   });
-  // Processes without the worker only enqueue; expiring stuck jobs is the workers' business.
-  const paymentQueue = new PaymentQueue(database, {
-    supervise: config.paymentWorker,
-    jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
-    onUnsent: (mode) => metrics.paymentRequestAttempts.inc({ outcome: 'failed', mode }),
-  });
+  const paymentQueue = new PaymentRequests(database, (mode) =>
+    metrics.paymentRequestAttempts.inc({ outcome: 'failed', mode }),
+  );
   return {
     config,
     database,
@@ -164,8 +160,8 @@ async function startPaymentWorker(
   const log = logger.child({ worker: 'payment-request' });
   const deps = {
     ...signingDependencies(context),
-    queue: context.paymentQueue,
-    finalAttempts: new FinalAttempts(context.db, context.paymentQueue),
+    database: context.database,
+    requests: context.paymentQueue,
     notifyUrl: `${base}${PAYMENT_CALLBACK_PATH}`,
     retryPolicy,
     breakerPolicy: {
@@ -182,16 +178,16 @@ async function startPaymentWorker(
     },
   };
   const worker = new PaymentWorker(
-    context.database,
     context.paymentQueue,
     {
       concurrency: config.paymentWorkerConcurrency,
       perEndpoint: config.paymentEndpointConcurrency,
       giveUpAfterSeconds: retryPolicy.giveUpAfterSeconds,
+      probeSeconds: config.paymentJobTimeoutSeconds,
       log,
       onInFlight: (count) => metrics.paymentRequestsInFlight.set(count),
     },
-    (job) => deliverPaymentRequest(deps, job),
+    (id, request) => deliver(deps, id, request),
   );
   await worker.start();
   logger.info(
@@ -302,17 +298,13 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     // finish (they time out before this does), then let go of the database.
     await Promise.all(Object.values(apps).map((app) => app.close()));
     await worker?.stop(REQUEST_TIMEOUT_MS + 5000);
-    await context.paymentQueue.stop();
     await context.database.close();
     context.rateLimitStore?.redis.disconnect();
     await releasePorts();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);
-    await migrateDatabase(context.database, async () => {
-      await seedEmptyDatabase(context, logger);
-      await context.paymentQueue.start((error) => logger.error({ err: error }, 'payment queue error'));
-    });
+    await migrateDatabase(context.database, () => seedEmptyDatabase(context, logger));
     await checkSealedSecrets(context);
     // The worker needs none of the listeners: it starts first, and waiting requests leave while the
     // hosts are built.

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { signatureHeader } from '../../src/payments/outbound.js';
+import { signatureHeader } from '../../src/payments/delivery/sign.js';
 import { type AdminClient, BENCH_DIR, inParallel, run } from './lib.js';
 
 export const PAYMENT_SCENARIOS = {

@@ -8,7 +8,7 @@ import type { FieldChange, TargetType } from './targets.js';
 
 export type AuditEventRow = typeof auditEvents.$inferSelect;
 
-interface AuditEventInput {
+export interface AuditEventInput {
   /** Who: the admin token, a console session's label, a partnerctl command's user. */
   actor: string;
   /** What: the action's name, the same on every route that makes it (`tenant.deactivate`). */

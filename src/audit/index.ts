@@ -1,5 +1,11 @@
 // Operators' changes: what the rest of the service may use of this domain.
-export { type AuditEventRow, listAuditActions, listAuditEvents, recordAuditEvent } from './events.js';
+export {
+  type AuditEventInput,
+  type AuditEventRow,
+  listAuditActions,
+  listAuditEvents,
+  recordAuditEvent,
+} from './events.js';
 export {
   type AuditValue,
   changedFields,

@@ -4,7 +4,7 @@
 import { statfsSync } from 'node:fs';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -12,6 +12,7 @@ import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
 import * as schema from './schema.js';
+import type { RunStatement } from './statements.js';
 import { postgresConnection } from './url.js';
 
 export type Schema = typeof schema;
@@ -50,18 +51,15 @@ export interface DatabaseHandle {
    */
   movePgliteData?: () => Promise<void>;
   /**
-   * Runs raw SQL with $1.. parameters, for statements Drizzle does not build (pg-boss's, scripts):
-   * on the pool, or inside `transaction` (one `db.transaction` handed out) when given. Text
-   * without parameters may hold several statements, sent in one round trip; on the pool, text
-   * opening with BEGIN runs on a connection reserved for it (postgres.js refuses BEGIN on a pool).
-   * The rows, as pg-boss expects them; a script's are the rows of each statement. `Row` is what the
-   * caller's statement returns: the driver does not know it.
+   * Runs raw SQL with $1.. parameters on the pool, for scripts and tests. Text without parameters
+   * may hold several statements, sent in one round trip. `Row` is what the caller's statement
+   * returns: the driver does not know it.
    */
-  executeSql<Row = Record<string, unknown>>(
-    text: string,
-    values?: unknown[],
-    transaction?: Transaction,
-  ): Promise<{ rows: Row[] }>;
+  executeSql<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+  /** Runs a named statement (src/db/statements.ts) on the pool. */
+  run: RunStatement;
+  /** Runs `task` in one transaction of named statements. */
+  transact<T>(task: (run: RunStatement) => Promise<T>): Promise<T>;
   /**
    * Runs `task` in a transaction of postgres.js itself, opened with `options` (such as 'isolation
    * level repeatable read read only'), for what Drizzle does not do: COPY streams and cursors.
@@ -80,8 +78,8 @@ export interface DatabaseHandle {
    */
   listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>;
   /**
-   * Runs `task` with the request deadline lifted: for setting up the service (migrations, seeding,
-   * the queue's tables), which runs before any request is taken and may rightly take minutes.
+   * Runs `task` with the request deadline lifted: for setting up the service (migrations,
+   * seeding), which runs before any request is taken and may rightly take minutes.
    */
   withoutDeadline<T>(task: () => Promise<T>): Promise<T>;
   /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
@@ -283,16 +281,6 @@ class DrizzleDriver {
 /** What ends a transaction abandoned at the deadline: its caller has already been answered. */
 const ABANDONED_TRANSACTION = new DatabaseUnavailableError('transaction abandoned at the request deadline');
 
-/**
- * The driver a transaction of the handle's `db` runs on: drizzle-orm/postgres-js keeps it as the
- * client of the transaction's session, both declared in its types; the checks make sure it is ours.
- */
-function driverOf(transaction: Transaction): DrizzleDriver {
-  const { session } = transaction._;
-  if (session instanceof PostgresJsSession && session.client instanceof DrizzleDriver) return session.client;
-  throw new TypeError('not a transaction of this database handle');
-}
-
 interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
@@ -388,20 +376,20 @@ async function openPostgres(
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
   // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
-  const db = drizzlePostgres(new DrizzleDriver(client, inFlight) as unknown as Sql, { schema }) as unknown as Database;
+  const pool = new DrizzleDriver(client, inFlight);
+  const db = drizzlePostgres(pool as unknown as Sql, { schema }) as unknown as Database;
   const dedicated: Sql[] = [];
+  // Named statements go through the driver Drizzle is given: prepared, counted, bounded by the deadline.
+  const runOn =
+    (driver: DrizzleDriver): RunStatement =>
+    async (statement, params) =>
+      // The caller's statement says what its rows are: the driver cannot.
+      [...(await driver.unsafe(statement.text, [...params] as Parameters))] as never[];
   return {
     db,
-    async executeSql<Row>(text: string, values: unknown[] = [], transaction?: Transaction) {
-      if (transaction) return { rows: [...(await driverOf(transaction).unsafe(text, values as Parameters))] as Row[] };
-      if (values.length === 0 && /^\s*BEGIN\b/i.test(text)) {
-        const connection = await client.reserve();
-        try {
-          return { rows: [...(await inFlight.track(connection.unsafe(text)))] as Row[] };
-        } finally {
-          connection.release();
-        }
-      }
+    run: runOn(pool),
+    transact: (task) => pool.begin((tx) => task(runOn(tx))),
+    async executeSql<Row>(text: string, values: unknown[] = []) {
       return { rows: [...(await inFlight.trackQuery(client.unsafe(text, values as Parameters)))] as Row[] };
     },
     driverTransaction<T>(options: string, task: (tx: TransactionSql) => Promise<T>) {

@@ -9,15 +9,34 @@
 // new cluster; the PGlite files are kept after it, for the operator to delete.
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import PgBoss from 'pg-boss';
 import postgres from 'postgres';
 import type { Logger } from '../logger.js';
 import { postgresConnection } from './url.js';
 
 export const PGLITE_DIR_NAME = 'pglite-data';
 const MOVED_MARK = 'MOVED-TO-POSTGRESQL';
-/** Schemas whose rows move: ours and pg-boss's (payment requests waiting to be sent). */
-const SCHEMAS = ['public', 'pgboss'];
+/** The schema whose rows move; pg-boss's waiting payment requests move to payment_requests (PENDING_JOBS). */
+const SCHEMAS = ['public'];
+
+/** The payment requests earlier releases left waiting in pg-boss's queue, latest attempt of each invoice. */
+const PENDING_JOBS = `
+  select distinct on (data->>'invoice_id') json_build_object(
+           'invoice_id', data->>'invoice_id', 'attempt', (data->>'attempt')::int,
+           'due_at', start_after, 'enqueued_at', created_on)::text as job
+    from pgboss.job where name = 'payment-request' and state::text in ('created', 'retry', 'active')
+   order by data->>'invoice_id', (data->>'attempt')::int desc`;
+
+/** PENDING_JOBS as rows of payment_requests (the invoices' rows are there already). */
+const STORE_PENDING_JOBS = `
+  with stored as (
+    insert into payment_requests (invoice_id, tenant_id, mode, attempt, due_at, enqueued_at)
+    select j.invoice_id, i.tenant_id, i.mode, j.attempt, j.due_at, j.enqueued_at
+      from json_to_recordset($1::text::json) as j(invoice_id uuid, attempt int, due_at timestamptz, enqueued_at timestamptz)
+      join invoices i on i.id = j.invoice_id
+    on conflict (invoice_id) do nothing
+    returning 1
+  )
+  select count(*)::int as n from stored`;
 const ROWS_PER_BATCH = 5000;
 
 /** What a PostgreSQL data directory holds at its top, as PGlite left it in DATA_DIR. */
@@ -85,7 +104,6 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
     await sql.begin(async (tx) => {
       const toServer: Query = async <Row>(text: string, values: unknown[] = []) =>
         [...(await tx.unsafe(text, values as never[]))] as Row[];
-      if (tables.some((table) => table.schema === 'pgboss')) await createPgBossSchema(fromPglite, toServer);
       // Rows in any order: foreign keys and triggers are not checked while they arrive.
       await toServer('set local session_replication_role = replica');
       for (const { schema, name } of tables) {
@@ -120,6 +138,14 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
         const [after] = await toServer<{ n: number }>(`select count(*)::int as n from ${table}`);
         counts[`${schema}.${name}`] = { pglite: before.n, postgresql: after.n };
       }
+      const [queue] = await fromPglite<{ oid: string | null }>(`select to_regclass('pgboss.job')::text as oid`);
+      if (queue.oid) {
+        const jobs = await fromPglite<{ job: string }>(PENDING_JOBS);
+        const [moved] = await toServer<{ n: number }>(STORE_PENDING_JOBS, [
+          `[${jobs.map((row) => row.job).join(',')}]`,
+        ]);
+        counts['pgboss.job → payment_requests'] = { pglite: jobs.length, postgresql: moved.n };
+      }
       const unequal = Object.entries(counts).filter(([, count]) => count.pglite !== count.postgresql);
       if (unequal.length > 0) {
         throw new Error(`moving the PGlite data: row counts differ, nothing kept: ${JSON.stringify(unequal)}`);
@@ -138,21 +164,4 @@ export async function moveFromPglite(pgliteDir: string, url: string, logger: Log
     await sql.end({ timeout: 5 });
     await pglite.close();
   }
-}
-
-/** pg-boss's schema and the PGlite side's queues, as the same pg-boss release makes them. */
-async function createPgBossSchema(fromPglite: Query, toServer: Query): Promise<void> {
-  const [exists] = await toServer(`select to_regclass('pgboss.version') as oid`);
-  if (!exists.oid) {
-    // The plans wrap themselves in a transaction: inside ours, their BEGIN/COMMIT only warn.
-    await toServer(PgBoss.getConstructionPlans('pgboss').replace(/^\s*BEGIN;|COMMIT;\s*$/g, ''));
-  }
-  const queues = await fromPglite(
-    `select name, json_build_object('policy', policy, 'retryLimit', retry_limit, 'retryDelay', retry_delay,
-            'retryBackoff', retry_backoff, 'expireInSeconds', expire_seconds,
-            'retentionMinutes', retention_minutes, 'deadLetter', dead_letter)::text as options
-       from pgboss.queue order by dead_letter nulls first`,
-  );
-  for (const queue of queues)
-    await toServer('select pgboss.create_queue($1, $2::text::json)', [queue.name, queue.options]);
 }

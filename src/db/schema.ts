@@ -534,3 +534,41 @@ export const paymentWorkers = pgTable('payment_workers', {
   id: text('id').primaryKey(),
   seenAt: timestamp('seen_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * The payment request of each invoice (src/payments/delivery/): the queue's row and the partner's
+ * view of it in one. `waiting` until `due_at`, then `taken` by one worker (`lease_holder`) until
+ * `lease_until`, renewed while it runs (a lease that ends makes it due again, same webhook-id); a
+ * retry makes it `waiting` again with the next `attempt`; `done` with its `outcome` when no
+ * attempt is due. Its attempts are the rows of payment_deliveries.
+ */
+export const paymentRequests = pgTable(
+  'payment_requests',
+  {
+    invoiceId: uuid('invoice_id')
+      .primaryKey()
+      .references(() => invoices.id, { onDelete: 'cascade' }),
+    // The endpoint it goes to: the tenant's live or test payment endpoint.
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
+    /** The attempt due next, or the last one made once `done`. */
+    attempt: integer('attempt').notNull().default(1),
+    state: text('state').$type<'waiting' | 'taken' | 'done'>().notNull().default('waiting'),
+    dueAt: timestamp('due_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When the attempt due was asked for (the invoice, a retry, a resend): how long it waited. */
+    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }).notNull().defaultNow(),
+    leaseHolder: text('lease_holder'),
+    leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    /** `delivered`, `failed` or `skipped` once done. */
+    outcome: text('outcome'),
+  },
+  (table) => [
+    // The take: each endpoint's waiting requests in due order, and each one's requests in flight.
+    index('payment_requests_waiting_idx')
+      .on(table.tenantId, table.mode, table.dueAt, table.invoiceId)
+      .where(sql`state = 'waiting'`),
+    index('payment_requests_taken_idx').on(table.tenantId, table.mode, table.leaseUntil).where(sql`state = 'taken'`),
+  ],
+);

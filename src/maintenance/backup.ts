@@ -2,7 +2,8 @@
 // on the embedded server and on an external PostgreSQL (no pg_dump needed): one REPEATABLE READ
 // READ ONLY transaction (one snapshot: every table as of the same instant, while the service keeps
 // serving) streams every table of the public schema in COPY's text format, parents before the
-// tables referencing them, and of pg-boss's queued work. The file (docs/operations.md):
+// tables referencing them, and of release 1.0.0's queued payment requests while it runs. The file
+// (docs/operations.md):
 //
 //   {"format":"partner-integrations-backup",...}     header: format, migrations, time
 //   {"table":"public.tenants","columns":[...]}       a section per table, then its COPY text rows
@@ -74,8 +75,25 @@ function knownMigrations(): string[] {
   return journal.entries.map((entry: { tag: string }) => entry.tag);
 }
 
-/** pg-boss's work not done yet: what a restore must not lose. Finished jobs are history, not kept. */
-const QUEUED_JOBS = { table: 'pgboss.job', where: "where state in ('created', 'retry', 'active')" };
+/**
+ * Release 1.0.0's payment requests not yet moved to payment_requests (pg-boss's jobs not done,
+ * while an instance of it runs): what a restore must not lose. A restore moves them.
+ */
+const QUEUED_JOBS = {
+  table: 'pgboss.job',
+  where: "where name = 'payment-request' and state in ('created', 'retry', 'active')",
+};
+
+/** Loads a backup's QUEUED_JOBS as payment requests, keeping their attempt and due time. */
+const RESTORE_QUEUED_JOBS = `
+  insert into payment_requests (invoice_id, tenant_id, mode, attempt, due_at, enqueued_at)
+  select distinct on (j.invoice_id) j.invoice_id, i.tenant_id, i.mode, j.attempt, j.start_after, j.created_on
+    from (select (data::jsonb->>'invoice_id')::uuid as invoice_id, (data::jsonb->>'attempt')::int as attempt,
+                 start_after::timestamptz as start_after, created_on::timestamptz as created_on
+            from restored_jobs) j
+    join invoices i on i.id = j.invoice_id
+   order by j.invoice_id, j.attempt desc
+  on conflict (invoice_id) do nothing`;
 
 /**
  * The public schema's tables, each after every table it references (foreign keys), so that a
@@ -154,7 +172,13 @@ export async function writeBackup(handle: DatabaseHandle, out: Writable, sealedW
       sealed_with: sealedWith,
     };
     await emit(`${JSON.stringify(header)}\n`);
-    const sources = [...(await tablesInLoadOrder(tx)).map((table) => ({ table, where: '' })), QUEUED_JOBS];
+    const [{ queued }]: { queued: boolean }[] = await tx.unsafe(
+      "select to_regclass('pgboss.job') is not null as queued",
+    );
+    const sources = [
+      ...(await tablesInLoadOrder(tx)).map((table) => ({ table, where: '' })),
+      ...(queued ? [QUEUED_JOBS] : []),
+    ];
     for (const { table, where } of sources) {
       const columns = await columnsOf(tx, table);
       const section: Section = { table, columns };
@@ -228,7 +252,7 @@ export async function isEmptyDatabase(handle: DatabaseHandle): Promise<boolean> 
 
 /**
  * Restores a backup from `input` into an empty database. `prepare` creates this release's schema
- * (migrations, pg-boss's tables) once the header has been checked. All or nothing: one transaction.
+ * (the migrations) once the header has been checked. All or nothing: one transaction.
  */
 export async function restoreBackup(
   handle: DatabaseHandle,
@@ -282,16 +306,28 @@ export async function restoreBackup(
           yield `${line}\n`;
         }
       }
-      const target = await tx
-        .unsafe(`copy ${qualified(table)} (${columns.map(quoted).join(', ')}) from stdin`)
-        .writable();
-      await pipeline(sectionRows, target);
+      await loadSection(tx, { table, columns }, sectionRows);
       summary.rows[table] = rows;
       summary.tables++;
     }
     await resetSequences(tx);
   });
   return summary;
+}
+
+/** Copies a section's rows into its table; release 1.0.0's queued jobs become payment requests. */
+async function loadSection(tx: TransactionSql, { table, columns }: Section, rows: () => AsyncGenerator<string>) {
+  const queuedJobs = table === QUEUED_JOBS.table;
+  if (queuedJobs) {
+    await tx.unsafe(
+      `create temporary table restored_jobs (${columns.map((c) => `${quoted(c)} text`).join(', ')}) on commit drop`,
+    );
+  }
+  const target = await tx
+    .unsafe(`copy ${queuedJobs ? 'restored_jobs' : qualified(table)} (${columns.map(quoted).join(', ')}) from stdin`)
+    .writable();
+  await pipeline(rows, target);
+  if (queuedJobs) await tx.unsafe(RESTORE_QUEUED_JOBS);
 }
 
 /** Sequences behind serial and identity columns continue after the rows loaded. */

@@ -5,10 +5,10 @@
 // or the console would wait on. Live payment events are never pruned: they are the record of what
 // partners reported; test invoices go with everything that hangs on them (their attempts, events,
 // refused callbacks and idempotency keys by the foreign keys' cascade, their payment requests by
-// releasePaymentRequests). pg-boss keeps its own finished jobs bounded (archived after 12 hours,
-// deleted 7 days later).
+// releasePaymentRequests).
 import { type Config, PRUNE_INTERVAL_MINUTES } from '../config.js';
-import type { DatabaseHandle, Transaction } from '../db/client.js';
+import type { DatabaseHandle } from '../db/client.js';
+import { type RunStatement, statement } from '../db/statements.js';
 import { REFUSALS_KEPT_PER_TENANT, releasePaymentRequests } from '../payments/index.js';
 
 export interface RetentionRule {
@@ -34,7 +34,7 @@ export interface RetentionRule {
    * Rows that something outside the table still needs: called in the transaction that has locked
    * a batch (by `id`), it lets go of what hangs on them and answers the ids that stay for now.
    */
-  held?: (database: DatabaseHandle, tx: Transaction, ids: string[]) => Promise<Set<string>>;
+  held?: (run: RunStatement, ids: string[]) => Promise<Set<string>>;
 }
 
 /** How long rows that may go are kept (src/config.ts, the RETENTION_*_DAYS settings). */
@@ -103,12 +103,13 @@ async function deleteBatch(
     );
     return { picked: rows[0].count, gone: rows[0].count };
   }
-  return handle.db.transaction(async (tx) => {
-    const { rows } = await handle.executeSql<{ id: string }>(picked, values, tx);
+  return handle.transact(async (run) => {
+    const rows = await run(statement<unknown[], { id: string }>(picked), values);
     const ids = rows.map((row) => row.id);
-    const staying = ids.length > 0 ? await held(handle, tx, ids) : new Set<string>();
+    const staying = ids.length > 0 ? await held(run, ids) : new Set<string>();
     const going = ids.filter((id) => !staying.has(id));
-    if (going.length > 0) await handle.executeSql(`delete from ${table} where id = any($1::uuid[])`, [going], tx);
+    if (going.length > 0)
+      await run(statement<[string[]], never>(`delete from ${table} where id = any($1::uuid[])`), [going]);
     return { picked: ids.length, gone: going.length };
   });
 }

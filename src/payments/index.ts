@@ -1,12 +1,24 @@
 // Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
-export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './breaker.js';
 export {
   type CallbackRejection,
   type CallbackResult,
   plannedMoves,
   processNotification,
 } from './callback.js';
+export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './delivery/breaker.js';
+export {
+  type AttemptReport,
+  type AttemptResult,
+  type DeliveryDependencies,
+  deliver,
+  paymentContext,
+  RESPONSE_BODY_MAX_BYTES,
+} from './delivery/deliver.js';
+export { PaymentRequests } from './delivery/requests.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './delivery/retry.js';
+export { isSuccessStatus, REQUEST_TIMEOUT_MS, type SigningDependencies } from './delivery/send.js';
+export { PaymentWorker } from './delivery/worker.js';
 export {
   createInvoice,
   getInvoice,
@@ -43,19 +55,6 @@ export {
   STORE_STATEMENT,
 } from './notification-store.js';
 export {
-  type AttemptReport,
-  type AttemptResult,
-  DEFAULT_RETRY_POLICY,
-  deliverPaymentRequest,
-  FinalAttempts,
-  isSuccessStatus,
-  paymentContext,
-  REQUEST_TIMEOUT_MS,
-  RESPONSE_BODY_MAX_BYTES,
-  type RetryPolicy,
-  type SigningDependencies,
-} from './outbound.js';
-export {
   getPaymentRequest,
   lastDeliveredAt,
   listNotificationLog,
@@ -75,7 +74,6 @@ export {
   NOTHING_TO_PING,
   pingPaymentEndpoint,
 } from './ping.js';
-export { PaymentQueue } from './queue.js';
 export {
   listRefusedNotifications,
   REFUSALS_KEPT_PER_TENANT,
@@ -84,4 +82,3 @@ export {
   type RefusedNotificationRow,
 } from './refusals.js';
 export { releasePaymentRequests } from './request-retention.js';
-export { PaymentWorker } from './worker.js';

@@ -2,6 +2,7 @@
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
 import { createHash } from 'node:crypto';
 import { and, asc, count, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
+import { type AuditEventInput, recordAuditEvent } from '../audit/index.js';
 import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
@@ -9,8 +10,8 @@ import { conflict, invalidField, notFound } from '../errors.js';
 import { type Mode, paymentEndpointIn } from '../tenants/index.js';
 import { isUuid } from '../text.js';
 import { setTripStatus } from '../trips/index.js';
+import type { PaymentRequests } from './delivery/requests.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
-import type { PaymentQueue } from './queue.js';
 import { listRefusedNotifications } from './refusals.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect;
@@ -85,23 +86,30 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
  * Creates a pending invoice, moves its trip to `pending_payment`, and in the same transaction
  * either enqueues the payment request (handed to this process's worker at commit) or, for a tenant
  * without a payment endpoint, records that as a failed attempt (counted with the worker's). With an `idempotencyKey`, a repeat of
- * the same body within 24 h returns the first invoice instead, and another body is a 409.
+ * the same body within 24 h returns the first invoice instead, and another body is a 409. `audit`,
+ * an operator's change, is recorded in the same transaction (or alone for a repeat).
  */
 export async function createInvoice(
   db: Database,
-  queue: PaymentQueue,
+  requests: PaymentRequests,
   input: NewInvoice,
   idempotencyKey?: string,
+  audit?: (invoiceId: string) => AuditEventInput,
 ): Promise<CreatedInvoice> {
   const amount = checkedAmount(input.amount, input.currency);
   const digest = requestDigest(input, amount);
+  const replay = async (earlier: InvoiceRow): Promise<CreatedInvoice> => {
+    if (audit) await recordAuditEvent(db, audit(earlier.id));
+    return { invoice: earlier, replayed: true };
+  };
   if (idempotencyKey) {
     const earlier = await earlierInvoice(db, idempotencyKey, digest);
-    if (earlier) return { invoice: earlier, replayed: true };
+    if (earlier) return replay(earlier);
   }
   try {
     const { invoice, enqueued } = await db.transaction(async (tx) => {
-      const created = await insertInvoice(tx, queue, input, amount);
+      const created = await insertInvoice(tx, requests, input, amount);
+      if (audit) await recordAuditEvent(tx, audit(created.invoice.id));
       if (idempotencyKey) {
         await tx
           .delete(invoiceIdempotencyKeys)
@@ -115,14 +123,14 @@ export async function createInvoice(
       return created;
     });
     // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
-    if (enqueued) queue.announce();
-    else queue.countUnsent(invoice.mode);
+    if (enqueued) requests.announce();
+    else requests.countUnsent(invoice.mode);
     return { invoice, replayed: false };
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
     const earlier =
       idempotencyKey && isUniqueViolation(error) ? await earlierInvoice(db, idempotencyKey, digest) : null;
-    if (earlier) return { invoice: earlier, replayed: true };
+    if (earlier) return replay(earlier);
     throw error;
   }
 }
@@ -131,7 +139,7 @@ export async function createInvoice(
  * An invoice names only a trip of its own tenant and mode (DECISIONS §11), and moves it as
  * DECISIONS §6 says: a test invoice its test trip, never a live one.
  */
-async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInvoice, amount: string) {
+async function insertInvoice(tx: Transaction, requests: PaymentRequests, input: NewInvoice, amount: string) {
   const mode = input.mode ?? 'live';
   const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
   if (!tenant) throw notFound('Tenant');
@@ -155,7 +163,7 @@ async function insertInvoice(tx: Transaction, queue: PaymentQueue, input: NewInv
     .returning();
   if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
   if (paymentEndpointIn(tenant, mode)) {
-    await queue.enqueue(tx, invoice, 1);
+    await requests.enqueue(tx, invoice);
     return { invoice, enqueued: true };
   }
   await tx.insert(paymentDeliveries).values({
@@ -200,18 +208,18 @@ export const outcomeAlreadyReported = (status: string) =>
   `The invoice is ${status}: the partner has reported an outcome, so its payment request is not sent again.`;
 
 /**
- * Enqueues one more attempt of the invoice's payment request now, whatever came before (a final
+ * Asks for one more attempt of the invoice's payment request now, whatever came before (a final
  * failure, giving up after a day): the operator or the partner asks for it. Refused once the
  * partner has reported an outcome, for the same reason retries stop then. With `scope` (a
  * partner's), an invoice of another tenant or mode is a 404. Returns the attempt's number.
  */
 export async function resendPaymentRequest(
   db: Database,
-  queue: PaymentQueue,
+  requests: PaymentRequests,
   invoiceId: string,
   scope?: { tenantId: string; mode: Mode },
 ): Promise<number> {
-  return db.transaction(async (tx) => {
+  const attempt = await db.transaction(async (tx) => {
     // Locked so that a notification moving the invoice meanwhile waits for this to commit.
     const [invoice] = await tx
       .select()
@@ -232,10 +240,10 @@ export async function resendPaymentRequest(
       .select({ last: max(paymentDeliveries.attempt) })
       .from(paymentDeliveries)
       .where(eq(paymentDeliveries.invoiceId, invoiceId));
-    const attempt = (last ?? 0) + 1;
-    await queue.enqueue(tx, invoice, attempt);
-    return attempt;
+    return requests.requestAgain(tx, invoice, last ?? 0);
   });
+  requests.announce();
+  return attempt;
 }
 
 export interface InvoiceFilter {

@@ -7,7 +7,7 @@ import { type Executor, rowsOf } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import { type Mode, paymentEndpointIn, sealedPaymentEndpointSecrets } from '../tenants/index.js';
-import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './outbound.js';
+import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './delivery/send.js';
 
 export type EndpointPingRow = typeof endpointPings.$inferSelect;
 

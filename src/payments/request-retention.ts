@@ -1,36 +1,20 @@
 // The payment requests of invoices that the retention prune deletes (src/maintenance/retention.ts).
-// The one place the prune learns where payment requests are kept: the pg-boss queue's jobs, which
-// name their invoice in their data and have no foreign key to it.
-import type { DatabaseHandle, Transaction } from '../db/client.js';
-import { PAYMENT_REQUEST_QUEUE } from './queue.js';
+// The one place the prune learns how payment requests are kept: rows of payment_requests, which
+// go with their invoice by the foreign key's cascade.
+import { type RunStatement, statement } from '../db/statements.js';
+
+/** Locks the requests of the invoices `$1` (a take skips them from then on); their states. */
+const LOCK_REQUESTS = statement<[invoiceIds: string[]], { invoice_id: string; state: string }>(
+  'select invoice_id, state from payment_requests where invoice_id = any($1::uuid[]) for update',
+);
 
 /**
  * Lets go the payment requests of `invoiceIds`, called in the transaction that has locked those
- * invoices and then deletes them: deletes the requests waiting (a take already blocked on one then
- * finds it gone), and answers the invoices whose request is in flight. Those must stay until a
- * later prune, or the attempt under way could not be recorded. The waiting ones go first: the
- * second statement's snapshot then sees every take of them that committed before.
+ * invoices and then deletes them: locks their rows (a take that took one first has committed), and
+ * answers the invoices whose request is in flight. Those must stay until a later prune, or the
+ * attempt under way could not be recorded.
  */
-export async function releasePaymentRequests(
-  database: DatabaseHandle,
-  tx: Transaction,
-  invoiceIds: string[],
-): Promise<Set<string>> {
-  // Waiting jobs are found through the take's index on their endpoint (queue.ts, TAKE_INDEXES).
-  await database.executeSql(
-    `delete from pgboss.job j
-      using (select distinct tenant_id::text as tenant_id, mode from invoices where id = any($2::uuid[])) endpoint
-      where j.name = $1 and j.state < 'active'
-        and j.data->>'tenant_id' = endpoint.tenant_id and j.data->>'mode' = endpoint.mode
-        and j.data->>'invoice_id' = any($2::text[])`,
-    [PAYMENT_REQUEST_QUEUE, invoiceIds],
-    tx,
-  );
-  const { rows } = await database.executeSql<{ invoice_id: string }>(
-    `select distinct j.data->>'invoice_id' as invoice_id from pgboss.job j
-      where j.name = $1 and j.state = 'active' and j.data->>'invoice_id' = any($2::text[])`,
-    [PAYMENT_REQUEST_QUEUE, invoiceIds],
-    tx,
-  );
-  return new Set(rows.map((row) => row.invoice_id));
+export async function releasePaymentRequests(run: RunStatement, invoiceIds: string[]): Promise<Set<string>> {
+  const rows = await run(LOCK_REQUESTS, [invoiceIds]);
+  return new Set(rows.filter((row) => row.state === 'taken').map((row) => row.invoice_id));
 }

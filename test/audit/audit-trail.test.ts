@@ -206,6 +206,40 @@ describe('audit trail', () => {
     for (const secret of secrets) expect(everything).not.toContain(secret);
   });
 
+  it("records an invoice's creation in the transaction that creates it, and a repeat's on its own", async () => {
+    const { tenant } = (
+      await service.admin('POST', '/tenants', { name: 'Atomic', slug: 'atomic', gateway: 'tap' })
+    ).json();
+    const body = { tenant_id: tenant.id, amount: '12.00', currency: 'SAR' };
+    const headers = { 'idempotency-key': 'audited-once' };
+    const created = await service.apps.admin!.inject({
+      method: 'POST',
+      url: '/admin/v1/invoices',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers },
+      payload: body,
+    });
+    expect(created.statusCode).toBe(201);
+    const invoiceId = created.json().invoice.id;
+    // Rows written by one transaction carry its id.
+    const { rows } = await service.context.database.executeSql<{ same: boolean }>(
+      `select i.xmin = a.xmin as same from invoices i join audit_events a on a.target_id = i.id::text where i.id = $1`,
+      [invoiceId],
+    );
+    expect(rows).toEqual([{ same: true }]);
+    const repeated = await service.apps.admin!.inject({
+      method: 'POST',
+      url: '/admin/v1/invoices',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers },
+      payload: body,
+    });
+    expect(repeated.headers['idempotent-replayed']).toBe('true');
+    const events = await eventsFor(invoiceId);
+    expect(events.map((event) => [event.action, event.status, event.fields])).toEqual([
+      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+    ]);
+  });
+
   it('records no reads, no refused changes and no unauthenticated attempts', async () => {
     const { tenant } = await service.createTenant();
     const before = (await eventsFor(tenant.id)).length;

@@ -1,5 +1,5 @@
 // A DATA_DIR written by PGlite, as the releases before the embedded server made it (PGlite, the
-// project's migrations, pg-boss's schema, rows), moves to the embedded server on first open,
+// project's migrations, pg-boss's queue table, rows), moves to the embedded server on first open,
 // once, with as many rows in every table; PGlite's files stay beside it.
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,6 @@ import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
-import PgBoss from 'pg-boss';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, rowsOf } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
@@ -41,11 +40,21 @@ async function writeWithPglite(): Promise<void> {
   const migrationsFolder = pgliteMigrations();
   await migrate(drizzle(pglite), { migrationsFolder });
   rmSync(migrationsFolder, { recursive: true, force: true });
-  await pglite.exec(PgBoss.getConstructionPlans('pgboss'));
-  await pglite.query(`select pgboss.create_queue('payment-request', '{"policy": "standard", "retryLimit": 3}')`);
+  // The columns of pg-boss's job table the move reads.
   await pglite.exec(`
+    create schema pgboss;
+    create type pgboss.job_state as enum ('created', 'retry', 'active', 'completed', 'cancelled', 'failed');
+    create table pgboss.job (
+      id uuid primary key default gen_random_uuid(), name text not null, data jsonb,
+      state pgboss.job_state not null default 'created',
+      start_after timestamptz not null default now(), created_on timestamptz not null default now());
     insert into tenants (slug, name, gateway) values ('one', 'One', 'tap'), ('two', 'Two', 'tap');
-    insert into pgboss.job (name, data) values ('payment-request', '{"invoice_id": "x", "attempt": 1}');`);
+    insert into invoices (id, tenant_id, amount, currency)
+      select '00000000-0000-4000-8000-000000000001', id, 10, 'SAR' from tenants where slug = 'one';
+    insert into pgboss.job (name, data, state, start_after) values
+      ('payment-request', '{"invoice_id": "00000000-0000-4000-8000-000000000001", "attempt": 1}', 'completed', now()),
+      ('payment-request', '{"invoice_id": "00000000-0000-4000-8000-000000000001", "attempt": 2}', 'retry',
+       '2030-01-01T00:00:00Z');`);
   await pglite.close();
 }
 
@@ -61,14 +70,19 @@ describe.skipIf(TEST_DATABASE_URL)('a PGlite DATA_DIR', () => {
       const count = async (table: string) =>
         rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${table}`)))[0].n;
       expect(await count('tenants')).toBe(2);
-      expect(await count('pgboss.job')).toBe(1);
+      const [request] = rowsOf<{ attempt: number; due_then: boolean; state: string }>(
+        await database.db.execute(
+          sql.raw(`select attempt, due_at = '2030-01-01T00:00:00Z' as due_then, state from payment_requests`),
+        ),
+      );
+      expect(request).toEqual({ attempt: 2, due_then: true, state: 'waiting' });
     } finally {
       await database.close();
     }
     const moved = lines.map((line) => JSON.parse(line)).find((line) => line.counts);
     expect(moved.msg).toMatch(/^PGlite data moved to the embedded PostgreSQL server, row counts equal in every table/);
     expect(moved.counts['public.tenants']).toEqual({ pglite: 2, postgresql: 2 });
-    expect(moved.counts['pgboss.job']).toEqual({ pglite: 1, postgresql: 1 });
+    expect(moved.counts['pgboss.job → payment_requests']).toEqual({ pglite: 1, postgresql: 1 });
     const pgliteDir = path.join(dataDir, PGLITE_DIR_NAME);
     expect(existsSync(path.join(pgliteDir, 'PG_VERSION'))).toBe(true);
     expect(existsSync(path.join(dataDir, 'PG_VERSION'))).toBe(false);

@@ -2,7 +2,7 @@
 // closing, then no listener), and the process exits 0 within the shutdown timeout. The
 // notifications not answered 200 are sent again to the next run: none is lost or doubled.
 import { afterAll, describe, expect, it } from 'vitest';
-import { REQUEST_TIMEOUT_MS } from '../../src/payments/outbound.js';
+import { REQUEST_TIMEOUT_MS } from '../../src/payments/delivery/send.js';
 import { testEnv } from '../support/env.js';
 import { type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';

@@ -1,7 +1,7 @@
 // Retention: the prune deletes what is past its age, in batches, table by table; keeps what is
 // younger, whatever a setting of 0 names, and every live payment event. Test invoices go with
 // what hangs on them, except while their payment request is in flight; live invoices never go.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PRUNE_INTERVAL_MINUTES } from '../../src/config.js';
 import { prune, type RetentionSettings, retentionRules } from '../../src/maintenance/index.js';
 import { apiAs, expectError, expectOk } from '../http/integrations/api.js';
@@ -108,8 +108,7 @@ describe('the prune of test invoices', () => {
   let testSso: string;
 
   beforeAll(async () => {
-    // Payment requests are enqueued (no worker takes them here): the jobs the prune must let go.
-    await service.context.paymentQueue.start(() => {});
+    // Payment requests wait (no worker takes them here): those the prune must let go.
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, {
       payment_endpoint_url: 'https://pay.partner.example/live',
       test_payment_endpoint_url: 'https://pay.partner.example/test',
@@ -119,15 +118,12 @@ describe('the prune of test invoices', () => {
     });
     testSso = issued.json().secret;
   });
-  afterAll(() => service.context.paymentQueue.stop());
 
   const run = (text: string, values: unknown[] = []) => service.context.database.executeSql(text, values);
   const exists = async (table: string, where: string, id: string) =>
     Number((await run(`select count(*)::int as n from ${table} where ${where} = $1`, [id])).rows[0].n);
   const jobsOf = async (invoiceId: string) =>
-    (await run(`select state from pgboss.job where data->>'invoice_id' = $1`, [invoiceId])).rows.map(
-      (row) => row.state,
-    );
+    (await run('select state from payment_requests where invoice_id = $1', [invoiceId])).rows.map((row) => row.state);
 
   it('deletes old test invoices with what hangs on them, keeps one whose request is in flight until it is done, never a live one', async () => {
     const api = apiAs(service, testSso);
@@ -166,8 +162,12 @@ describe('the prune of test invoices', () => {
       [old],
     );
     // A worker holds the second one's request: its attempt will be recorded against the invoice.
-    await run(`update pgboss.job set state = 'active', started_on = now() where data->>'invoice_id' = $1`, [inFlight]);
-    expect(await jobsOf(old)).toEqual(['created']);
+    await run(
+      `update payment_requests set state = 'taken', lease_holder = 'a worker', lease_until = now() + interval '1 hour'
+        where invoice_id = $1`,
+      [inFlight],
+    );
+    expect(await jobsOf(old)).toEqual(['waiting']);
 
     const deleted = await prune(service.context.database, retentionRules(settings()));
     expect(deleted.test_invoices).toBe(1);
@@ -182,13 +182,13 @@ describe('the prune of test invoices', () => {
     }
     // Its waiting payment request is gone: no worker takes it.
     expect(await jobsOf(old)).toEqual([]);
-    expect(await jobsOf(inFlight)).toEqual(['active']);
+    expect(await jobsOf(inFlight)).toEqual(['taken']);
     expect(await exists('invoices', 'id', inFlight)).toBe(1);
     expect(await exists('invoices', 'id', recent)).toBe(1);
     // The live invoice, as old, stays with its event and its waiting request.
     expect(await exists('invoices', 'id', live)).toBe(1);
     expect(await exists('payment_events', 'invoice_id', live)).toBe(1);
-    expect(await jobsOf(live)).toEqual(['created']);
+    expect(await jobsOf(live)).toEqual(['waiting']);
 
     // To the partner the pruned invoice is gone; the trip it named stays, with no invoice.
     expectError(await api('GET', `/api/v1/payment-requests/${old}/`), 404, 'NOT_FOUND');
@@ -197,9 +197,11 @@ describe('the prune of test invoices', () => {
     expect(shownTrip.json().trip.invoice).toBeNull();
 
     // Once its attempt is done, the next prune takes the other one.
-    await run(`update pgboss.job set state = 'completed', completed_on = now() where data->>'invoice_id' = $1`, [
-      inFlight,
-    ]);
+    await run(
+      `update payment_requests set state = 'done', outcome = 'delivered', lease_holder = null, lease_until = null
+        where invoice_id = $1`,
+      [inFlight],
+    );
     expect((await prune(service.context.database, retentionRules(settings()))).test_invoices).toBe(1);
     expect(await exists('invoices', 'id', inFlight)).toBe(0);
     expect(await exists('invoices', 'id', live)).toBe(1);

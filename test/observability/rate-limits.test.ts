@@ -230,7 +230,6 @@ describe('the budgets of test invoices and pings', () => {
 
   beforeAll(async () => {
     await partner.start();
-    await service.context.paymentQueue.start(() => {});
     const secrets = [tenant.credentials.payment_endpoint_secret];
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, {
       payment_endpoint_url: partner.route('/live', secrets, [{ status: 200 }]),
@@ -241,10 +240,7 @@ describe('the budgets of test invoices and pings', () => {
     });
     testSso = issued.json().secret;
   });
-  afterAll(async () => {
-    await service.context.paymentQueue.stop();
-    await partner.stop();
-  });
+  afterAll(() => partner.stop());
 
   const as = (secret: string, method: InjectOptions['method'], url: string, payload?: InjectOptions['payload']) =>
     send(service, 'integrations', { method, url, payload, headers: { authorization: `Api-Key ${secret}` } }, PARTNER);

@@ -18,7 +18,7 @@ describe('idempotent invoice creation', () => {
 
   const queuedRequests = async (invoiceId: string) => {
     const { rows } = await service.context.database.executeSql(
-      `select count(*)::int as n from pgboss.job where name = 'payment-request' and data->>'invoice_id' = $1`,
+      'select count(*)::int as n from payment_requests where invoice_id = $1',
       [invoiceId],
     );
     return rows[0].n;

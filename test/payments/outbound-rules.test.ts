@@ -2,13 +2,14 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { isPublicAddress, pinnedLookup, resolveEndpoint } from '../../src/payments/endpoint-address.js';
 import {
   backoffSeconds,
   DEFAULT_RETRY_POLICY,
+  nextAttemptDelay,
   retryAfterSeconds,
-  signatureHeader,
-} from '../../src/payments/outbound.js';
+} from '../../src/payments/delivery/retry.js';
+import { signatureHeader } from '../../src/payments/delivery/sign.js';
+import { isPublicAddress, pinnedLookup, resolveEndpoint } from '../../src/payments/endpoint-address.js';
 
 describe('retry schedule', () => {
   it('doubles from the base, within [half, full] of the nominal delay, capped at an hour', () => {
@@ -34,6 +35,16 @@ describe('retry schedule', () => {
       expect(attempts).toBeGreaterThanOrEqual(30);
       expect(attempts).toBeLessThanOrEqual(55);
     }
+  });
+
+  it("waits at least the endpoint's Retry-After, and plans nothing past the give-up limit", () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const created = new Date(now - 1000);
+    expect(nextAttemptDelay(DEFAULT_RETRY_POLICY, 1, null, created, now, () => 1)).toBe(30);
+    expect(nextAttemptDelay(DEFAULT_RETRY_POLICY, 1, 600, created, now, () => 1)).toBe(600);
+    const almostADayAgo = new Date(now - (DEFAULT_RETRY_POLICY.giveUpAfterSeconds - 20) * 1000);
+    expect(nextAttemptDelay(DEFAULT_RETRY_POLICY, 1, null, almostADayAgo, now, () => 1)).toBeNull();
+    expect(nextAttemptDelay(DEFAULT_RETRY_POLICY, 1, null, almostADayAgo, now, () => 0)).toBe(15);
   });
 
   it('takes PAYMENT_RETRY_BASE_SECONDS and refuses nonsense', () => {

@@ -3,11 +3,12 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { DEFAULT_RETRY_POLICY, deliverPaymentRequest, FinalAttempts } from '../../src/payments/outbound.js';
+import { deliver } from '../../src/payments/delivery/deliver.js';
+import { PaymentRequests, type TakenRequest } from '../../src/payments/delivery/requests.js';
+import { DEFAULT_RETRY_POLICY } from '../../src/payments/delivery/retry.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { sealedPaymentEndpointSecrets } from '../../src/tenants/index.js';
 import { TEST_DATABASE_URL } from '../support/database.js';
@@ -19,6 +20,8 @@ import { startTestService, type TestService, useService } from '../support/servi
 import { createInvoice, createTrip, keyOf, notificationFor, notify, showInvoice } from './support.js';
 
 const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
+/** The lease holder of the requests a test hands to `deliver` itself. */
+const WORKER = 'worker-of-the-test';
 
 /**
  * Whether an attempt for the invoice is still due or running: a retry is enqueued in the very
@@ -26,8 +29,7 @@ const FAST_RETRIES = { PAYMENT_RETRY_BASE_SECONDS: '0.5' };
  */
 async function attemptPending(service: TestService, invoiceId: string): Promise<boolean> {
   const { rows } = await service.context.database.executeSql<{ open: number }>(
-    `select count(*)::int as open from pgboss.job
-      where name = 'payment-request' and data->>'invoice_id' = $1 and state in ('created', 'retry', 'active')`,
+    `select count(*)::int as open from payment_requests where invoice_id = $1 and state <> 'done'`,
     [invoiceId],
   );
   return rows[0].open > 0;
@@ -112,6 +114,7 @@ describe('outbound payment request', () => {
         trip_id: trip.id,
         notify_url: `${service.urls.integrations}/api/v1/payments/notify/`,
         created_at: shown.invoice.created_at,
+        livemode: true,
       });
     }
     await attemptsOver(service, invoice.id);
@@ -241,7 +244,7 @@ describe('outbound payment request', () => {
 
   /**
    * The attempt number 2 of a new invoice of a new tenant whose endpoint answers `replies`, as the
-   * take hands it to a worker: its job active, with what the take reads beside it.
+   * take hands it to a worker: its request taken by WORKER, with what the take reads beside it.
    */
   async function activeSecondAttempt(path: string, replies: Reply[]) {
     const tenant = await service.createTenant({ gateway: 'tap' });
@@ -250,42 +253,43 @@ describe('outbound payment request', () => {
     await attemptsOver(service, invoice.id);
     const url = partner.route(path, [tenant.credentials.payment_endpoint_secret], replies);
     await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
-    const data = { invoice_id: invoice.id, attempt: 2, tenant_id: tenant.tenant.id, mode: 'live' as const };
-    // Active without a worker's mark: no sweep gives it back, and the service's worker leaves it.
-    const { rows } = await service.context.database.executeSql(
-      `insert into pgboss.job (name, data, state, started_on) values ('payment-request', $1::jsonb, 'active', now()) returning id`,
-      [JSON.stringify(data)],
+    // Taken under a lease that outlasts the test: the service's worker leaves it.
+    await service.context.database.executeSql(
+      `insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, lease_holder, lease_until)
+       values ($1, $2, 'live', 2, 'taken', $3, now() + interval '1 hour')`,
+      [invoice.id, tenant.tenant.id, WORKER],
     );
-    const request = {
+    const request: TakenRequest = {
       invoice: {
         id: invoice.id,
         tenantId: tenant.tenant.id,
-        mode: 'live' as const,
+        mode: 'live',
         status: 'pending',
         amount: invoice.amount,
         currency: invoice.currency,
         tripId: null,
         createdAt: new Date(invoice.created_at),
       },
+      attempt: 2,
+      enqueuedAt: new Date(),
       tenant: { id: tenant.tenant.id, gateway: 'tap', paymentEndpointUrl: url, testPaymentEndpointUrl: null },
-      recorded: false,
       sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
+      breaker: null,
     };
-    return { invoice, job: { id: rows[0].id as string, data, request } };
+    return { invoice, request };
   }
 
   /**
-   * What a worker is given, on a database handle whose first `transaction` or `execute` fails as an
+   * What a worker is given, on a database handle whose first `run` or `transact` fails as an
    * unreachable database does: before the statement reaches it, or (`after`) once it has committed.
    */
   function dependenciesWithOneLostAnswer(lines: string[], failing: 'before' | 'after') {
-    const refused = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-    const lost = () => new DrizzleQueryError('insert into payment_deliveries', [], refused);
+    const lost = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
     let failures = 1;
-    const db = new Proxy(service.context.db, {
+    const database = new Proxy(service.context.database, {
       get: (target, property, receiver) => {
         const real = Reflect.get(target, property, receiver);
-        if ((property !== 'transaction' && property !== 'execute') || failures-- <= 0) return real;
+        if ((property !== 'run' && property !== 'transact') || failures-- <= 0) return real;
         if (failing === 'before') return () => Promise.reject(lost());
         return async (...args: unknown[]) => {
           await real.apply(target, args);
@@ -294,9 +298,9 @@ describe('outbound payment request', () => {
       },
     });
     return {
-      db,
-      queue: service.context.paymentQueue,
-      finalAttempts: new FinalAttempts(db, service.context.paymentQueue),
+      db: service.context.db,
+      database,
+      requests: new PaymentRequests(database),
       openSecret: (sealed: string) => service.context.secretBox.open(sealed),
       notifyUrl: 'http://127.0.0.1/api/v1/payments/notify/',
       allowPrivateEndpoints: true,
@@ -307,9 +311,9 @@ describe('outbound payment request', () => {
   }
 
   it('records an attempt once the database is back, after logging that it could not yet', async () => {
-    const { invoice, job } = await activeSecondAttempt('/unrecorded', [{ status: 200 }]);
+    const { invoice, request } = await activeSecondAttempt('/unrecorded', [{ status: 200 }]);
     const lines: string[] = [];
-    await deliverPaymentRequest(dependenciesWithOneLostAnswer(lines, 'before'), job);
+    await deliver(dependenciesWithOneLostAnswer(lines, 'before'), WORKER, request);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({
@@ -332,14 +336,14 @@ describe('outbound payment request', () => {
   });
 
   it.each([
-    ['a delivery', 200, 'completed', 0],
-    ['a failure to retry', 503, 'completed', 1],
+    ['a delivery', 200, 'done', 2],
+    ['a failure to retry', 503, 'waiting', 3],
   ])(
-    'records %s once when its commit was made but the answer lost, and enqueues no retry twice',
-    async (_, status, state, retries) => {
-      const { invoice, job } = await activeSecondAttempt(`/answer-lost-${status}`, [{ status }]);
+    'records %s once when its commit was made but the answer lost, and plans no retry twice',
+    async (_, status, state, attempt) => {
+      const { invoice, request } = await activeSecondAttempt(`/answer-lost-${status}`, [{ status }]);
       const lines: string[] = [];
-      await deliverPaymentRequest(dependenciesWithOneLostAnswer(lines, 'after'), job);
+      await deliver(dependenciesWithOneLostAnswer(lines, 'after'), WORKER, request);
       expect(lines.map((line) => JSON.parse(line).msg)).toContain(
         'payment request attempt not recorded yet: database unreachable, trying again',
       );
@@ -349,11 +353,10 @@ describe('outbound payment request', () => {
         { attempt: 2, http_status: status },
       ]);
       const { rows } = await service.context.database.executeSql(
-        `select (select state from pgboss.job where id = $1) as state,
-              (select count(*)::int from pgboss.job where data->>'invoice_id' = $2 and data->>'attempt' = '3') as retries`,
-        [job.id, invoice.id],
+        'select state, attempt, lease_holder from payment_requests where invoice_id = $1',
+        [invoice.id],
       );
-      expect(rows[0]).toEqual({ state, retries });
+      expect(rows[0]).toEqual({ state, attempt, lease_holder: null });
     },
   );
 

@@ -101,3 +101,17 @@ export function receiveNotification(
     requestId: `req-${Math.random()}`,
   });
 }
+
+/**
+ * pg-boss's job table as release 1.0.0 has it (the columns the move reads), for its jobs: a test
+ * database is made by this code, which has no pg-boss.
+ */
+export const PGBOSS_JOB_TABLE = `
+  create schema if not exists pgboss;
+  do $$ begin
+    create type pgboss.job_state as enum ('created', 'retry', 'active', 'completed', 'cancelled', 'failed');
+  exception when duplicate_object then null; end $$;
+  create table if not exists pgboss.job (
+    id uuid primary key default gen_random_uuid(), name text not null, data jsonb,
+    state pgboss.job_state not null default 'created', start_after timestamptz not null default now(),
+    started_on timestamptz, created_on timestamptz not null default now(), output jsonb)`;

@@ -11,7 +11,7 @@ import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { LoopbackServer, waitFor } from '../support/partner-endpoint.js';
 import { startServiceProcess } from '../support/process.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { createInvoice, showInvoice } from './support.js';
+import { createInvoice, PGBOSS_JOB_TABLE, showInvoice } from './support.js';
 
 type Behaviour = 'hang' | { status: number; delayMs?: number };
 
@@ -178,14 +178,17 @@ describe('payment request worker', () => {
     expect(endpoints.mostOpen.get('/slow')).toBe(2);
   });
 
-  it('delivers the requests release 1.0.0 enqueued (no endpoint in their job) beside new ones, within the limit', async () => {
+  it("delivers the requests release 1.0.0 enqueued in pg-boss's queue beside new ones, once each, within the limit", async () => {
     service = await startTestService({ PAYMENT_WORKER: 'false' });
     const mixed = await tenantAt(service, '/mixed', { status: 200, delayMs: 50 });
     const invoices = [];
     for (let i = 0; i < 12; i++) invoices.push(await createInvoice(service, mixed));
+    // Half of them as release 1.0.0 enqueues: a job in pg-boss's queue, no row of ours.
+    await service.context.database.executeSql(PGBOSS_JOB_TABLE);
     const { rows } = await service.context.database.executeSql(
-      `update pgboss.job set data = data - 'tenant_id' - 'mode'
-        where name = 'payment-request' and data->>'invoice_id' = any($1::text[]) returning id`,
+      `with old as (delete from payment_requests where invoice_id = any($1::uuid[]) returning invoice_id)
+       insert into pgboss.job (name, data)
+       select 'payment-request', jsonb_build_object('invoice_id', invoice_id, 'attempt', 1) from old returning id`,
       [invoices.filter((_, index) => index % 2 === 0).map((invoice) => invoice.id)],
     );
     expect(rows).toHaveLength(6);

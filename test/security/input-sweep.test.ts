@@ -50,7 +50,7 @@ async function rowCount(): Promise<number> {
       // credential_usage records that a credential was presented, whatever the request carried;
       // refused_notifications records every refused callback of an authenticated tenant, by design.
       sql`select format('%I.%I', schemaname, tablename) as name from pg_tables
-            where schemaname in ('public', 'pgboss')
+            where schemaname = 'public'
               and tablename not in ('credential_usage', 'refused_notifications')`,
     ),
   );

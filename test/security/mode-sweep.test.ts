@@ -138,7 +138,7 @@ async function rowsOfObjects(): Promise<unknown> {
     trips: await read(sql`select * from trips order by id`),
     invoices: await read(sql`select * from invoices order by id`),
     events: await read(sql`select count(*)::int as count from payment_events`),
-    jobs: await read(sql`select count(*)::int as count from pgboss.job`),
+    requests: await read(sql`select * from payment_requests order by invoice_id`),
   };
 }
 

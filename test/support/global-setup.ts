@@ -42,12 +42,7 @@ const TEMPLATE_DATABASE = 'pi_template';
 async function migrateAndSeed(target: DatabaseTarget): Promise<void> {
   const context = await openContext(loadConfig(testEnv(target)));
   try {
-    // The payment queue's schema too, as every service start makes it: every invoice enqueues a job.
-    await migrateDatabase(context.database, async () => {
-      await seedEmptyDatabase(context, createLogger('silent'));
-      await context.paymentQueue.start(() => {});
-    });
-    await context.paymentQueue.stop();
+    await migrateDatabase(context.database, () => seedEmptyDatabase(context, createLogger('silent')));
   } finally {
     await context.database.close();
   }

@@ -3064,7 +3064,8 @@ export interface operations {
                  *       "gateway": "tap",
                  *       "trip_id": null,
                  *       "notify_url": "https://partners.example.com/api/v1/payments/notify/",
-                 *       "created_at": "2026-01-15T09:30:00.000Z"
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "livemode": true
                  *     }
                  */
                 "application/json": {
@@ -3096,6 +3097,8 @@ export interface operations {
                      * @description ISO 8601 with UTC offset
                      */
                     created_at: string;
+                    /** @description true for a live invoice, false for a test one (made with a test credential) */
+                    livemode: boolean;
                 };
             };
         };

@@ -150,25 +150,11 @@ export const operationCommands: Command[] = [
       const { migrateDatabase } = await import('../../db/migrate.js');
       const { restoreBackup, BackupError } = await import('../../maintenance/index.js');
       const { keyFilePath, secretBoxFor } = await import('../../tenants/index.js');
-      const { PaymentQueue } = await import('../../payments/index.js');
       const config = loadConfig();
       const database = await openDatabase(config);
       const started = Date.now();
       try {
-        const summary = await restoreBackup(database, createReadStream(file), async () => {
-          await migrateDatabase(database);
-          // pg-boss's own tables, for the queued payment requests the backup carries.
-          const queue = new PaymentQueue(database, {
-            supervise: false,
-            jobTimeoutSeconds: config.paymentJobTimeoutSeconds,
-          });
-          let failure: Error | undefined;
-          await queue.start((error) => {
-            failure ??= error;
-          });
-          await queue.stop();
-          if (failure) throw failure;
-        });
+        const summary = await restoreBackup(database, createReadStream(file), () => migrateDatabase(database));
         const rows = Object.values(summary.rows).reduce((sum, count) => sum + count, 0);
         const here = secretBoxFor(
           config.secretEncryptionKey,

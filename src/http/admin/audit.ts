@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import {
+  type AuditEventInput,
   type AuditEventRow,
   type AuditValue,
   changedFields,
@@ -122,34 +123,54 @@ function targetOf(request: FastifyRequest, payload: unknown): string | null {
   return created ? ((created as Record<string, unknown>).id as string) : null;
 }
 
-/** Who made a request, for the audit trail. */
-const operatorOf = (request: FastifyRequest) =>
-  request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route records its change itself, in the transaction that makes it (`adminChange`). */
+    auditedInItsTransaction?: boolean;
+  }
+}
 
-/** The event of a change the host answered: named and worded by AUDITED_ACTIONS when the route is there. */
-async function eventOf(db: AppContext['db'], request: FastifyRequest, route: string, payload: unknown) {
-  const targetId = targetOf(request, payload);
+/**
+ * The audit event of `request`'s change, answered `status`, on `targetId`: named and worded by
+ * AUDITED_ACTIONS when its route is there, the target called `label` (and `changes` made to it).
+ */
+export function adminChange(
+  request: FastifyRequest,
+  status: number,
+  targetId: string | null,
+  label = targetId?.slice(0, 8) ?? '',
+  changes: FieldChange[] = [],
+): AuditEventInput {
+  const route = `${request.method} ${request.routeOptions.url}`;
   const body = isRecord(request.body) ? request.body : {};
-  const audited = AUDITED_ACTIONS[route];
   const common = {
     actor: request.adminActor ?? UNAUTHENTICATED,
     route,
     targetId,
     // Field names only: values may be secrets (a URL with a password, say).
     fields: Object.keys(body),
+    status,
     address: request.ip,
     requestId: request.id,
-    operator: operatorOf(request),
+    operator: request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null,
   };
-  if (!audited) return { ...common, action: route, summary: null };
-  const type = audited.target;
-  const label = (type && targetId && (await targetLabel(db, type, targetId))) || targetId?.slice(0, 8) || '';
+  const audited = AUDITED_ACTIONS[route];
+  if (!audited) return { ...common, action: route };
+  const { action, summary } = audited.describe({ label, changes, body });
+  return { ...common, action, summary, targetType: audited.target, targetLabel: audited.target && label, changes };
+}
+
+/** adminChange with the target's name and the values changed read from the database. */
+async function eventOf(db: AppContext['db'], request: FastifyRequest, status: number, payload: unknown) {
+  const targetId = targetOf(request, payload);
+  const audited = AUDITED_ACTIONS[`${request.method} ${request.routeOptions.url}`];
+  const type = audited?.target;
+  const label = (type && targetId && (await targetLabel(db, type, targetId))) || undefined;
   const changes =
-    audited.compare && type && targetId
+    audited?.compare && type && targetId
       ? changedFields(request.auditBefore ?? null, await targetValues(db, type, targetId))
       : [];
-  const { action, summary } = audited.describe({ label, changes, body });
-  return { ...common, action, summary, targetType: type, targetLabel: type && label, changes };
+  return adminChange(request, status, targetId, label, changes);
 }
 
 export function recordAdminChanges(app: HostApp, context: AppContext): void {
@@ -166,10 +187,11 @@ export function recordAdminChanges(app: HostApp, context: AppContext): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
     if (READ_METHODS.has(request.method) || reply.statusCode >= 400 || route === undefined) return payload;
-    let event: Awaited<ReturnType<typeof eventOf>> | undefined;
+    if (request.routeOptions.config.auditedInItsTransaction) return payload;
+    let event: AuditEventInput | undefined;
     try {
-      event = await eventOf(context.db, request, `${request.method} ${route}`, payload);
-      await recordAuditEvent(context.db, { ...event, status: reply.statusCode });
+      event = await eventOf(context.db, request, reply.statusCode, payload);
+      await recordAuditEvent(context.db, event);
       request.log.info({ audit: event }, 'admin change');
     } catch (error) {
       // The change is made: failing its answer now would only hide that from the operator.

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import { stringify } from 'lossless-json';
+import type { AuditEventInput } from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import {
   createInvoice,
@@ -31,6 +32,7 @@ import { EXAMPLE_UUID } from '../openapi.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
 import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
+import { adminChange } from './audit.js';
 import { conflictResponse } from './error-responses.js';
 
 export const Invoice = Type.Object({
@@ -192,7 +194,8 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     '/invoices',
     {
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
-      config: { losslessJsonNumbers: true },
+      // The invoice, its payment request and its audit event: one transaction.
+      config: { losslessJsonNumbers: true, auditedInItsTransaction: true },
       schema: {
         operationId: 'createInvoice',
         tags: ['invoices'],
@@ -229,12 +232,19 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       },
     },
     async (request, reply) => {
+      let change: AuditEventInput | undefined;
       const { invoice, replayed } = await createInvoice(
         db,
         paymentQueue,
         request.body,
         request.headers['idempotency-key'],
+        (invoiceId) => {
+          const { amount, currency } = request.body;
+          change = adminChange(request, 201, invoiceId, `${invoiceId.slice(0, 8)} (${amount} ${currency})`);
+          return change;
+        },
       );
+      request.log.info({ audit: change }, 'admin change');
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send({ invoice: invoiceView(invoice) });
     },

@@ -51,6 +51,9 @@ const PaymentRequested = Type.Object(
     trip_id: Nullable(Uuid),
     notify_url: Type.String({ format: 'uri', description: 'Where to POST the outcome (the payment callback)' }),
     created_at: Timestamp,
+    livemode: Type.Boolean({
+      description: 'true for a live invoice, false for a test one (made with a test credential)',
+    }),
   },
   {
     examples: [
@@ -63,6 +66,7 @@ const PaymentRequested = Type.Object(
         trip_id: null,
         notify_url: 'https://partners.example.com/api/v1/payments/notify/',
         created_at: '2026-01-15T09:30:00.000Z',
+        livemode: true,
       },
     ],
   },

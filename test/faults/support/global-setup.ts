@@ -29,11 +29,7 @@ const TEMPLATE_DATABASE = 'faults_template';
 async function migrateAndSeed(target: { databaseUrl?: string; dataDir?: string }): Promise<void> {
   const context = await openContext(loadConfig(testEnv(target as never)));
   try {
-    await migrateDatabase(context.database, async () => {
-      await seedEmptyDatabase(context, createLogger('silent'));
-      await context.paymentQueue.start(() => {});
-    });
-    await context.paymentQueue.stop();
+    await migrateDatabase(context.database, () => seedEmptyDatabase(context, createLogger('silent')));
   } finally {
     await context.database.close();
   }

@@ -1,7 +1,7 @@
 // The partner's own view of its payment conversation (DECISIONS §10) and test mode, in process:
 // every callback of an authenticated tenant on record, unknown statuses flagged, and each partner
 // endpoint refusing another tenant's objects and the other mode's, as a 404.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createInvoice,
   createTrip,
@@ -66,11 +66,8 @@ const answerOf = (response: { statusCode: number; json(): unknown }) => ({
 });
 
 beforeAll(async () => {
-  // Resends and invoices of tenants with an endpoint enqueue, and /metrics reads the queue: no worker.
-  await service.context.paymentQueue.start(() => {});
   [tenant, other] = await Promise.all([modalTenant(), modalTenant()]);
 });
-afterAll(() => service.context.paymentQueue.stop());
 
 describe('test credentials', () => {
   it('carry their own readable prefixes and are listed, rotated and revoked like live ones', async () => {

@@ -48,7 +48,12 @@ describe('test mode with a real payment endpoint', () => {
       const requests = partner.received.get('/test') ?? [];
       return requests.length > 0 && requests;
     });
-    expect(received.body).toMatchObject({ type: 'payment.requested', invoice_id: invoiceId, amount: '75.50' });
+    expect(received.body).toMatchObject({
+      type: 'payment.requested',
+      invoice_id: invoiceId,
+      amount: '75.50',
+      livemode: false,
+    });
     expect(received.verifiedWith).toEqual([true]);
     expect(partner.received.get('/live')).toEqual([]);
 

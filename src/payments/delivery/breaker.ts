@@ -2,11 +2,12 @@
 // requests stop taking the worker's slots; one probe goes after a cool-down that doubles while the
 // endpoint keeps failing, and a success releases the rest. Written here rather than taken from a
 // library (opossum, cockatiel): those keep the state in one process's memory, and ours must be one
-// state for every instance, in the database the fetch (queue.ts) reads it from, changed in the same
+// state for every instance, in the database the take (requests.ts) reads it from, changed in the same
 // transaction that records the attempt.
-import { desc, eq, sql } from 'drizzle-orm';
-import type { Executor, Transaction } from '../db/client.js';
-import { paymentEndpointBreakerEvents, paymentEndpointBreakers, tenants } from '../db/schema.js';
+import { desc, eq, ne } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { paymentEndpointBreakerEvents, paymentEndpointBreakers, tenants } from '../../db/schema.js';
+import { type RunStatement, statement } from '../../db/statements.js';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 export type BreakerRow = typeof paymentEndpointBreakers.$inferSelect;
@@ -24,7 +25,7 @@ export interface BreakerPolicy {
 /** What an attempt said about the endpoint: nothing (never sent), alive (any answer but a failure), failing. */
 export type EndpointVerdict = 'alive' | 'failing';
 
-interface Breaker {
+export interface Breaker {
   state: BreakerState;
   consecutiveFailures: number;
   coolDownSeconds: number;
@@ -58,62 +59,99 @@ export function nextBreaker(
   return { breaker: { ...current, consecutiveFailures }, event: null };
 }
 
+interface StoredBreaker {
+  state: BreakerState;
+  consecutive_failures: number;
+  cool_down_seconds: number;
+  /** As its text, handed back as it came. */
+  probe_at: string | null;
+  last_error: string | null;
+}
+
+const LOCK_BREAKER = statement<[tenantId: string], StoredBreaker>(
+  `select state, consecutive_failures, cool_down_seconds, probe_at, last_error
+     from payment_endpoint_breakers where tenant_id = $1 for update`,
+);
+const CLEAR_BREAKER = statement<[tenantId: string], never>(
+  'delete from payment_endpoint_breakers where tenant_id = $1',
+);
+/** $5: probe after the cool-down (opened, or a probe failed), else at $6; $8: the state changed now. */
+const STORE_BREAKER = statement<
+  [
+    tenantId: string,
+    state: BreakerState,
+    consecutiveFailures: number,
+    coolDownSeconds: number,
+    probeAfterCoolDown: boolean,
+    probeAt: string | null,
+    lastError: string | null,
+    changed: boolean,
+  ],
+  never
+>(
+  `insert into payment_endpoint_breakers as b
+          (tenant_id, state, consecutive_failures, cool_down_seconds, probe_at, last_error, changed_at)
+   values ($1, $2, $3, $4, case when $5 then now() + make_interval(secs => $4) else $6::timestamptz end, $7, now())
+   on conflict (tenant_id) do update
+      set state = excluded.state, consecutive_failures = excluded.consecutive_failures,
+          cool_down_seconds = excluded.cool_down_seconds, probe_at = excluded.probe_at, last_error = excluded.last_error,
+          changed_at = case when $8 then now() else b.changed_at end`,
+);
+const BREAKER_EVENT = statement<
+  [tenantId: string, event: 'opened' | 'probe_failed' | 'closed', consecutiveFailures: number, error: string | null],
+  never
+>(
+  `insert into payment_endpoint_breaker_events (tenant_id, event, consecutive_failures, error)
+   values ($1, $2, $3, $4)`,
+);
+
 /**
- * Applies an attempt's verdict to the tenant's breaker inside `tx` (the row locked, so concurrent
- * attempts apply in turn) and records the event it makes; returns that event.
+ * Applies an attempt's verdict to the tenant's breaker inside the transaction of `run` (the row
+ * locked, so concurrent attempts apply in turn) and records the event it makes; returns that event.
  */
 export async function recordVerdict(
-  tx: Transaction,
+  run: RunStatement,
   tenantId: string,
   verdict: EndpointVerdict,
   error: string | null,
   policy: BreakerPolicy,
-): Promise<{ event: 'opened' | 'probe_failed' | 'closed'; breaker: Breaker } | null> {
-  const [row] = await tx
-    .select()
-    .from(paymentEndpointBreakers)
-    .where(eq(paymentEndpointBreakers.tenantId, tenantId))
-    .for('update');
+): Promise<BreakerChange | null> {
+  const [row] = await run(LOCK_BREAKER, [tenantId]);
   // The common case, a healthy endpoint answering: nothing to write.
   if (!row && verdict === 'alive') return null;
   const current: Breaker = row
-    ? {
-        state: row.state as BreakerState,
-        consecutiveFailures: row.consecutiveFailures,
-        coolDownSeconds: row.coolDownSeconds,
-      }
+    ? { state: row.state, consecutiveFailures: row.consecutive_failures, coolDownSeconds: row.cool_down_seconds }
     : CLOSED;
   const { breaker, event } = nextBreaker(current, verdict, policy);
   if (row && row.state === 'closed' && breaker.state === 'closed' && breaker.consecutiveFailures === 0) {
-    await tx.delete(paymentEndpointBreakers).where(eq(paymentEndpointBreakers.tenantId, tenantId));
+    await run(CLEAR_BREAKER, [tenantId]);
     return null;
   }
-  const probeAt =
-    event === 'opened' || event === 'probe_failed'
-      ? sql`now() + make_interval(secs => ${breaker.coolDownSeconds})`
-      : row && breaker.state !== 'closed'
-        ? row.probeAt
-        : null;
-  const values = {
-    state: breaker.state,
-    consecutiveFailures: breaker.consecutiveFailures,
-    coolDownSeconds: breaker.coolDownSeconds,
-    probeAt,
-    lastError: verdict === 'failing' ? error : (row?.lastError ?? null),
-    ...(event && { changedAt: sql`now()` }),
-  };
-  await tx
-    .insert(paymentEndpointBreakers)
-    .values({ tenantId, ...values })
-    .onConflictDoUpdate({ target: paymentEndpointBreakers.tenantId, set: values });
+  const probeAfterCoolDown = event === 'opened' || event === 'probe_failed';
+  await run(STORE_BREAKER, [
+    tenantId,
+    breaker.state,
+    breaker.consecutiveFailures,
+    breaker.coolDownSeconds,
+    probeAfterCoolDown,
+    row && breaker.state !== 'closed' ? row.probe_at : null,
+    verdict === 'failing' ? error : (row?.last_error ?? null),
+    event !== null,
+  ]);
   if (!event) return null;
-  await tx.insert(paymentEndpointBreakerEvents).values({
+  await run(BREAKER_EVENT, [
     tenantId,
     event,
-    consecutiveFailures: current.consecutiveFailures + (verdict === 'failing' ? 1 : 0),
-    error: verdict === 'failing' ? error : null,
-  });
+    current.consecutiveFailures + (verdict === 'failing' ? 1 : 0),
+    verdict === 'failing' ? error : null,
+  ]);
   return { event, breaker };
+}
+
+/** A change of a breaker's state, for the log. */
+export interface BreakerChange {
+  event: 'opened' | 'probe_failed' | 'closed';
+  breaker: Breaker;
 }
 
 /** How many history entries the tenant page shows. */
@@ -143,7 +181,7 @@ export async function failingEndpoints(db: Executor): Promise<(BreakerRow & { te
     .select({ breaker: paymentEndpointBreakers, tenantName: tenants.name })
     .from(paymentEndpointBreakers)
     .innerJoin(tenants, eq(tenants.id, paymentEndpointBreakers.tenantId))
-    .where(sql`${paymentEndpointBreakers.state} <> 'closed'`)
+    .where(ne(paymentEndpointBreakers.state, 'closed'))
     .orderBy(paymentEndpointBreakers.changedAt);
   return rows.map((row) => ({ ...row.breaker, tenantName: row.tenantName }));
 }

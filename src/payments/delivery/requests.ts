@@ -1,0 +1,388 @@
+// Payment requests as rows of payment_requests (src/db/schema.ts): enqueued with their invoice,
+// taken by a worker under a lease, recorded with their attempt. Every statement the queue sends is
+// here.
+import { count, eq, min, sql } from 'drizzle-orm';
+import type { DatabaseHandle, Transaction } from '../../db/client.js';
+import { answerEach, GroupCommit, type Waiting } from '../../db/group-commit.js';
+import { paymentRequests } from '../../db/schema.js';
+import { type RunStatement, statement } from '../../db/statements.js';
+import type { Mode } from '../../tenants/index.js';
+
+/** NOTIFY channel telling every worker that a payment request is due now. */
+const NEW_WORK_CHANNEL = 'payment_request_due';
+/** Serialises takes across instances, so that each endpoint's window is counted exactly. */
+const TAKE_LOCK = 0x7061_7932;
+
+/** Payment requests waiting in one mode, and the age of the oldest (0 when none). */
+export interface Backlog {
+  waiting: number;
+  oldestAgeSeconds: number;
+}
+
+/** The invoice a payment request is for. */
+export interface PaymentRequestInvoice {
+  id: string;
+  tenantId: string;
+  mode: 'live' | 'test';
+}
+
+/** A request taken by a worker: its attempt, and what the attempt needs, read by the take itself. */
+export interface TakenRequest {
+  invoice: {
+    id: string;
+    tenantId: string;
+    mode: 'live' | 'test';
+    status: string;
+    amount: string;
+    currency: string;
+    tripId: string | null;
+    createdAt: Date;
+  };
+  attempt: number;
+  /** When this attempt was asked for (the invoice's commit, a retry's recording, a resend). */
+  enqueuedAt: Date;
+  tenant: { id: string; gateway: string; paymentEndpointUrl: string | null; testPaymentEndpointUrl: string | null };
+  /** The tenant's signing secrets, sealed, newest first (`payment_endpoint_secrets`). */
+  sealedSecrets: string[];
+  /** The live endpoint's breaker state when taken; null when it has none (never failed, or a test request). */
+  breaker: string | null;
+}
+
+/** What `take` observes. */
+export interface TakeLimits {
+  /** Requests wanted: this worker's free slots. */
+  slots: number;
+  /** PAYMENT_ENDPOINT_CONCURRENCY: requests in flight per tenant's endpoint, all instances together. */
+  perEndpoint: number;
+  /** Requests of invoices older than this go even to a failing endpoint: their last attempt. */
+  giveUpAfterSeconds: number;
+  /** The worker's id, the lease holder of what it takes. */
+  worker: string;
+  /** How long a lease lasts unless renewed. */
+  leaseSeconds: number;
+  /** How long a probe keeps its breaker half-open before another may go (PAYMENT_JOB_TIMEOUT_SECONDS). */
+  probeSeconds: number;
+}
+
+/** Timestamps come as their text: the driver's parsers are Drizzle's, which leaves them so. */
+interface TakenRow {
+  invoice_id: string;
+  attempt: number;
+  enqueued_at: string;
+  mode: 'live' | 'test';
+  invoice_status: string;
+  amount: string;
+  currency: string;
+  trip_id: string | null;
+  invoice_created_at: string;
+  tenant_id: string;
+  gateway: string;
+  payment_endpoint_url: string | null;
+  test_payment_endpoint_url: string | null;
+  sealed_secrets: string[];
+  breaker: string | null;
+}
+
+/**
+ * The next due requests for a worker, leased to it: oldest due first within an endpoint and one
+ * endpoint after another (every tenant's live and test endpoint's first before anyone's second),
+ * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open,
+ * except for one probe once its time has come (which turns the breaker half-open). Migration 0023.
+ */
+const TAKE = statement<
+  [
+    slots: number,
+    perEndpoint: number,
+    worker: string,
+    leaseSeconds: number,
+    giveUpSeconds: number,
+    probeSeconds: number,
+    lock: number,
+  ],
+  TakenRow
+>('select * from take_payment_requests_due($1, $2, $3, $4, $5, $6, $7)');
+
+/**
+ * Renews the leases of the requests `$1` runs (`$2`), and makes due again now those whose lease
+ * ended (a worker killed or stalled) and those `$1` holds but no longer runs (their outcome could
+ * not be recorded).
+ */
+const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds: number], { released: number }>(
+  `with renewed as (
+     update payment_requests set lease_until = now() + make_interval(secs => $3)
+      where state = 'taken' and lease_holder = $1 and invoice_id = any($2::uuid[])
+   ),
+   released as (
+     update payment_requests set state = 'waiting', lease_holder = null, lease_until = null, due_at = now()
+      where state = 'taken'
+        and (lease_holder = $1 or lease_until < now())
+        and not (lease_holder = $1 and invoice_id = any($2::uuid[]))
+     returning 1
+   )
+   select count(*)::int as released from released`,
+);
+
+/** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0023). */
+const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
+  'select move_pgboss_payment_requests($1) as moved',
+);
+
+/** An attempt's outcome, as `record` stores it. */
+export interface RecordedAttempt {
+  invoiceId: string;
+  worker: string;
+  attempt: number;
+  httpStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  responseBody: string | null;
+  paymentUrl: string | null;
+  /** Seconds until the next attempt; null when none is due. */
+  retryInSeconds: number | null;
+  /** How the request ends when no attempt is due. */
+  outcome: 'delivered' | 'failed';
+}
+
+/**
+ * Records attempts of requests their worker holds, each an item of the JSON array `$1`: the
+ * request waits for its next attempt, or is done; the attempt is a row of payment_deliveries; a
+ * `payment_url` lands on the invoice. A request asked for again while its attempt was under way (a
+ * resend, whose attempt number is higher) waits for that one. Nothing for an item whose worker no
+ * longer holds it (its lease ended, and it was given to another): `recorded` false. `breaker` is
+ * the live endpoint's breaker state after it.
+ */
+const RECORD = statement<[attempts: string], { item: number; recorded: boolean; breaker: string | null }>(
+  `with attempt as (
+     select * from jsonb_to_recordset($1::jsonb) as a(
+       item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
+       "responseBody" text, "paymentUrl" text, "retryInSeconds" float8, outcome text)
+   ),
+   request as (
+     update payment_requests r
+        set state = case when r.attempt > a.attempt or a."retryInSeconds" is not null then 'waiting' else 'done' end,
+            attempt = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.attempt else a.attempt + 1 end,
+            due_at = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.due_at
+                          else now() + make_interval(secs => a."retryInSeconds") end,
+            enqueued_at = case when r.attempt > a.attempt or a."retryInSeconds" is null then r.enqueued_at else now() end,
+            outcome = case when r.attempt > a.attempt or a."retryInSeconds" is not null then null else a.outcome end,
+            lease_holder = null, lease_until = null
+       from attempt a
+      where r.invoice_id = a."invoiceId" and r.state = 'taken' and r.lease_holder = a.worker
+     returning a.item, r.tenant_id, r.mode
+   ),
+   recorded as (
+     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body, next_retry_at)
+     select a."invoiceId", a.attempt, a."httpStatus", a."latencyMs", a.error, a."responseBody",
+            now() + make_interval(secs => a."retryInSeconds")
+       from attempt a join request using (item)
+   ),
+   url as (
+     update invoices i set payment_url = a."paymentUrl", updated_at = now()
+       from attempt a join request using (item)
+      where i.id = a."invoiceId" and a."paymentUrl" is not null
+   )
+   select a.item, request.item is not null as recorded,
+          (select b.state from payment_endpoint_breakers b
+            where b.tenant_id = request.tenant_id and request.mode = 'live') as breaker
+     from attempt a left join request using (item)`,
+);
+
+/** Attempts in one recording statement at most: a bound on how long one transaction holds its row locks. */
+const MAX_GROUP = 32;
+
+/** Whether an attempt was recorded, and the live endpoint's breaker state after it. */
+export interface Recording {
+  recorded: boolean;
+  breaker: string | null;
+}
+
+const recordingsOf = async (run: RunStatement, attempts: RecordedAttempt[]) => {
+  const rows = await run(RECORD, [JSON.stringify(attempts.map((attempt, item) => ({ item, ...attempt })))]);
+  const recordings = new Array<Recording>(attempts.length);
+  for (const { item, recorded, breaker } of rows) recordings[item] = { recorded, breaker };
+  return recordings;
+};
+
+/** Payment requests in the database: what the worker takes, and what creating an invoice or a resend asks for. */
+export class PaymentRequests {
+  private readonly localListeners: (() => void)[] = [];
+  /** A NOTIFY to other processes is under way (`announce`), and whether another is wanted after it. */
+  private notifying: Promise<void> | null = null;
+  private notifyAgain = false;
+  /**
+   * Attempts that end while a recording is under way are recorded together by the next one, one
+   * statement and one commit for all (src/db/group-commit.ts); one group under way at a time.
+   */
+  private readonly recordings = new GroupCommit(1, MAX_GROUP, (group: Waiting<RecordedAttempt, Recording>[]) =>
+    answerEach(group, (attempts) =>
+      recordingsOf(
+        this.database.run,
+        attempts.map((waiting) => waiting.call),
+      ),
+    ),
+  );
+
+  constructor(
+    private readonly database: DatabaseHandle,
+    private readonly onUnsent?: (mode: 'live' | 'test') => void,
+  ) {}
+
+  /** Asks for attempt 1 of the invoice's payment request inside `tx`: it exists exactly when `tx` commits. */
+  async enqueue(tx: Transaction, invoice: PaymentRequestInvoice): Promise<void> {
+    await tx.insert(paymentRequests).values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode });
+  }
+
+  /**
+   * Asks for one more attempt now inside `tx`, numbered after `lastAttempt` (the last recorded);
+   * one under way is followed by it. Returns its number.
+   */
+  async requestAgain(tx: Transaction, invoice: PaymentRequestInvoice, lastAttempt: number): Promise<number> {
+    const [row] = await tx
+      .insert(paymentRequests)
+      .values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode, attempt: lastAttempt + 1 })
+      .onConflictDoUpdate({
+        target: paymentRequests.invoiceId,
+        set: {
+          attempt: sql`greatest(excluded.attempt, ${paymentRequests.attempt} + (${paymentRequests.state} <> 'waiting')::int)`,
+          state: sql`case when ${paymentRequests.state} = 'taken' then 'taken' else 'waiting' end`,
+          dueAt: sql`now()`,
+          enqueuedAt: sql`now()`,
+          outcome: null,
+        },
+      })
+      .returning({ attempt: paymentRequests.attempt });
+    return row.attempt;
+  }
+
+  /**
+   * Tells this process's worker that a transaction asking for a request due now has committed,
+   * and the other processes' by NOTIFY: one at a time, those asked for meanwhile sharing the next,
+   * since a NOTIFY takes a lock every commit of the server waits for.
+   */
+  announce(): void {
+    for (const listener of this.localListeners) listener();
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = this.database
+      .run(NOTIFY, [NEW_WORK_CHANNEL])
+      .then(
+        () => {},
+        // Another process's worker finds it at its next look instead.
+        () => {},
+      )
+      .finally(() => {
+        this.notifying = null;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.announce();
+        }
+      });
+  }
+
+  /**
+   * Calls `onDue` whenever a request due now is asked for: by this process (`announce`) or another
+   * (NOTIFY), and when listening (re)starts, when notifications may have been missed.
+   */
+  async onNewWork(onDue: () => void): Promise<void> {
+    this.localListeners.push(onDue);
+    await this.database.listen(NEW_WORK_CHANNEL, onDue, onDue);
+  }
+
+  /** Counts a first attempt that could not be made (recorded with its invoice, no request). */
+  countUnsent(mode: 'live' | 'test'): void {
+    this.onUnsent?.(mode);
+  }
+
+  /**
+   * Payment requests not yet attempted or waiting for a retry, and how long the oldest has waited,
+   * per invoice mode: a partner's test endpoint being down is no live backlog.
+   */
+  async backlog(): Promise<Record<Mode, Backlog>> {
+    const rows = await this.database.db
+      .select({ mode: paymentRequests.mode, waiting: count(), oldest: min(paymentRequests.enqueuedAt) })
+      .from(paymentRequests)
+      .where(eq(paymentRequests.state, 'waiting'))
+      .groupBy(paymentRequests.mode);
+    const of = (mode: Mode): Backlog => {
+      const row = rows.find((found) => found.mode === mode);
+      if (!row?.oldest) return { waiting: 0, oldestAgeSeconds: 0 };
+      return {
+        waiting: row.waiting,
+        oldestAgeSeconds: Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000),
+      };
+    };
+    return { live: of('live'), test: of('test') };
+  }
+
+  /**
+   * Brings the planner's statistics of payment_requests up to date. The take's plan is made from
+   * them and kept for the session; a backlog that built while no worker ran would otherwise be
+   * planned as the near-empty table the statistics still describe, until autovacuum's next analyze.
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.database.run(ANALYZE, []);
+  }
+
+  /** The next due requests, leased to `limits.worker` (TAKE). */
+  async take(limits: TakeLimits): Promise<TakenRequest[]> {
+    const rows = await this.database.run(TAKE, [
+      limits.slots,
+      limits.perEndpoint,
+      limits.worker,
+      limits.leaseSeconds,
+      limits.giveUpAfterSeconds,
+      limits.probeSeconds,
+      TAKE_LOCK,
+    ]);
+    return rows.map((row) => ({
+      invoice: {
+        id: row.invoice_id,
+        tenantId: row.tenant_id,
+        mode: row.mode,
+        status: row.invoice_status,
+        amount: row.amount,
+        currency: row.currency,
+        tripId: row.trip_id,
+        createdAt: new Date(row.invoice_created_at),
+      },
+      attempt: row.attempt,
+      enqueuedAt: new Date(row.enqueued_at),
+      tenant: {
+        id: row.tenant_id,
+        gateway: row.gateway,
+        paymentEndpointUrl: row.payment_endpoint_url,
+        testPaymentEndpointUrl: row.test_payment_endpoint_url,
+      },
+      sealedSecrets: row.sealed_secrets,
+      breaker: row.breaker,
+    }));
+  }
+
+  /** Renews `worker`'s leases on `running`; gives back what no worker runs (RENEW_LEASES). */
+  async renewLeases(worker: string, running: string[], leaseSeconds: number): Promise<number> {
+    const [row] = await this.database.run(RENEW_LEASES, [worker, running, leaseSeconds]);
+    return row.released;
+  }
+
+  /** Moves the requests release 1.0.0 left in pg-boss's tables here; how many (MOVE_FROM_PGBOSS). */
+  async moveFromPgBoss(silenceSeconds: number): Promise<number> {
+    const [row] = await this.database.run(MOVE_FROM_PGBOSS, [silenceSeconds]);
+    return row.moved;
+  }
+
+  /** Records an attempt by group commit (RECORD). */
+  record(attempt: RecordedAttempt): Promise<Recording> {
+    return this.recordings.add(attempt);
+  }
+
+  /** Records an attempt (RECORD) inside the transaction of `run`, with what else it changes. */
+  static async recordIn(run: RunStatement, attempt: RecordedAttempt): Promise<Recording> {
+    const [recording] = await recordingsOf(run, [attempt]);
+    return recording;
+  }
+}
+
+const NOTIFY = statement<[channel: string], never>(`select pg_notify($1, '')`);
+const ANALYZE = statement<[], never>('analyze payment_requests');

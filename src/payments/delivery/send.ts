@@ -1,0 +1,126 @@
+// Sending a signed message to a tenant's payment endpoint: the payment request and the ping. The
+// host is resolved once and only public addresses are called (endpoint-address.ts); undici makes
+// the exchange, bounded by two deadlines: the connection, then the whole exchange.
+import type { LookupAddress } from 'node:dns';
+import { Agent, request } from 'undici';
+import type { Database } from '../../db/client.js';
+import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from '../endpoint-address.js';
+import { signedHeaders } from './sign.js';
+
+/** Per-attempt limit on the whole exchange: connect, send, answer. */
+export const REQUEST_TIMEOUT_MS = 15_000;
+/** Default limit on connecting (PAYMENT_CONNECT_TIMEOUT_SECONDS): a host that is down frees its slot fast. */
+export const CONNECT_TIMEOUT_MS = 3000;
+/** More of the endpoint's reply than this is not read (we only want `payment_url`). */
+const MAX_REPLY_BYTES = 64 * 1024;
+
+export interface EndpointReply {
+  status: number;
+  retryAfter: string | undefined;
+  body: string;
+}
+
+/** What the service needs to sign and send a message to a tenant's payment endpoint. */
+export interface SigningDependencies {
+  db: Database;
+  openSecret: (sealed: string) => string;
+  allowPrivateEndpoints: boolean;
+  /** PAYMENT_CONNECT_TIMEOUT_SECONDS in ms; CONNECT_TIMEOUT_MS when not given. */
+  connectTimeoutMs?: number;
+}
+
+/** How one signed POST ended: the endpoint's reply, or why there was none. */
+export type SignedExchange =
+  | { outcome: 'answered'; reply: EndpointReply; latencyMs: number }
+  /** Nothing was sent: no endpoint, no secret, or an address we refuse to call. */
+  | { outcome: 'not_sent'; error: string }
+  | { outcome: 'network_error'; error: string; latencyMs: number };
+
+export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
+
+/** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
+async function postJson(
+  url: URL,
+  addresses: LookupAddress[],
+  headers: Record<string, string>,
+  body: string,
+  connectTimeoutMs: number,
+): Promise<EndpointReply> {
+  // One connection per attempt, to the addresses checked for it, closed after it.
+  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: connectTimeoutMs } });
+  try {
+    const response = await request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+      dispatcher,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_REPLY_BYTES) break;
+    }
+    const retryAfter = response.headers['retry-after'];
+    return {
+      status: response.statusCode,
+      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+      body: Buffer.concat(chunks).subarray(0, MAX_REPLY_BYTES).toString('utf8'),
+    };
+  } finally {
+    dispatcher.destroy().catch(() => {});
+  }
+}
+
+/** Why an exchange failed, as recorded: `<code or name>: <message>`; a deadline is a TimeoutError. */
+function failureOf(error: unknown, connectTimeoutMs: number): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'TimeoutError') return `TimeoutError: no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  const { code } = error as NodeJS.ErrnoException;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return `TimeoutError: no connection within ${connectTimeoutMs / 1000} s`;
+  return `${code ?? error.name}: ${error.message}`;
+}
+
+/**
+ * POSTs `body` to the tenant's payment endpoint, signed the Standard Webhooks way with every
+ * active endpoint secret (`sealedSecrets`, newest first) under `messageId`. Never throws for
+ * anything the endpoint or the network does.
+ */
+export async function sendSignedMessage(
+  deps: SigningDependencies,
+  endpoint: { url: string | null; sealedSecrets: string[] },
+  messageId: string,
+  body: string,
+  userAgent: string,
+): Promise<SignedExchange> {
+  if (!endpoint.url) return { outcome: 'not_sent', error: 'tenant has no payment endpoint configured' };
+  const secrets: string[] = [];
+  for (const sealed of endpoint.sealedSecrets) {
+    try {
+      secrets.push(deps.openSecret(sealed));
+    } catch (error) {
+      // No configured key opens it (SECRET_ENCRYPTION_KEY changed without a rekey): nothing to sign with.
+      return { outcome: 'not_sent', error: `payment endpoint secret unreadable: ${(error as Error).message}` };
+    }
+  }
+  if (secrets.length === 0) return { outcome: 'not_sent', error: 'tenant has no active payment endpoint secret' };
+
+  const url = new URL(endpoint.url);
+  const connectTimeoutMs = deps.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  try {
+    const addresses = await resolveEndpoint(url, deps.allowPrivateEndpoints);
+    const headers = {
+      'user-agent': userAgent,
+      ...signedHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body),
+    };
+    const reply = await postJson(url, addresses, headers, body, connectTimeoutMs);
+    return { outcome: 'answered', reply, latencyMs: latency() };
+  } catch (error) {
+    if (error instanceof EndpointRefusedError) return { outcome: 'not_sent', error: error.message };
+    return { outcome: 'network_error', error: failureOf(error, connectTimeoutMs), latencyMs: latency() };
+  }
+}

@@ -1,0 +1,137 @@
+// Runs payment requests: up to `concurrency` at once, a new one taken as soon as a slot frees, as
+// soon as one is asked for (this process's own invoices are announced in the process, other
+// processes' by NOTIFY), and a look every POLL_MS for retries and probes coming due. Each request
+// is held under a lease this worker renews while it runs (requests.ts); deliver.ts makes each attempt.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../logger.js';
+import type { PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
+
+/** How often the worker looks for retries and probes that came due, renews its leases, and moves release 1.0.0's jobs. */
+const POLL_MS = 1000;
+/**
+ * A lease not renewed for this long ends: its request is due again. Far above POLL_MS, so that a
+ * live worker slowed down keeps what it holds.
+ */
+const LEASE_SECONDS = 10;
+
+export interface WorkerOptions {
+  /** PAYMENT_WORKER_CONCURRENCY: requests in flight in this process. */
+  concurrency: number;
+  /** PAYMENT_ENDPOINT_CONCURRENCY. */
+  perEndpoint: number;
+  giveUpAfterSeconds: number;
+  /** PAYMENT_JOB_TIMEOUT_SECONDS: how long a probe holds its breaker half-open. */
+  probeSeconds: number;
+  log: Logger;
+  /** Told when the number of requests in flight here changes. */
+  onInFlight?: (count: number) => void;
+}
+
+export class PaymentWorker {
+  /** The lease holder of what this worker takes. */
+  private readonly id = randomUUID();
+  private readonly running = new Map<string, Promise<void>>();
+  private taking: Promise<void> | null = null;
+  private wanted = false;
+  /** A sweep came due while a take was under way: it runs with the next one. */
+  private sweepWanted = false;
+  private stopped = false;
+  private poller: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly requests: PaymentRequests,
+    private readonly options: WorkerOptions,
+    private readonly deliver: (worker: string, request: TakenRequest) => Promise<void>,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.sweep();
+    await this.requests.refreshStatistics();
+    await this.requests.onNewWork(() => this.wake());
+    this.poller = setInterval(() => this.wake(true), POLL_MS);
+    this.wake();
+  }
+
+  /** Takes requests while there are free slots and due requests; called again by whatever may have changed that. */
+  wake(sweep = false): void {
+    if (this.stopped) return;
+    if (this.taking) {
+      this.wanted = true;
+      this.sweepWanted ||= sweep;
+      return;
+    }
+    this.taking = this.fill(sweep)
+      .catch((error) => this.options.log.error({ err: error }, 'payment requests not taken: trying again shortly'))
+      .finally(() => {
+        this.taking = null;
+        if (this.wanted) {
+          const sweepNow = this.sweepWanted;
+          this.wanted = false;
+          this.sweepWanted = false;
+          this.wake(sweepNow);
+        }
+      });
+  }
+
+  private async fill(sweep: boolean): Promise<void> {
+    if (sweep) await this.sweep();
+    const limits: Omit<TakeLimits, 'slots'> = {
+      perEndpoint: this.options.perEndpoint,
+      giveUpAfterSeconds: this.options.giveUpAfterSeconds,
+      worker: this.id,
+      leaseSeconds: LEASE_SECONDS,
+      probeSeconds: this.options.probeSeconds,
+    };
+    while (!this.stopped) {
+      const slots = this.options.concurrency - this.running.size;
+      if (slots <= 0) return;
+      const taken = await this.requests.take({ ...limits, slots });
+      for (const request of taken) this.run(request);
+      if (taken.length < slots) return;
+    }
+  }
+
+  private run(request: TakenRequest): void {
+    const invoiceId = request.invoice.id;
+    const done = this.deliver(this.id, request)
+      .catch((error) => {
+        // Its outcome could not be recorded (database away, a bug): the next sweep that reaches the
+        // database makes it due again.
+        this.options.log.error({ err: error, invoice_id: invoiceId }, 'payment request left to retry');
+      })
+      .finally(() => {
+        this.running.delete(invoiceId);
+        this.options.onInFlight?.(this.running.size);
+        this.wake();
+      });
+    this.running.set(invoiceId, done);
+    this.options.onInFlight?.(this.running.size);
+  }
+
+  /**
+   * Renews the leases of what runs here, gives back what nobody runs (ended leases, and this
+   * worker's unrecorded attempts), and moves release 1.0.0's waiting jobs in.
+   */
+  private async sweep(): Promise<void> {
+    const released = await this.requests.renewLeases(this.id, [...this.running.keys()], LEASE_SECONDS);
+    if (released > 0) this.options.log.warn({ requests: released }, 'payment requests of a stopped worker taken back');
+    const moved = await this.requests.moveFromPgBoss(LEASE_SECONDS);
+    if (moved > 0) this.options.log.info({ requests: moved }, "payment requests moved from release 1.0.0's queue");
+  }
+
+  /** Takes no more requests, lets those under way finish (up to `timeoutMs`). */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poller);
+    await this.taking;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.running.values()),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    // Requests still under way (their answer late) are given back when their lease ends.
+  }
+}
