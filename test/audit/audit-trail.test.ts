@@ -234,10 +234,15 @@ describe('audit trail', () => {
     });
     expect(repeated.headers['idempotent-replayed']).toBe('true');
     const events = await eventsFor(invoiceId);
-    expect(events.map((event) => [event.action, event.status, event.fields])).toEqual([
-      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
-      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+    expect(events.map((event) => [event.action, event.route, event.status, event.fields])).toEqual([
+      ['invoice.create', 'POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+      ['invoice.create', 'POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
     ]);
+    expect(events[0]).toMatchObject({
+      summary: `Created invoice ${invoiceId.slice(0, 8)} (12.00 SAR)`,
+      target_type: 'invoice',
+      target_label: `${invoiceId.slice(0, 8)} (12.00 SAR)`,
+    });
   });
 
   it('records no reads, no refused changes and no unauthenticated attempts', async () => {
