@@ -195,11 +195,12 @@ try {
   // Two named operators at work, for the audit page: the changes name each of them.
   const amina = await admin('POST', '/operators', { name: 'Amina Haddad', role: 'admin' });
   const yusuf = await admin('POST', '/operators', { name: 'Yusuf Karim', role: 'operator' });
-  await admin('POST', '/operators', { name: 'Lena Auditor', role: 'read-only' }, amina.token);
+  const lena = await admin('POST', '/operators', { name: 'Lena Auditor', role: 'read-only' }, amina.token);
   await admin('PATCH', `/tenants/${tenants[1].tenant.id}`, { name: 'Oasis Journeys KSA' }, amina.token);
   await admin('POST', `/tenants/${tenants[0].tenant.id}/credentials`, { kind: 'partner_api_key' }, yusuf.token);
   await admin('POST', '/partner-keys', { name: 'BI dashboard', scopes: ['countries:read'] }, yusuf.token);
   await admin('PATCH', `/tenants/${tenants[2].tenant.id}`, { is_active: true }, yusuf.token);
+  await admin('POST', `/tenants/${tenants[0].tenant.id}/payment-endpoint/ping`, undefined, yusuf.token);
 
   const browser = await launchChromium();
   const shots: [string, string, number, number][] = [
@@ -207,20 +208,40 @@ try {
     [`/invoices/${pictured.invoice.id}`, 'console-invoice.png', 1280, 1100],
     [`/invoices/${pictured.invoice.id}`, 'console-invoice-phone.png', 390, 1400],
     ['/audit', 'console-audit.png', 1280, 900],
+    ['/audit', 'console-audit-phone.png', 390, 1400],
     ['/operators', 'console-operators.png', 1280, 700],
+    [`/tenants/${tenants[0].tenant.id}`, 'console-tenant.png', 1280, 1100],
+  ];
+  // What a read-only operator sees of the same tenant: everything but the controls.
+  const readOnlyShots: [string, string, number, number][] = [
+    [`/tenants/${tenants[0].tenant.id}`, 'console-tenant-read-only.png', 1280, 1100],
   ];
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  await page.goto(`${service.urls.admin}/console/`);
-  await page.fill('input[name="token"]', amina.token);
+  const signIn = async (token: string) => {
+    await context.clearCookies();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${service.urls.admin}/console/`);
+    await page.fill('input[name="token"]', token);
+    await page.click('button:has-text("Sign in")');
+    await page.locator('h1', { hasText: 'Overview' }).waitFor();
+  };
+  const take = async (pictures: [string, string, number, number][]) => {
+    for (const [url, file, width, height] of pictures) {
+      await page.setViewportSize({ width, height });
+      await page.goto(`${service.urls.admin}/console${url}`);
+      await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
+      console.log(`docs/${file}`);
+    }
+  };
+  // A mistyped token first: the audit page lists the refused sign-in.
+  await page.goto(`${service.urls.admin}/console/sign-in`);
+  await page.fill('input[name="token"]', 'pio_mistyped');
   await page.click('button:has-text("Sign in")');
-  await page.locator('h1', { hasText: 'Overview' }).waitFor();
-  for (const [url, file, width, height] of shots) {
-    await page.setViewportSize({ width, height });
-    await page.goto(`${service.urls.admin}/console${url}`);
-    await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
-    console.log(`docs/${file}`);
-  }
+  await signIn(lena.token);
+  await take(readOnlyShots);
+  await signIn(amina.token);
+  await take(shots);
   // The portal's tenant's own invoice with a refused callback, for its payment request page.
   const portalPictured =
     shown.find(

@@ -4,14 +4,24 @@ import { and, desc, eq, gte } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditEvents } from '../db/schema.js';
 import type { Page } from '../geo/index.js';
+import type { FieldChange, TargetType } from './targets.js';
 
 export type AuditEventRow = typeof auditEvents.$inferSelect;
 
 export interface AuditEventInput {
   /** Who: the admin token, a console session's label, a partnerctl command's user. */
   actor: string;
-  /** What: e.g. `PATCH /admin/v1/tenants/:id` (a route template, never a concrete URL). */
+  /** What: the action's name, the same on every route that makes it (`tenant.deactivate`). */
   action: string;
+  /** Through which route: method and route template (never a concrete URL); null outside HTTP. */
+  route?: string | null;
+  /** The change in words, e.g. `Deactivated tenant Acme Travel`. */
+  summary?: string | null;
+  targetType?: TargetType | null;
+  /** The target's name when the change was made. */
+  targetLabel?: string | null;
+  /** The values that changed (none secret). */
+  changes?: FieldChange[];
   /** On what: the id of the changed or created resource, when there is one. */
   targetId?: string | null;
   /** The names of the fields sent, never their values (an endpoint URL may carry a password). */
@@ -36,13 +46,18 @@ export async function recordAuditEvent(db: Executor, event: AuditEventInput): Pr
     requestId: event.requestId ?? null,
     operatorId: event.operator?.id ?? null,
     operatorName: event.operator?.name ?? null,
+    route: event.route ?? null,
+    summary: event.summary ?? null,
+    targetType: event.targetType ?? null,
+    targetLabel: event.targetLabel ?? null,
+    changes: event.changes ?? [],
   });
 }
 
 interface AuditEventFilter {
   targetId?: string;
   operatorId?: string;
-  /** The exact action, e.g. `PATCH /admin/v1/tenants/:id`. */
+  /** The exact action, e.g. `tenant.deactivate`. */
   action?: string;
   /** Only events at or after this time. */
   since?: Date;

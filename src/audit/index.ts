@@ -6,3 +6,13 @@ export {
   listAuditEvents,
   recordAuditEvent,
 } from './events.js';
+export {
+  type AuditValue,
+  changedFields,
+  type FieldChange,
+  redactedUrl,
+  TARGET_TYPES,
+  type TargetType,
+  targetLabel,
+  targetValues,
+} from './targets.js';

@@ -20,7 +20,12 @@ export interface Invocation {
   options: OptionValues;
   json: boolean;
   admin(): AdminClient;
-  /** Prints `human` for people, or `data` as JSON with --json. */
+  /**
+   * Prints `human` for people, or `data` as JSON with --json. `data` is one object whose keys name
+   * what they hold: a resource under its singular name (`{tenant}`, `{credential}`), a list under
+   * its plural (`{tenants}`), a paged list as the API pages it (`{count, next, previous, results}`),
+   * a report as its fields. The admin API's answer as is wherever it has that shape already.
+   */
   output(human: string, data: unknown): void;
 }
 
@@ -34,4 +39,28 @@ export function positional(invocation: Invocation, index: number, what: string):
   const value = invocation.positionals[index];
   if (!value) throw new CliError(`${what} is required`);
   return value;
+}
+
+function wholeNumber(options: OptionValues, name: string): string | null {
+  const value = options[name];
+  if (value === undefined) return null;
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new CliError(`--${name} must be a whole number`);
+  return value;
+}
+
+/** The `--limit` and `--offset` options of a command printing a paged list. */
+export const PAGING_OPTIONS: OptionSpec = { limit: { type: 'string' }, offset: { type: 'string' } };
+
+/**
+ * The query of a paged admin list: each filter given (API name → option value), then `--limit`
+ * and `--offset`. The API checks the filters' values: a bad one is its 400.
+ */
+export function listQuery(options: OptionValues, filters: Record<string, OptionValues[string]>): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (typeof value === 'string') query.set(name, value);
+  for (const name of ['limit', 'offset']) {
+    const value = wholeNumber(options, name);
+    if (value !== null) query.set(name, value);
+  }
+  return query;
 }

@@ -26,3 +26,9 @@ export function record(row: Row): string {
     .map(([key, value]) => `${key.padEnd(width)}  ${cell(value)}`)
     .join('\n');
 }
+
+/** A paged admin list (`{count, next, previous, results}`) as a table and how much of it is shown. */
+export function pageText(page: { results: Row[]; count: number; next: string | null }, columns: string[]): string {
+  const footer = `${page.results.length} of ${page.count}${page.next ? ' (more with --offset)' : ''}`;
+  return `${table(page.results, columns)}\n${footer}`;
+}

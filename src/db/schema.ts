@@ -385,6 +385,15 @@ export const auditEvents = pgTable(
     operatorId: uuid('operator_id'),
     /** The operator's name when the change was made (operators are renamed and deleted). */
     operatorName: text('operator_name'),
+    /** Method and route template it was made through (`action` names it the same way on every route). */
+    route: text('route'),
+    /** The change in words, e.g. `Deactivated tenant Acme Travel`, as it read when made. */
+    summary: text('summary'),
+    /** What the target is (`tenant`, `operator`...) and its name when the change was made. */
+    targetType: text('target_type'),
+    targetLabel: text('target_label'),
+    /** The values that changed: `[{field, before, after}]`, secrets never among them. */
+    changes: jsonb('changes'),
   },
   (table) => [
     index('audit_events_occurred_idx').on(table.occurredAt, table.id),

@@ -39,6 +39,8 @@ export {
   searchInvoices,
 } from './invoices.js';
 export {
+  INVOICE_STATUSES,
+  type InvoiceStatus,
   NOT_APPLIED_NOTES,
   NOT_APPLIED_REASONS,
   type NotAppliedReason,
@@ -67,6 +69,7 @@ export {
 export {
   type EndpointPingRow,
   lastPing,
+  lastSignedAt,
   NO_TEST_ENDPOINT_TO_PING,
   NOTHING_TO_PING,
   pingPaymentEndpoint,

@@ -250,7 +250,7 @@ export interface InvoiceFilter {
   tenantId?: string;
   status?: string;
   mode?: Mode;
-  /** Only those flagged: a second `paid` under another transaction_id came (planTransition). */
+  /** true: only those flagged (a second `paid` under another transaction_id came: planTransition); false: only the others. */
   possibleDoubleCharge?: boolean;
   /** Created at or after. */
   from?: Date;
@@ -262,33 +262,34 @@ export interface InvoiceFilter {
 
 export interface InvoiceListing {
   invoices: (InvoiceRow & { tenantName: string })[];
-  /** Whether another page follows. */
-  more: boolean;
+  /** How many invoices match the filter, on every page. */
+  count: number;
 }
 
-/** Invoices matching `filter`, newest first, one page. */
+/** Invoices matching `filter`, newest first, one page, and how many match in all. */
 export async function listInvoices(db: Executor, filter: InvoiceFilter): Promise<InvoiceListing> {
-  const rows = await db
-    .select({ invoice: invoices, tenantName: tenants.name })
-    .from(invoices)
-    .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
-    .where(
-      and(
-        filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
-        filter.status ? eq(invoices.status, filter.status) : undefined,
-        filter.mode ? eq(invoices.mode, filter.mode) : undefined,
-        filter.possibleDoubleCharge ? eq(invoices.possibleDoubleCharge, true) : undefined,
-        filter.from ? gte(invoices.createdAt, filter.from) : undefined,
-        filter.to ? lt(invoices.createdAt, filter.to) : undefined,
-      ),
-    )
-    .orderBy(desc(invoices.createdAt), desc(invoices.id))
-    .limit(filter.limit + 1)
-    .offset(filter.offset);
-  return {
-    invoices: rows.slice(0, filter.limit).map((row) => ({ ...row.invoice, tenantName: row.tenantName })),
-    more: rows.length > filter.limit,
-  };
+  const where = and(
+    filter.tenantId ? eq(invoices.tenantId, filter.tenantId) : undefined,
+    filter.status ? eq(invoices.status, filter.status) : undefined,
+    filter.mode ? eq(invoices.mode, filter.mode) : undefined,
+    filter.possibleDoubleCharge === undefined
+      ? undefined
+      : eq(invoices.possibleDoubleCharge, filter.possibleDoubleCharge),
+    filter.from ? gte(invoices.createdAt, filter.from) : undefined,
+    filter.to ? lt(invoices.createdAt, filter.to) : undefined,
+  );
+  const [counted, rows] = await Promise.all([
+    db.$count(invoices, where),
+    db
+      .select({ invoice: invoices, tenantName: tenants.name })
+      .from(invoices)
+      .innerJoin(tenants, eq(tenants.id, invoices.tenantId))
+      .where(where)
+      .orderBy(desc(invoices.createdAt), desc(invoices.id))
+      .limit(filter.limit)
+      .offset(filter.offset),
+  ]);
+  return { invoices: rows.map((row) => ({ ...row.invoice, tenantName: row.tenantName })), count: counted };
 }
 
 /** How many of `mode`'s invoices are flagged as possible double charges. */

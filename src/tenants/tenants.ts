@@ -34,6 +34,9 @@ interface IssuedTenantSecrets {
   sso_hmac_secret: string;
   partner_api_key: string;
   payment_endpoint_secret: string;
+  /** Issued with a test payment endpoint: without them the endpoint gets no test invoice. */
+  test_sso_hmac_secret?: string;
+  test_partner_api_key?: string;
 }
 
 function checkGateway(gateway: string, rules: TenantRules): void {
@@ -97,11 +100,19 @@ export async function createTenant(
           testPaymentEndpointUrl: input.test_payment_endpoint_url ?? null,
         })
         .returning();
-      const secrets = {
+      const secrets: IssuedTenantSecrets = {
         sso_hmac_secret: (await issueCredential(tx, tenant.id, 'sso_hmac_secret', sealSecret)).secret,
         partner_api_key: (await issueCredential(tx, tenant.id, 'partner_api_key', sealSecret)).secret,
         payment_endpoint_secret: (await issueCredential(tx, tenant.id, 'payment_endpoint_secret', sealSecret)).secret,
       };
+      if (tenant.testPaymentEndpointUrl !== null) {
+        secrets.test_sso_hmac_secret = (
+          await issueCredential(tx, tenant.id, 'test_sso_hmac_secret', sealSecret)
+        ).secret;
+        secrets.test_partner_api_key = (
+          await issueCredential(tx, tenant.id, 'test_partner_api_key', sealSecret)
+        ).secret;
+      }
       return { tenant, secrets };
     });
   } catch (error) {

@@ -16,6 +16,32 @@ const point = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon,
 
 const service = useService();
 
+/** A console session over HTTP: its cookie and CSRF token, and form posts with them. */
+async function consoleSession() {
+  const base = `${service.urls.admin}/console`;
+  const signIn = await fetch(`${base}/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: TEST_ADMIN_TOKEN }),
+    redirect: 'manual',
+  });
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((set) => set.split(';')[0])
+    .join('; ');
+  const home = await (await fetch(`${base}/`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(home)![1];
+  return {
+    post: (path: string, fields: Record<string, string>) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: csrf, ...fields }),
+        redirect: 'manual',
+      }),
+  };
+}
+
 async function eventsFor(targetId: string): Promise<AuditEvent[]> {
   const response = await service.admin('GET', `/audit-events?target_id=${encodeURIComponent(targetId)}&limit=100`);
   expect(response.statusCode).toBe(200);
@@ -31,6 +57,32 @@ async function documentedChanges(): Promise<string[]> {
       .map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
   );
 }
+
+/** The name each route's change is recorded under, whichever route made it. */
+const ACTION_NAMES: Record<string, string> = {
+  'POST /admin/v1/tenants': 'tenant.create',
+  'PATCH /admin/v1/tenants/:id': 'tenant.change',
+  'POST /admin/v1/tenants/:id/payment-endpoint/ping': 'tenant.ping',
+  'POST /admin/v1/tenants/:id/credentials': 'credential.issue',
+  'DELETE /admin/v1/credentials/:id': 'credential.revoke',
+  'POST /admin/v1/partner-keys': 'partner_key.create',
+  'DELETE /admin/v1/partner-keys/:id': 'partner_key.revoke',
+  'POST /admin/v1/countries': 'country.create',
+  'PATCH /admin/v1/countries/:id': 'country.change',
+  'POST /admin/v1/cities': 'city.create',
+  'PATCH /admin/v1/cities/:id': 'city.change',
+  'POST /admin/v1/cities/:id/attractions': 'attraction.create',
+  'PUT /admin/v1/default-prompts/:language': 'default_prompts.replace',
+  'POST /admin/v1/trips': 'trip.create',
+  'POST /admin/v1/invoices': 'invoice.create',
+  'POST /admin/v1/invoices/:id/payment-requests': 'invoice.resend',
+  'POST /admin/v1/secrets/rekey': 'secrets.rekey',
+  'POST /admin/v1/operators': 'operator.create',
+  'PATCH /admin/v1/operators/:id': 'operator.change',
+  'DELETE /admin/v1/operators/:id': 'operator.delete',
+  'POST /admin/v1/backups': 'backup.create',
+  'POST /admin/v1/prunes': 'retention.prune',
+};
 
 describe('audit trail', () => {
   it('records an event for each change the admin API offers, with who, what, where and the target', async () => {
@@ -118,7 +170,9 @@ describe('audit trail', () => {
       const event = recorded.find((candidate) => candidate.request_id === made.requestId);
       expect(event, `${made.action} on ${made.target}`).toMatchObject({
         actor: 'admin token',
-        action: made.action,
+        action: ACTION_NAMES[made.action],
+        route: made.action,
+        summary: expect.any(String),
         target_id: made.target,
         fields: made.fields,
         status: made.status,
@@ -127,6 +181,27 @@ describe('audit trail', () => {
       expect(Date.now() - Date.parse(event!.occurred_at)).toBeLessThan(60_000);
       if (made.target) expect((await eventsFor(made.target)).map((found) => found.id)).toContain(event!.id);
     }
+    const byRoute = (route: string) => recorded.find((event) => event.route === route)!;
+    expect(byRoute('POST /admin/v1/tenants')).toMatchObject({
+      summary: 'Created tenant Audited',
+      target_type: 'tenant',
+      target_label: 'Audited',
+    });
+    expect(byRoute('PATCH /admin/v1/tenants/:id')).toMatchObject({
+      summary: 'Changed tenant Audited again',
+      changes: [{ field: 'name', before: 'Audited', after: 'Audited again' }],
+    });
+    expect(byRoute('POST /admin/v1/tenants/:id/credentials').summary).toBe(
+      'Issued a partner API key for tenant Audited again',
+    );
+    expect(byRoute('PATCH /admin/v1/cities/:id')).toMatchObject({
+      summary: 'Changed city Audit City',
+      changes: [{ field: 'supported', before: false, after: true }],
+    });
+    expect(byRoute('PATCH /admin/v1/operators/:id')).toMatchObject({
+      summary: 'Changed operator Audited operator',
+      changes: [{ field: 'role', before: 'read-only', after: 'operator' }],
+    });
     const everything = JSON.stringify((await service.admin('GET', '/audit-events?limit=100')).json());
     for (const secret of secrets) expect(everything).not.toContain(secret);
   });
@@ -159,10 +234,15 @@ describe('audit trail', () => {
     });
     expect(repeated.headers['idempotent-replayed']).toBe('true');
     const events = await eventsFor(invoiceId);
-    expect(events.map((event) => [event.action, event.status, event.fields])).toEqual([
-      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
-      ['POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+    expect(events.map((event) => [event.action, event.route, event.status, event.fields])).toEqual([
+      ['invoice.create', 'POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
+      ['invoice.create', 'POST /admin/v1/invoices', 201, ['tenant_id', 'amount', 'currency']],
     ]);
+    expect(events[0]).toMatchObject({
+      summary: `Created invoice ${invoiceId.slice(0, 8)} (12.00 SAR)`,
+      target_type: 'invoice',
+      target_label: `${invoiceId.slice(0, 8)} (12.00 SAR)`,
+    });
   });
 
   it('records no reads, no refused changes and no unauthenticated attempts', async () => {
@@ -186,19 +266,13 @@ describe('audit trail', () => {
     }
     const first = (await service.admin('GET', `/audit-events?target_id=${tenant.id}&limit=2`)).json();
     expect(first.count).toBe(4);
-    expect(first.results.map((event: AuditEvent) => event.action)).toEqual([
-      'PATCH /admin/v1/tenants/:id',
-      'PATCH /admin/v1/tenants/:id',
-    ]);
+    expect(first.results.map((event: AuditEvent) => event.action)).toEqual(['tenant.change', 'tenant.change']);
     expect(first.previous).toBeNull();
     const next = new URL(first.next);
     expect(next.origin).toBe(service.urls.admin);
     expect(Object.fromEntries(next.searchParams)).toEqual({ target_id: tenant.id, limit: '2', offset: '2' });
     const second = (await service.admin('GET', `${next.pathname.replace('/admin/v1', '')}${next.search}`)).json();
-    expect(second.results.map((event: AuditEvent) => event.action)).toEqual([
-      'PATCH /admin/v1/tenants/:id',
-      'POST /admin/v1/tenants',
-    ]);
+    expect(second.results.map((event: AuditEvent) => event.action)).toEqual(['tenant.change', 'tenant.create']);
     expect(second.next).toBeNull();
     const times = [...first.results, ...second.results].map((event: AuditEvent) => event.occurred_at);
     expect([...times].sort().reverse()).toEqual(times);
@@ -247,12 +321,81 @@ describe('audit trail', () => {
     expect(signIn.status).toBe(303);
     const [signedIn] = (await service.admin('GET', '/audit-events?limit=1')).json().results;
     expect(signedIn).toMatchObject({
-      action: 'POST /console/sign-in',
+      action: 'console.sign_in',
+      route: 'POST /console/sign-in',
+      summary: 'Signed in to the console',
       actor: expect.stringMatching(/^console session /),
       fields: ['token'],
       status: 303,
     });
     expect(JSON.stringify(signedIn)).not.toContain(TEST_ADMIN_TOKEN);
+  });
+
+  it('records a refused console sign-in: from where and what kind of token, never the token', async () => {
+    const tried = `pio_${'x'.repeat(40)}wxyz`;
+    const refused = await fetch(`${service.urls.admin}/console/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: tried }),
+      redirect: 'manual',
+    });
+    expect(refused.status).toBe(401);
+    const [failed] = (await service.admin('GET', '/audit-events?action=console.sign_in_failed&limit=1')).json().results;
+    expect(failed).toMatchObject({
+      actor: 'unauthenticated',
+      action: 'console.sign_in_failed',
+      summary: 'Failed sign-in to the console with an unknown operator token',
+      status: 401,
+      address: '127.0.0.1',
+      operator: null,
+    });
+    expect(JSON.stringify(failed)).not.toContain('xxxx');
+    expect(JSON.stringify(failed)).not.toContain('wxyz');
+  });
+
+  it('names the same change the same through the API and the console, with the values before and after', async () => {
+    const { tenant } = await service.createTenant({ name: 'Twice Travel' });
+    expect((await service.admin('PATCH', `/tenants/${tenant.id}`, { is_active: false })).statusCode).toBe(200);
+    const console = await consoleSession();
+    const activated = await console.post(`/tenants/${tenant.id}/activation`, { is_active: 'true' });
+    expect(activated.status).toBe(303);
+    const deactivated = await console.post(`/tenants/${tenant.id}/activation`, { is_active: 'false' });
+    expect(deactivated.status).toBe(303);
+    const events = (await eventsFor(tenant.id)).slice(0, 3).reverse();
+    expect(events.map(({ action, route, summary, changes }) => ({ action, route, summary, changes }))).toEqual([
+      {
+        action: 'tenant.deactivate',
+        route: 'PATCH /admin/v1/tenants/:id',
+        summary: 'Deactivated tenant Twice Travel',
+        changes: [{ field: 'is_active', before: true, after: false }],
+      },
+      {
+        action: 'tenant.activate',
+        route: 'POST /console/tenants/:id/activation',
+        summary: 'Activated tenant Twice Travel',
+        changes: [{ field: 'is_active', before: false, after: true }],
+      },
+      {
+        action: 'tenant.deactivate',
+        route: 'POST /console/tenants/:id/activation',
+        summary: 'Deactivated tenant Twice Travel',
+        changes: [{ field: 'is_active', before: true, after: false }],
+      },
+    ]);
+    // A console creation names what it created, as the API's does.
+    const created = await console.post('/tenants', {
+      name: 'Console Made',
+      slug: `console-${Date.now()}`,
+      gateway: 'tap',
+    });
+    expect(created.status).toBe(200);
+    const [made] = (await service.admin('GET', '/audit-events?action=tenant.create&limit=1')).json().results;
+    expect(made).toMatchObject({
+      route: 'POST /console/tenants',
+      summary: 'Created tenant Console Made',
+      target_type: 'tenant',
+      target_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 
   it('is listed by partnerctl audit list', async () => {
@@ -261,10 +404,10 @@ describe('audit trail', () => {
     const listed = await partnerctl(['audit', 'list', '--target', tenant.id, '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout).results).toMatchObject([
-      { actor: 'admin token', action: 'POST /admin/v1/tenants', target_id: tenant.id },
+      { actor: 'admin token', action: 'tenant.create', target_id: tenant.id },
     ]);
     const human = await partnerctl(['audit', 'list', '--target', tenant.id], env);
-    expect(human.stdout).toContain('POST /admin/v1/tenants');
+    expect(human.stdout).toContain(`Created tenant ${tenant.name}`);
     expect(human.stdout).toContain('1 of 1');
     const refused = await partnerctl(['audit', 'list', '--limit', 'ten'], env);
     expect(refused.code).toBe(1);

@@ -49,6 +49,40 @@ describe('tenant credentials', () => {
     });
   });
 
+  it('issues the test SSO secret and test partner key too when the tenant is made with a test endpoint', async () => {
+    const withTest = await service.admin('POST', '/tenants', {
+      name: 'Sandboxed',
+      slug: `sandboxed-${Date.now()}`,
+      gateway: 'tap',
+      test_payment_endpoint_url: 'https://sandbox.partner.example/requests',
+    });
+    expect(withTest.statusCode, withTest.body).toBe(201);
+    const { tenant, credentials } = withTest.json();
+    expect(Object.keys(credentials).sort()).toEqual([
+      'partner_api_key',
+      'payment_endpoint_secret',
+      'sso_hmac_secret',
+      'test_partner_api_key',
+      'test_sso_hmac_secret',
+    ]);
+    expect(credentials.test_sso_hmac_secret).toMatch(/^pis_test_sso_/);
+    expect(credentials.test_partner_api_key).toMatch(/^pis_test_pay_/);
+    expect(await resolveSsoSecret(db(), caches(), credentials.test_sso_hmac_secret)).toMatchObject({
+      tenant: { id: tenant.id },
+      mode: 'test',
+    });
+    expect(await resolvePartnerApiKey(db(), caches(), credentials.test_partner_api_key)).toMatchObject({
+      tenant: { id: tenant.id },
+      mode: 'test',
+    });
+    // Without a test endpoint: the three live secrets only, as before.
+    expect(Object.keys(acme.credentials).sort()).toEqual([
+      'partner_api_key',
+      'payment_endpoint_secret',
+      'sso_hmac_secret',
+    ]);
+  });
+
   it('answers nobody for unknown, truncated, padded and empty secrets', async () => {
     const secret = acme.credentials.sso_hmac_secret;
     for (const presented of ['', 'pis_sso_nope', secret.slice(0, -1), `${secret} `, secret.toUpperCase(), undefined]) {

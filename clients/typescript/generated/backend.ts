@@ -130,12 +130,12 @@ export interface operations {
                      *       "previous": "https://example.com/",
                      *       "results": [
                      *         {
-                     *           "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *           "id": "6b0e2f4a-9c3d-4e1f-8a7b-5d2c0e9f1a3b",
                      *           "code": "SA",
-                     *           "name": "Acme Travel",
+                     *           "name": "Saudi Arabia",
                      *           "phone_code": "+966",
                      *           "supported": true,
-                     *           "flag": "https://example.com/"
+                     *           "flag": "https://geo.example.com/static/flags/sa.svg"
                      *         }
                      *       ]
                      *     }
@@ -280,20 +280,18 @@ export interface operations {
                      *       "previous": "https://example.com/",
                      *       "results": [
                      *         {
-                     *           "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
-                     *           "name": "Acme Travel",
+                     *           "id": "2a7d9c1e-4b6f-4e8a-b3c5-1f0d8e6a9b27",
+                     *           "name": "Riyadh",
                      *           "coordinates": {
                      *             "type": "Point",
                      *             "coordinates": [
-                     *               1,
-                     *               1
+                     *               46.72185,
+                     *               24.68773
                      *             ]
                      *           },
                      *           "capital": "primary",
-                     *           "images": [
-                     *             "https://example.com/"
-                     *           ],
-                     *           "country": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a"
+                     *           "images": [],
+                     *           "country": "6b0e2f4a-9c3d-4e1f-8a7b-5d2c0e9f1a3b"
                      *         }
                      *       ]
                      *     }

@@ -350,10 +350,17 @@ export interface components {
              * @enum {string}
              */
             language: "en" | "ar";
+            /** @example Best souqs in Riyadh? */
             text: string;
-            /** @description The same value as `text` */
+            /**
+             * @description The same value as `text`
+             * @example Best souqs in Riyadh?
+             */
             name: string;
-            /** @description Lower numbers appear first */
+            /**
+             * @description Lower numbers appear first
+             * @example 10
+             */
             sort_order: number;
             is_active: boolean;
             /**
@@ -783,9 +790,9 @@ export interface operations {
                      *           {
                      *             "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
                      *             "language": "en",
-                     *             "text": "What can I do in Riyadh this weekend?",
-                     *             "name": "Acme Travel",
-                     *             "sort_order": 1,
+                     *             "text": "Best souqs in Riyadh?",
+                     *             "name": "Best souqs in Riyadh?",
+                     *             "sort_order": 10,
                      *             "is_active": true,
                      *             "source": "tenant",
                      *             "created_at": "2026-01-15T09:30:00.000Z",
@@ -895,8 +902,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "language": "en",
-                 *       "text": "What can I do in Riyadh this weekend?",
-                 *       "sort_order": -1000000,
+                 *       "text": "Best souqs in Riyadh?",
+                 *       "sort_order": 10,
                  *       "is_active": true
                  *     }
                  */
@@ -906,9 +913,15 @@ export interface operations {
                      * @enum {string}
                      */
                     language: "en" | "ar";
-                    /** @description Trimmed; 1 to 500 characters after trimming */
+                    /**
+                     * @description Trimmed; 1 to 500 characters after trimming
+                     * @example Best souqs in Riyadh?
+                     */
                     text: string;
-                    /** @description Lower numbers appear first; default 0 */
+                    /**
+                     * @description Lower numbers appear first; default 0
+                     * @example 10
+                     */
                     sort_order?: number;
                     /** @description Whether the widget may show it; default true */
                     is_active?: boolean;
@@ -930,9 +943,9 @@ export interface operations {
                      *         "prompt": {
                      *           "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
                      *           "language": "en",
-                     *           "text": "What can I do in Riyadh this weekend?",
-                     *           "name": "Acme Travel",
-                     *           "sort_order": 1,
+                     *           "text": "Best souqs in Riyadh?",
+                     *           "name": "Best souqs in Riyadh?",
+                     *           "sort_order": 10,
                      *           "is_active": true,
                      *           "source": "tenant",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
@@ -1058,9 +1071,9 @@ export interface operations {
                      *           {
                      *             "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
                      *             "language": "en",
-                     *             "text": "What can I do in Riyadh this weekend?",
-                     *             "name": "Acme Travel",
-                     *             "sort_order": 1,
+                     *             "text": "Best souqs in Riyadh?",
+                     *             "name": "Best souqs in Riyadh?",
+                     *             "sort_order": 10,
                      *             "is_active": true,
                      *             "source": "tenant",
                      *             "created_at": "2026-01-15T09:30:00.000Z",
@@ -1303,8 +1316,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "language": "en",
-                 *       "text": "What can I do in Riyadh this weekend?",
-                 *       "sort_order": -1000000,
+                 *       "text": "Best souqs in Riyadh?",
+                 *       "sort_order": 10,
                  *       "is_active": true
                  *     }
                  */
@@ -1314,9 +1327,15 @@ export interface operations {
                      * @enum {string}
                      */
                     language?: "en" | "ar";
-                    /** @description Trimmed; 1 to 500 characters after trimming */
+                    /**
+                     * @description Trimmed; 1 to 500 characters after trimming
+                     * @example Best souqs in Riyadh?
+                     */
                     text?: string;
-                    /** @description Lower numbers appear first; default 0 */
+                    /**
+                     * @description Lower numbers appear first; default 0
+                     * @example 10
+                     */
                     sort_order?: number;
                     /** @description Whether the widget may show it; default true */
                     is_active?: boolean;
@@ -1338,9 +1357,9 @@ export interface operations {
                      *         "prompt": {
                      *           "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
                      *           "language": "en",
-                     *           "text": "What can I do in Riyadh this weekend?",
-                     *           "name": "Acme Travel",
-                     *           "sort_order": 1,
+                     *           "text": "Best souqs in Riyadh?",
+                     *           "name": "Best souqs in Riyadh?",
+                     *           "sort_order": 10,
                      *           "is_active": true,
                      *           "source": "tenant",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
@@ -1624,12 +1643,12 @@ export interface operations {
                      *         "previous": "https://example.com/",
                      *         "results": [
                      *           {
-                     *             "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
+                     *             "id": "6b0e2f4a-9c3d-4e1f-8a7b-5d2c0e9f1a3b",
                      *             "code": "SA",
-                     *             "name": "Acme Travel",
+                     *             "name": "Saudi Arabia",
                      *             "phone_code": "+966",
                      *             "supported": true,
-                     *             "flag": "https://example.com/"
+                     *             "flag": "https://geo.example.com/static/flags/sa.svg"
                      *           }
                      *         ]
                      *       },
@@ -1796,20 +1815,18 @@ export interface operations {
                      *         "previous": "https://example.com/",
                      *         "results": [
                      *           {
-                     *             "id": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
-                     *             "name": "Acme Travel",
+                     *             "id": "2a7d9c1e-4b6f-4e8a-b3c5-1f0d8e6a9b27",
+                     *             "name": "Riyadh",
                      *             "coordinates": {
                      *               "type": "Point",
                      *               "coordinates": [
-                     *                 1,
-                     *                 1
+                     *                 46.72185,
+                     *                 24.68773
                      *               ]
                      *             },
                      *             "capital": "primary",
-                     *             "images": [
-                     *               "https://example.com/"
-                     *             ],
-                     *             "country": "3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a"
+                     *             "images": [],
+                     *             "country": "6b0e2f4a-9c3d-4e1f-8a7b-5d2c0e9f1a3b"
                      *           }
                      *         ]
                      *       },
@@ -3045,7 +3062,7 @@ export interface operations {
                  */
                 "webhook-timestamp": string;
                 /**
-                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret (`whsec_...`, base64 after the prefix): accept the request when any one matches. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret, keyed with the bytes the base64 after `whsec_` decodes to (not that text): accept the request when any one matches, compared in constant time. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
@@ -3154,7 +3171,7 @@ export interface operations {
                  */
                 "webhook-timestamp": string;
                 /**
-                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret (`whsec_...`, base64 after the prefix): accept the request when any one matches. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active signing secret, keyed with the bytes the base64 after `whsec_` decodes to (not that text): accept the request when any one matches, compared in constant time. The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;

@@ -1,6 +1,6 @@
 // partnerctl commands for invoices, their payment events and delivery attempts.
-import { type Command, positional, required } from '../command.js';
-import { type Row, record, table } from '../output.js';
+import { type Command, listQuery, PAGING_OPTIONS, positional, required } from '../command.js';
+import { pageText, type Row, record, table } from '../output.js';
 
 const EVENT_COLUMNS = [
   'received_at',
@@ -11,6 +11,16 @@ const EVENT_COLUMNS = [
   'not_applied_reason',
   'status_before',
   'status_after',
+];
+const INVOICE_COLUMNS = [
+  'created_at',
+  'id',
+  'tenant_id',
+  'mode',
+  'amount',
+  'currency',
+  'status',
+  'possible_double_charge',
 ];
 const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error', 'next_retry_at'];
 
@@ -44,6 +54,35 @@ export const paymentCommands: Command[] = [
           typeof key === 'string' ? { 'idempotency-key': key } : {},
         );
       invocation.output(record(invoice), { invoice });
+    },
+  },
+  {
+    name: 'invoices list',
+    summary: 'List invoices of every tenant, newest first, both modes unless --mode is given',
+    usage:
+      '[--tenant TENANT_ID] [--status pending|failed|paid|refunded] [--mode live|test] [--since ISO-TIME] ' +
+      '[--possible-double-charge] [--limit N] [--offset N]',
+    options: {
+      tenant: { type: 'string' },
+      status: { type: 'string' },
+      mode: { type: 'string' },
+      since: { type: 'string' },
+      'possible-double-charge': { type: 'boolean' },
+      ...PAGING_OPTIONS,
+    },
+    async run(invocation) {
+      const { options } = invocation;
+      const query = listQuery(options, {
+        tenant_id: options.tenant,
+        status: options.status,
+        mode: options.mode,
+        since: options.since,
+        possible_double_charge: options['possible-double-charge'] === true ? 'true' : undefined,
+      });
+      const page = await invocation
+        .admin()
+        .request<{ results: Row[]; count: number; next: string | null }>('GET', `/invoices?${query}`);
+      invocation.output(pageText(page, INVOICE_COLUMNS), page);
     },
   },
   {

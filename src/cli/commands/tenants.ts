@@ -128,7 +128,8 @@ export const tenantCommands: Command[] = [
       const issued = await invocation.admin().request<Row>('POST', `/tenants/${id}/credentials`, {
         kind: required(invocation.options, 'kind'),
       });
-      invocation.output(`${record(issued)}\n\n${SECRET_WARNING}`, issued);
+      // Named as `credentials revoke` names it: the API answers this one bare (DECISIONS §8).
+      invocation.output(`${record(issued)}\n\n${SECRET_WARNING}`, { credential: issued });
     },
   },
   {
@@ -167,7 +168,8 @@ export const tenantCommands: Command[] = [
         scopes,
         ...(typeof options.tenant === 'string' && { tenant_id: options.tenant }),
       });
-      invocation.output(`${record(created)}\n\n${SECRET_WARNING}`, created);
+      // Named as `partner-keys revoke` names it: the API answers this one bare (DECISIONS §8).
+      invocation.output(`${record(created)}\n\n${SECRET_WARNING}`, { partner_key: created });
     },
   },
   {

@@ -4,11 +4,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { type AuditEventInput, type AuditEventRow, listAuditEvents, recordAuditEvent } from '../../audit/index.js';
+import {
+  type AuditEventInput,
+  type AuditEventRow,
+  type AuditValue,
+  changedFields,
+  type FieldChange,
+  listAuditEvents,
+  recordAuditEvent,
+  targetLabel,
+  targetValues,
+} from '../../audit/index.js';
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
+import { AUDITED_ACTIONS, FAILED_SIGN_IN } from './audit-actions.js';
+
+const ChangedValue = Type.Union([Type.String(), Type.Boolean(), Type.Null()]);
 
 export const AuditEvent = Type.Object({
   id: Uuid,
@@ -16,8 +29,21 @@ export const AuditEvent = Type.Object({
   actor: Type.String({
     description: 'The operator (`admin token` for ADMIN_TOKEN), with the console session when made there',
   }),
-  action: Type.String({ description: 'Method and route template, e.g. `PATCH /admin/v1/tenants/:id`' }),
+  action: Type.String({
+    description:
+      'What was done, named the same whether made through the API or the console, e.g. `tenant.deactivate`; ' +
+      'a route without a name is given as its method and route template',
+  }),
+  summary: Nullable(Type.String({ description: 'The change in words, e.g. `Deactivated tenant Acme Travel`' })),
+  route: Nullable(
+    Type.String({ description: 'Method and route template it came through, e.g. `PATCH /admin/v1/tenants/:id`' }),
+  ),
   target_id: Nullable(Type.String({ description: 'The changed or created resource' })),
+  target_type: Nullable(Type.String({ description: '`tenant`, `credential`, `partner_key`, `operator`...' })),
+  target_label: Nullable(Type.String({ description: "The target's name when the change was made" })),
+  changes: Type.Array(Type.Object({ field: Type.String(), before: ChangedValue, after: ChangedValue }), {
+    description: 'The values that changed (URLs without their user, password and query: they may hold secrets)',
+  }),
   fields: Type.Array(Type.String(), { description: 'Names of the fields sent (never their values)' }),
   status: Nullable(Type.Integer({ description: 'HTTP status answered; null for partnerctl commands' })),
   address: Nullable(Type.String({ description: "The client's address" })),
@@ -39,13 +65,27 @@ export function auditEventView(row: AuditEventRow): Static<typeof AuditEvent> {
     occurred_at: row.occurredAt.toISOString(),
     actor: row.actor,
     action: row.action,
+    summary: row.summary,
+    route: row.route,
     target_id: row.targetId,
+    target_type: row.targetType,
+    target_label: row.targetLabel,
+    changes: (row.changes as FieldChange[] | null) ?? [],
     fields: row.fields,
     status: row.status,
     address: row.address,
     request_id: row.requestId,
     operator: row.operatorName === null ? null : { id: row.operatorId, name: row.operatorName },
   };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The id of what a console form created (its answer is a page, not JSON), for the audit trail. */
+    auditTarget?: string;
+    /** The target's values before the change, for the routes that compare them. */
+    auditBefore?: Record<string, AuditValue> | null;
+  }
 }
 
 /** The actor of a change no authentication named (a sign-in, say). */
@@ -55,14 +95,21 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The resource a change is about: the route's `:id` (or its only parameter), else the id of what
- * it created, read from the answer (`{id}` or `{tenant: {id}, ...}`). Only ids are ever taken.
- */
-function targetOf(request: FastifyRequest, payload: unknown): string | null {
+/** The route's `:id` (or its only parameter). */
+function namedTarget(request: FastifyRequest): string | null {
   const params = isRecord(request.params) ? request.params : {};
   const named = typeof params.id === 'string' ? params.id : Object.values(params).find((v) => typeof v === 'string');
-  if (typeof named === 'string') return named;
+  return typeof named === 'string' ? named : null;
+}
+
+/**
+ * The resource a change is about: the route's `:id` (or its only parameter), else what a console
+ * form created, else the id of what it created, read from the answer (`{id}` or `{tenant: {id}, ...}`).
+ * Only ids are ever taken.
+ */
+function targetOf(request: FastifyRequest, payload: unknown): string | null {
+  const named = namedTarget(request) ?? request.auditTarget;
+  if (named) return named;
   if (typeof payload !== 'string') return null;
   let body: unknown;
   try {
@@ -83,28 +130,67 @@ declare module 'fastify' {
   }
 }
 
-/** The audit event of `request`'s change, answered `status`, on `targetId`. */
-export function adminChange(request: FastifyRequest, status: number, targetId: string | null): AuditEventInput {
-  return {
+/**
+ * The audit event of `request`'s change, answered `status`, on `targetId`: named and worded by
+ * AUDITED_ACTIONS when its route is there, the target called `label` (and `changes` made to it).
+ */
+export function adminChange(
+  request: FastifyRequest,
+  status: number,
+  targetId: string | null,
+  label = targetId?.slice(0, 8) ?? '',
+  changes: FieldChange[] = [],
+): AuditEventInput {
+  const route = `${request.method} ${request.routeOptions.url}`;
+  const body = isRecord(request.body) ? request.body : {};
+  const common = {
     actor: request.adminActor ?? UNAUTHENTICATED,
-    action: `${request.method} ${request.routeOptions.url}`,
+    route,
     targetId,
     // Field names only: values may be secrets (a URL with a password, say).
-    fields: isRecord(request.body) ? Object.keys(request.body) : [],
+    fields: Object.keys(body),
     status,
     address: request.ip,
     requestId: request.id,
     operator: request.adminOperator ? { id: request.adminOperator.id, name: request.adminOperator.name } : null,
   };
+  const audited = AUDITED_ACTIONS[route];
+  if (!audited) return { ...common, action: route };
+  const { action, summary } = audited.describe({ label, changes, body });
+  return { ...common, action, summary, targetType: audited.target, targetLabel: audited.target && label, changes };
+}
+
+/** adminChange with the target's name and the values changed read from the database. */
+async function eventOf(db: AppContext['db'], request: FastifyRequest, status: number, payload: unknown) {
+  const targetId = targetOf(request, payload);
+  const audited = AUDITED_ACTIONS[`${request.method} ${request.routeOptions.url}`];
+  const type = audited?.target;
+  const label = (type && targetId && (await targetLabel(db, type, targetId))) || undefined;
+  const changes =
+    audited?.compare && type && targetId
+      ? changedFields(request.auditBefore ?? null, await targetValues(db, type, targetId))
+      : [];
+  return adminChange(request, status, targetId, label, changes);
 }
 
 export function recordAdminChanges(app: HostApp, context: AppContext): void {
+  // After validation and the role check: the target as it is before the change, when compared.
+  app.addHook('preHandler', async (request) => {
+    const route = request.routeOptions.url;
+    if (READ_METHODS.has(request.method) || route === undefined) return;
+    const audited = AUDITED_ACTIONS[`${request.method} ${route}`];
+    const targetId = namedTarget(request);
+    if (audited?.compare && audited.target && targetId) {
+      request.auditBefore = await targetValues(context.db, audited.target, targetId);
+    }
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
     if (READ_METHODS.has(request.method) || reply.statusCode >= 400 || route === undefined) return payload;
     if (request.routeOptions.config.auditedInItsTransaction) return payload;
-    const event = adminChange(request, reply.statusCode, targetOf(request, payload));
+    let event: AuditEventInput | undefined;
     try {
+      event = await eventOf(context.db, request, reply.statusCode, payload);
       await recordAuditEvent(context.db, event);
       request.log.info({ audit: event }, 'admin change');
     } catch (error) {
@@ -113,6 +199,29 @@ export function recordAdminChanges(app: HostApp, context: AppContext): void {
     }
     return payload;
   });
+}
+
+/**
+ * A refused sign-in to the console: where from, and what kind of token was tried (never the
+ * token, nor any part of it: a mistyped one is nearly a real secret).
+ */
+export async function recordFailedSignIn(context: AppContext, request: FastifyRequest, token: string): Promise<void> {
+  const tried = token === '' ? 'no token' : token.startsWith('pio_') ? 'an unknown operator token' : 'a wrong token';
+  const event = {
+    actor: UNAUTHENTICATED,
+    action: FAILED_SIGN_IN,
+    route: `${request.method} ${request.routeOptions.url}`,
+    summary: `Failed sign-in to the console with ${tried}`,
+    status: 401,
+    address: request.ip,
+    requestId: request.id,
+  };
+  try {
+    await recordAuditEvent(context.db, event);
+    request.log.warn({ audit: event }, 'console sign-in refused');
+  } catch (error) {
+    request.log.error({ err: error, audit: event }, 'failed sign-in not recorded in the audit trail');
+  }
 }
 
 export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
@@ -133,7 +242,7 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
             Type.String({
               minLength: 1,
               maxLength: 200,
-              description: 'Only this action, e.g. `PATCH /admin/v1/tenants/:id`',
+              description: 'Only this action, e.g. `tenant.deactivate`',
             }),
           ),
           since: Type.Optional(Type.String({ format: 'date-time', description: 'Only changes at or after this time' })),

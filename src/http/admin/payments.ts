@@ -9,9 +9,11 @@ import {
   getInvoice,
   IDEMPOTENCY_WINDOW_HOURS,
   INACTIVE_TENANT,
+  INVOICE_STATUSES,
   type InvoiceRow,
   idempotencyKeyReused,
   listDeliveries,
+  listInvoices,
   listPaymentEvents,
   listRefusedNotifications,
   NOT_APPLIED_REASONS,
@@ -24,8 +26,10 @@ import {
   resendPaymentRequest,
   storedNotAppliedReason,
 } from '../../payments/index.js';
+import { listenerUrl } from '../host.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
+import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
 import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { adminChange } from './audit.js';
@@ -68,6 +72,24 @@ export function invoiceView(row: InvoiceRow): Static<typeof Invoice> {
     updated_at: row.updatedAt.toISOString(),
   };
 }
+
+const InvoiceListQuery = Type.Object({
+  ...PagingQuery,
+  tenant_id: Type.Optional(Type.String({ format: 'uuid', description: "Only this tenant's invoices" })),
+  status: Type.Optional(
+    Type.Union(
+      INVOICE_STATUSES.map((status) => Type.Literal(status)),
+      { description: 'Only invoices in this status' },
+    ),
+  ),
+  mode: Type.Optional(ModeSchema('Only live or only test invoices; both when absent')),
+  since: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only invoices created at or after this time' }),
+  ),
+  possible_double_charge: Type.Optional(
+    Type.Boolean({ description: '`true`: only invoices flagged as possible double charges' }),
+  ),
+});
 
 export const PaymentEvent = Type.Object({
   id: Uuid,
@@ -217,13 +239,54 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         request.body,
         request.headers['idempotency-key'],
         (invoiceId) => {
-          change = adminChange(request, 201, invoiceId);
+          const { amount, currency } = request.body;
+          change = adminChange(request, 201, invoiceId, `${invoiceId.slice(0, 8)} (${amount} ${currency})`);
           return change;
         },
       );
       request.log.info({ audit: change }, 'admin change');
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send({ invoice: invoiceView(invoice) });
+    },
+  );
+
+  app.get(
+    '/invoices',
+    {
+      schema: {
+        operationId: 'listInvoices',
+        tags: ['invoices'],
+        summary: 'Invoices of every tenant, newest first, both modes unless `mode` is given',
+        description: 'An unknown filter value (a status or mode that does not exist, a malformed id or time) is a 400.',
+        querystring: InvoiceListQuery,
+        response: { 200: PagedList(Invoice) },
+      },
+    },
+    async (request) => {
+      const { tenant_id: tenantId, status, mode, since, possible_double_charge: flagged } = request.query;
+      const page = pageFrom(request.query);
+      const listing = await listInvoices(db, {
+        tenantId,
+        status,
+        mode,
+        possibleDoubleCharge: flagged,
+        from: since === undefined ? undefined : new Date(since),
+        ...page,
+      });
+      // The filters as given, in canonical form, so that `next` and `previous` keep them.
+      const filters = Object.fromEntries(
+        Object.entries({ tenant_id: tenantId, status, mode, since, possible_double_charge: flagged })
+          .filter((entry) => entry[1] !== undefined)
+          .map(([name, value]) => [name, String(value)]),
+      );
+      return pagedList(
+        listenerUrl(app),
+        requestPath(request.url),
+        filters,
+        page,
+        listing.count,
+        listing.invoices.map(invoiceView),
+      );
     },
   );
 

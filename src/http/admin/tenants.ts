@@ -147,6 +147,9 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         operationId: 'createTenant',
         tags: ['tenants'],
         summary: 'Create a tenant with one secret of each kind (shown once)',
+        description:
+          'With a `test_payment_endpoint_url`, its test SSO secret and test partner key are issued too, ' +
+          'so that test invoices can be made and answered at once.',
         body: NewTenantBody,
         response: {
           409: conflictResponse({ 'slug taken': slugTaken('acme') }),
@@ -157,6 +160,12 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
               sso_hmac_secret: Type.String(),
               partner_api_key: Type.String(),
               payment_endpoint_secret: Type.String(),
+              test_sso_hmac_secret: Type.Optional(
+                Type.String({ description: 'Only with a test_payment_endpoint_url' }),
+              ),
+              test_partner_api_key: Type.Optional(
+                Type.String({ description: 'Only with a test_payment_endpoint_url' }),
+              ),
             }),
           }),
         },

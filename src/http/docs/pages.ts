@@ -10,6 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { PAYMENT_FLOW_PICTURE } from '../../paths.js';
 import { escapeHtml } from '../html.js';
 import { renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
@@ -29,6 +30,10 @@ export interface PublicDocsOptions {
   documentPath: string;
   /** The partner guide (markdown), shown at `/docs/`; without it `/docs/` is the reference. */
   guideFile?: string;
+  /** The guide in Arabic, shown right to left at `/docs/ar/`. */
+  arabicGuideFile?: string;
+  /** The guide's example URLs and this deployment's own, which the served pages show instead. */
+  exampleUrls?: Record<string, string>;
   /** The single-file partner tools, served at `/docs/partner-tools.mjs`. */
   partnerToolsFile?: string;
 }
@@ -38,10 +43,18 @@ interface Link {
   text: string;
 }
 
-function page(title: string, links: Link[], body: string): string {
+/** A page's language: the guide's translation is read right to left. */
+interface PageLanguage {
+  lang: 'en' | 'ar';
+  dir: 'ltr' | 'rtl';
+}
+const ENGLISH: PageLanguage = { lang: 'en', dir: 'ltr' };
+const ARABIC: PageLanguage = { lang: 'ar', dir: 'rtl' };
+
+function page(title: string, links: Link[], body: string, language = ENGLISH): string {
   const nav = links.map((link) => `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`).join('\n');
   return `<!doctype html>
-<html lang="en">
+<html lang="${language.lang}" dir="${language.dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -73,20 +86,33 @@ function once<T>(compute: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** The guide's markdown with its example URLs replaced by this deployment's. */
+async function guideSource(file: string, exampleUrls: Record<string, string>): Promise<string> {
+  const source = await readFile(file, 'utf8');
+  return Object.entries(exampleUrls).reduce((text, [example, own]) => text.replaceAll(example, own), source);
+}
+
 const sendHtml = (reply: FastifyReply, html: string) => reply.type('text/html; charset=utf-8').send(html);
 
 export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, options) => {
-  const { host, document, documentPath, guideFile, partnerToolsFile } = options;
+  const { host, document, documentPath, guideFile, arabicGuideFile, partnerToolsFile } = options;
+  const exampleUrls = options.exampleUrls ?? {};
   const links: Link[] = [
     ...(guideFile ? [{ href: `${DOCS_PREFIX}/`, text: 'Partner guide' }] : []),
+    ...(arabicGuideFile ? [{ href: `${DOCS_PREFIX}/ar/`, text: 'دليل الشركاء' }] : []),
     { href: `${DOCS_PREFIX}/reference/`, text: 'API reference' },
     { href: documentPath, text: 'openapi.json' },
     ...(partnerToolsFile ? [{ href: `${DOCS_PREFIX}/partner-tools.mjs`, text: 'partner-tools.mjs' }] : []),
   ];
   const reference = once(async () => page(`API reference: ${host}`, links, renderReference(document(), documentPath)));
   const guide = guideFile
-    ? once(async () => page(`Partner guide: ${host}`, links, renderMarkdown(await readFile(guideFile, 'utf8'))))
+    ? once(async () => page(`Partner guide: ${host}`, links, renderMarkdown(await guideSource(guideFile, exampleUrls))))
     : reference;
+  const arabicGuide = arabicGuideFile
+    ? once(async () =>
+        page(`دليل الشركاء`, links, renderMarkdown(await guideSource(arabicGuideFile, exampleUrls)), ARABIC),
+      )
+    : undefined;
   const partnerTools = partnerToolsFile ? once(() => readFile(partnerToolsFile)) : undefined;
 
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -108,15 +134,21 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
   app.get('/', hidden, async (_request, reply) => sendHtml(reply, await guide()));
   app.get('/reference/', hidden, async (_request, reply) => sendHtml(reply, await reference()));
   app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
+  if (arabicGuide) app.get('/ar/', hidden, async (_request, reply) => sendHtml(reply, await arabicGuide()));
   if (guideFile) {
-    // The guide's pictures (docs/portal-*.png), beside it as in the repository.
+    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png), beside it as in the repository.
     const pictures = path.dirname(guideFile);
     app.get('/:picture', hidden, async (request, reply) => {
       const { picture } = request.params as { picture: string };
-      if (!/^portal-[a-z-]+\.png$/.test(picture)) return reply.callNotFound();
+      const type = /^portal-[a-z-]+\.png$/.test(picture)
+        ? 'image/png'
+        : picture === PAYMENT_FLOW_PICTURE
+          ? 'image/svg+xml; charset=utf-8'
+          : undefined;
+      if (!type) return reply.callNotFound();
       const bytes = await readFile(path.join(pictures, picture)).catch(() => null);
       if (!bytes) return reply.callNotFound();
-      return reply.type('image/png').header('cache-control', 'no-cache').send(bytes);
+      return reply.type(type).header('cache-control', 'no-cache').send(bytes);
     });
   }
   if (partnerTools) {

@@ -5,7 +5,7 @@ export const DOCS_STYLESHEET = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans Arabic", sans-serif; }
 header { position: sticky; top: 0; background: Canvas; border-bottom: 1px solid var(--line); padding: .6rem 1.5rem; z-index: 1; }
-header nav a { margin-right: 1.25rem; color: var(--accent); text-decoration: none; font-weight: 600; }
+header nav a { margin-inline-end: 1.25rem; color: var(--accent); text-decoration: none; font-weight: 600; }
 main { max-width: 60rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 h1, h2, h3, h4 { line-height: 1.25; }
 [id] { scroll-margin-top: 4rem; }
@@ -20,7 +20,10 @@ th { background: var(--code); }
 .operation { border: 1px solid var(--line); border-radius: 8px; padding: 0 1rem 1rem; margin: 1.5rem 0; }
 .method { display: inline-block; min-width: 4.2em; font: 700 .8em ui-monospace, monospace; color: #fff; background: var(--muted); padding: .15em .4em; border-radius: 4px; text-align: center; }
 .method-get { background: #1f7a3f; } .method-post { background: #0b6bcb; } .method-patch, .method-put { background: #9a6700; } .method-delete { background: #b42318; }
-.contents ul { list-style: none; padding-left: 1rem; }
+.contents ul { list-style: none; padding-inline-start: 1rem; }
+img { max-width: 100%; height: auto; }
+[dir="rtl"] pre, [dir="rtl"] code { direction: ltr; unicode-bidi: isolate; }
+[dir="rtl"] pre { text-align: left; }
 .contents li { margin: .2rem 0; }
 .contents a { text-decoration: none; }
 .summary { font-weight: 600; }

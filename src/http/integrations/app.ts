@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { partnerGuideFile, partnerToolsFile } from '../../paths.js';
+import { arabicPartnerGuideFile, partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
@@ -39,6 +39,12 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     document: () => app.swagger(),
     documentPath: `${API_PREFIX}/openapi.json`,
     guideFile: partnerGuideFile,
+    arabicGuideFile: arabicPartnerGuideFile,
+    exampleUrls: {
+      'https://portal.partners.example.com': context.publicUrls.portal,
+      'https://partners.example.com': context.publicUrls.integrations,
+      'https://geo.example.com': context.publicUrls.backend,
+    },
     partnerToolsFile,
   });
   // Where a partner may look for the docs first: outside the credential's scope, like the document.

@@ -24,11 +24,15 @@ const PromptRef = Type.Ref(Prompt);
 
 const PromptFields = {
   language: Language,
-  text: Type.String({ description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming` }),
+  text: Type.String({
+    description: `Trimmed; 1 to ${TEXT_MAX_CHARACTERS} characters after trimming`,
+    examples: PromptObject.properties.text.examples,
+  }),
   sort_order: Type.Integer({
     minimum: SORT_ORDER_MIN,
     maximum: SORT_ORDER_MAX,
     description: 'Lower numbers appear first; default 0',
+    examples: PromptObject.properties.sort_order.examples,
   }),
   is_active: Type.Boolean({ description: 'Whether the widget may show it; default true' }),
 };

@@ -34,7 +34,8 @@ const SIGNATURE_HEADERS = [
     name: 'webhook-signature',
     ...header(
       'Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, one per active ' +
-        'signing secret (`whsec_...`, base64 after the prefix): accept the request when any one matches. ' +
+        'signing secret, keyed with the bytes the base64 after `whsec_` decodes to (not that text): accept the ' +
+        'request when any one matches, compared in constant time. ' +
         'The Standard Webhooks libraries (`standardwebhooks` on npm and PyPI) do all of this.',
       'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
     ),

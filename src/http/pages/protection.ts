@@ -141,7 +141,7 @@ export function sendPage(reply: FastifyReply, page: Html, status = 200): Fastify
   return reply.code(status).type('text/html; charset=utf-8').send(page.text);
 }
 
-const ASSET_TYPES: Record<string, string> = { '.css': 'text/css', '.js': 'text/javascript' };
+const ASSET_TYPES: Record<string, string> = { '.css': 'text/css', '.js': 'text/javascript', '.svg': 'image/svg+xml' };
 
 /**
  * `GET /assets/:name` serving `files` (name in the URL → path from the project root), read once.

@@ -6,30 +6,63 @@ import { CITY_CAPITALS, type CityCapital } from '../../geo/index.js';
 import type { Language } from '../../languages.js';
 import { Uuid } from '../schemas.js';
 
-export const Country = Type.Object({
-  id: Uuid,
-  code: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
-  name: Type.String({ description: 'Arabic with `Accept-Language: ar` (all countries), English otherwise' }),
-  phone_code: Type.String({ description: 'International dialing prefix, e.g. +966' }),
-  supported: Type.Boolean(),
-  flag: Type.String({ format: 'uri', description: 'SVG flag served by the backend host, without auth' }),
-});
+// The documents' examples are real rows of the reference data (test/http/docs/examples.test.ts
+// compares them with the live answers); only the ids are made up.
+const EXAMPLE_COUNTRY_ID = '6b0e2f4a-9c3d-4e1f-8a7b-5d2c0e9f1a3b';
 
-export const City = Type.Object({
-  id: Uuid,
-  name: Type.String({ description: 'Arabic with `Accept-Language: ar` where known, English otherwise' }),
-  coordinates: Type.Object({
-    type: Type.Literal('Point'),
-    coordinates: Type.Tuple([Type.Number(), Type.Number()], { description: '[longitude, latitude]' }),
-  }),
-  capital: Type.Unsafe<CityCapital>({
-    type: 'string',
-    enum: [...CITY_CAPITALS],
-    description: 'primary: national capital; admin: seat of a first-order division; minor: of a lower one; empty: none',
-  }),
-  images: Type.Array(Type.String({ format: 'uri' })),
-  country: Uuid,
-});
+export const Country = Type.Object(
+  {
+    id: Uuid,
+    code: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
+    name: Type.String({ description: 'Arabic with `Accept-Language: ar` (all countries), English otherwise' }),
+    phone_code: Type.String({ description: 'International dialing prefix, e.g. +966' }),
+    supported: Type.Boolean(),
+    flag: Type.String({ format: 'uri', description: 'SVG flag served by the backend host, without auth' }),
+  },
+  {
+    examples: [
+      {
+        id: EXAMPLE_COUNTRY_ID,
+        code: 'SA',
+        name: 'Saudi Arabia',
+        phone_code: '+966',
+        supported: true,
+        flag: 'https://geo.example.com/static/flags/sa.svg',
+      },
+    ],
+  },
+);
+
+export const City = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: 'Arabic with `Accept-Language: ar` where known, English otherwise' }),
+    coordinates: Type.Object({
+      type: Type.Literal('Point'),
+      coordinates: Type.Tuple([Type.Number(), Type.Number()], { description: '[longitude, latitude]' }),
+    }),
+    capital: Type.Unsafe<CityCapital>({
+      type: 'string',
+      enum: [...CITY_CAPITALS],
+      description:
+        'primary: national capital; admin: seat of a first-order division; minor: of a lower one; empty: none',
+    }),
+    images: Type.Array(Type.String({ format: 'uri' })),
+    country: Uuid,
+  },
+  {
+    examples: [
+      {
+        id: '2a7d9c1e-4b6f-4e8a-b3c5-1f0d8e6a9b27',
+        name: 'Riyadh',
+        coordinates: { type: 'Point', coordinates: [46.72185, 24.68773] },
+        capital: 'primary',
+        images: [],
+        country: EXAMPLE_COUNTRY_ID,
+      },
+    ],
+  },
+);
 
 /** How a host turns a country code into the absolute URL of its flag image. */
 export type FlagUrl = (code: string) => string;

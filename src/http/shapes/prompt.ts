@@ -16,12 +16,14 @@ export const PromptSource = Type.Unsafe<Prompt['source']>({
   description: "`tenant` for a tenant's own prompt, `default` for one of the default set",
 });
 
+const EXAMPLE_PROMPT = 'Best souqs in Riyadh?';
+
 export const PromptObject = Type.Object({
   id: Uuid,
   language: Language,
-  text: Type.String(),
-  name: Type.String({ description: 'The same value as `text`' }),
-  sort_order: Type.Integer({ description: 'Lower numbers appear first' }),
+  text: Type.String({ examples: [EXAMPLE_PROMPT] }),
+  name: Type.String({ description: 'The same value as `text`', examples: [EXAMPLE_PROMPT] }),
+  sort_order: Type.Integer({ description: 'Lower numbers appear first', examples: [10] }),
   is_active: Type.Boolean(),
   source: PromptSource,
   created_at: Timestamp,

@@ -10,7 +10,7 @@ import { escapeHtml } from '../../../src/http/html.js';
 import { buildIntegrationsApp } from '../../../src/http/integrations/app.js';
 import { operationsOf } from '../../../src/http/openapi.js';
 import { createLogger } from '../../../src/logger.js';
-import { partnerGuideFile } from '../../../src/paths.js';
+import { arabicPartnerGuideFile, partnerGuideFile } from '../../../src/paths.js';
 import { useApps } from '../../support/apps.js';
 import { launchChromium } from '../../support/browser.js';
 
@@ -48,6 +48,31 @@ describe('the integrations host', () => {
       expect(body).toContain('href="/docs/reference/"');
       expect(body).toContain('href="/docs/partner-tools.mjs"');
     }
+  });
+
+  it("shows this deployment's own URLs, the payment flow as a picture, and nothing a partner does not have", async () => {
+    for (const path of ['/docs/', '/docs/ar/']) {
+      const { body } = await get('integrations', path);
+      expect(body, path).toContain(`${service.context.publicUrls.integrations}/api/v1/payments/notify/`);
+      expect(body, path).toContain(`${service.context.publicUrls.backend}/v1/cities/`);
+      expect(body, path).not.toMatch(/(partners|geo)\.example\.com/);
+      expect(body, path).not.toMatch(/clients\/typescript|CHANGELOG|npm start|mermaid/);
+      const [, picture] = /<img src="([^"]+\.svg)"/.exec(body) ?? [];
+      const response = await fetch(new URL(picture!, `${service.urls.integrations}${path}`));
+      expect(response.status, picture).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+      expect(await response.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    }
+  });
+
+  it('serves the Arabic guide at /docs/ar/, right to left, every heading linkable', async () => {
+    const guide = readFileSync(arabicPartnerGuideFile, 'utf8').replace(/```[\s\S]*?```/g, '');
+    const headings = [...guide.matchAll(/^#{1,4} (.+)$/gm)].map((match) => match[1]);
+    const { response, body } = await get('integrations', '/docs/ar/');
+    expectPage(response);
+    expect(body).toContain('<html lang="ar" dir="rtl">');
+    for (const heading of headings) expect(body, heading).toContain(`id="${slugOf(heading)}"`);
+    expect((await get('integrations', '/docs/')).body).toContain('href="/docs/ar/"');
   });
 
   it("serves the guide's portal pictures beside it, and nothing else of the docs directory", async () => {
@@ -149,7 +174,7 @@ describe('in Chromium', () => {
       page.on('console', (message) => {
         if (message.type() === 'error' && !message.text().includes('404')) problems.push(message.text());
       });
-      for (const path of ['/docs/', '/docs/reference/#listCities']) {
+      for (const path of ['/docs/', '/docs/ar/', '/docs/reference/#listCities']) {
         await page.goto(`${service.urls.integrations}${path}`);
         const header = await page.locator('header').evaluate((element) => getComputedStyle(element).position);
         expect(header, path).toBe('sticky');

@@ -10,9 +10,10 @@ import { toAppError } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import { checkedForm, cookieOptions, serveAssets, servePages, signedCookie } from '../../pages/protection.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
+import { recordFailedSignIn } from '../audit.js';
 import { adminTokenDigest, operatorOfToken } from '../operators.js';
 import { type Html, html } from './html.js';
-import { CONSOLE_PREFIX, consoleUrl, signInPage, type View } from './layout.js';
+import { CONSOLE_PREFIX, consoleUrl, ICON_LINK, page, signInPage, type View } from './layout.js';
 import { auditRoutes } from './pages/audit.js';
 import { callbackRoutes } from './pages/callbacks.js';
 import { geoRoutes } from './pages/geo.js';
@@ -51,6 +52,7 @@ declare module 'fastify' {
 const ASSETS = {
   'console.css': 'src/http/pages/assets/pages.css',
   'console.js': 'src/http/admin/console/assets/console.js',
+  'favicon.svg': 'src/http/admin/console/assets/favicon.svg',
 };
 const PUBLIC_PATHS = new Set([
   consoleUrl('/sign-in'),
@@ -59,11 +61,16 @@ const PUBLIC_PATHS = new Set([
 
 const pathOnly = (url: string) => url.split('?')[0].replace(/\/+$/, '') || '/';
 
-function errorPage(error: AppError): Html {
-  const body = html`<h1>${error.statusCode === 404 ? 'Not found' : 'Something went wrong'}</h1>
-<p class="flash error" role="alert">${error.message}</p>
+const ERROR_TITLES: Record<number, string> = { 403: 'Not allowed', 404: 'Not found' };
+
+/** An error as a page: with the console's navigation for a signed-in operator. */
+function errorPage(error: AppError, view: View | undefined): Html {
+  const title = ERROR_TITLES[error.statusCode] ?? 'Something went wrong';
+  const message = html`<p class="flash error" role="alert">${error.message}</p>`;
+  if (view) return page({ ...view, flash: null }, null, title, message);
+  const body = html`<h1>${title}</h1>${message}
 <p><a href="${consoleUrl('/')}">Back to the console</a></p>`;
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Partner Integrations console</title><link rel="stylesheet" href="${consoleUrl('/assets/console.css')}"></head><body><main>${body}</main></body></html>`;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · Partner Integrations console</title>${ICON_LINK}<link rel="stylesheet" href="${consoleUrl('/assets/console.css')}"></head><body><main>${body}</main></body></html>`;
 }
 
 export async function consolePlugin(
@@ -90,6 +97,7 @@ export async function consolePlugin(
     request.consoleView = {
       csrfToken: found.csrfToken,
       signedInAs: `${found.operator.name} (${found.operator.role})`,
+      role: found.operator.role,
       flash: request.method === 'GET' ? takeFlash(request, reply) : null,
       path: request.url,
     };
@@ -113,10 +121,14 @@ export async function consolePlugin(
       setFlash(request, reply, { level: 'error', text: appError.message });
       return reply.redirect(back, 303);
     }
-    return sendPage(reply, errorPage(appError), appError.statusCode);
+    return sendPage(reply, errorPage(appError, request.consoleView), appError.statusCode);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendPage(reply, errorPage(new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`)), 404),
+    sendPage(
+      reply,
+      errorPage(new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`), request.consoleView),
+      404,
+    ),
   );
 
   serveAssets(app, ASSETS);
@@ -129,6 +141,8 @@ export async function consolePlugin(
     const operator = await operatorOf(token);
     if (!operator) {
       await limits.authenticationFailed(request, reply);
+      // Within the failed-authentication budget only: past it the 429 above answers, unrecorded.
+      await recordFailedSignIn(context, request, token);
       return sendPage(reply, signInPage('That is neither an operator token nor the admin token.'), 401);
     }
     const started = await sessions.start(operator);

@@ -1,5 +1,6 @@
 // The page shell every console page shares, and the building blocks its pages repeat: forms that
 // carry the CSRF token, buttons that ask before they act, secrets shown once.
+import { type OperatorRole, roleAllows } from '../../../operators/index.js';
 import { type Html, html } from './html.js';
 import { SESSION_HOURS } from './sessions.js';
 
@@ -30,12 +31,17 @@ export interface View {
   csrfToken: string;
   /** Who is signed in, with their role. */
   signedInAs: string;
+  /** Their role: the page shows only the controls it allows. */
+  role: OperatorRole;
   flash: Flash | null;
   /** This page's path and query: where a refused form comes back to. */
   path: string;
 }
 
 export const consoleUrl = (path: string) => `${CONSOLE_PREFIX}${path}`;
+
+/** The console's icon: without it every page asks the listener for a /favicon.ico it does not have. */
+export const ICON_LINK = html`<link rel="icon" type="image/svg+xml" href="${consoleUrl('/assets/favicon.svg')}">`;
 
 function shell(title: string, nav: Html | null, main: Html): Html {
   return html`<!doctype html>
@@ -44,6 +50,7 @@ function shell(title: string, nav: Html | null, main: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Partner Integrations console</title>
+${ICON_LINK}
 <link rel="stylesheet" href="${consoleUrl('/assets/console.css')}">
 <script src="${consoleUrl('/assets/console.js')}" defer></script>
 </head>
@@ -54,7 +61,11 @@ function shell(title: string, nav: Html | null, main: Html): Html {
 </html>`;
 }
 
-export function page(view: View, section: Section, title: string, content: Html): Html {
+/** Whether the signed-in operator may use a control that needs `role` (operator: any change). */
+export const may = (view: View, role: OperatorRole = 'operator') => roleAllows(view.role, role);
+
+/** A page of the console, with its navigation; `section` null: none of them (an error page). */
+export function page(view: View, section: Section | null, title: string, content: Html): Html {
   const links = SECTIONS.map(
     ([name, label, path]) =>
       html`<a href="${consoleUrl(path)}"${name === section ? html` aria-current="page"` : ''}>${label}</a>`,
@@ -65,6 +76,7 @@ export function page(view: View, section: Section, title: string, content: Html)
     html`<button class="link">Sign out</button>`,
     {
       className: 'inline',
+      role: 'read-only',
     },
   )}</nav>`;
   const flash = view.flash && html`<p class="flash ${view.flash.level}" role="status">${view.flash.text}</p>`;
@@ -91,10 +103,16 @@ export interface FormOptions {
   confirm?: string;
   className?: string;
   method?: 'post' | 'get';
+  /** The least role its route needs (default: operator, as for every change): others see nothing. */
+  role?: OperatorRole;
 }
 
-/** A POST form to a console path, carrying the session's CSRF token. */
+/**
+ * A POST form to a console path, carrying the session's CSRF token; nothing for an operator whose
+ * role may not use it (a read-only operator sees no Deactivate, Revoke or Issue button).
+ */
 export function postForm(view: View, path: string, content: Html, options: FormOptions = {}): Html {
+  if (!may(view, options.role)) return html``;
   return html`<form method="post" action="${consoleUrl(path)}"${options.className && html` class="${options.className}"`}${
     options.confirm && html` data-confirm="${options.confirm}"`
   }><input type="hidden" name="_csrf" value="${view.csrfToken}"><input type="hidden" name="_back" value="${view.path}">${content}</form>`;

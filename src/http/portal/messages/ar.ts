@@ -125,7 +125,7 @@ export const ar: Messages = {
   'endpoint.noSecret': 'لا يوجد سر توقيع فعال: اطلبه من المنصة.',
   'endpoint.verify': 'طريقة التحقق',
   'endpoint.verifySteps':
-    'خذ ما بعد whsec_ بترميز base64 مفتاحًا؛ احسب HMAC-SHA256 للنص "webhook-id.webhook-timestamp.المحتوى الخام"؛ قارن ترميزه base64 بكل قيمة v1, في webhook-signature؛ وارفض كل طابع زمني يبتعد عن ساعتكم أكثر من 5 دقائق. مكتبة standardwebhooks (npm و PyPI) تقوم بكل ذلك:',
+    'فكّ ترميز base64 لما بعد whsec_ واجعل البايتات الناتجة (لا النص) مفتاحًا؛ احسب HMAC-SHA256 للنص "webhook-id.webhook-timestamp.المحتوى الخام"؛ قارن ترميزه base64 بكل قيمة v1, في webhook-signature في زمن ثابت؛ وارفض كل طابع زمني يبتعد عن ساعتكم أكثر من 5 دقائق. مكتبة standardwebhooks (npm و PyPI) تقوم بكل ذلك:',
   'test.heading': 'إنشاء فاتورة تجريبية',
   'test.lead':
     'يُرسل طلب دفع حقيقي موقّع إلى نقطة الاستقبال التجريبية لديكم؛ أبلغوا عن نتيجته بمفتاح الشريك التجريبي. لا تمس الفواتير التجريبية البيانات الفعلية أبدًا.',

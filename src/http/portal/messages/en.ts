@@ -123,7 +123,7 @@ export const en = {
   'endpoint.noSecret': 'No active signing secret: ask the platform for one.',
   'endpoint.verify': 'How to verify',
   'endpoint.verifySteps':
-    'Take the base64 after whsec_ as the key; compute HMAC-SHA256 of "webhook-id.webhook-timestamp.raw body"; compare its base64 with each v1, value of webhook-signature; refuse timestamps more than 5 minutes off your clock. The standardwebhooks library (npm, PyPI) does all of it:',
+    'Decode the base64 after whsec_ and use those bytes (not the text) as the key; compute HMAC-SHA256 of "webhook-id.webhook-timestamp.raw body"; compare its base64 with each v1, value of webhook-signature in constant time; refuse timestamps more than 5 minutes off your clock. The standardwebhooks library (npm, PyPI) does all of it:',
   'test.heading': 'Create a test invoice',
   'test.lead':
     'A real signed payment request goes to your test payment endpoint; report its outcome with your test partner API key. Test invoices never touch live data.',

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
+  INVOICE_STATUSES,
   type InvoiceListing,
   invoiceHistory,
   listInvoices,
@@ -28,7 +29,6 @@ import { answer, type ConsoleDependencies, sendPage } from '../respond.js';
 export { prettyPayload } from '../../../pages/payload.js';
 
 const PAGE_SIZE = 50;
-const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'];
 const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
 const statusBadge = (status: string) => badge(status, STATUS_KIND[status] ?? 'off');
 /** Marks a test invoice (made with test credentials); nothing for a live one. */
@@ -150,7 +150,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
         tenantId: query.tenant || undefined,
         status: query.status || undefined,
         mode: query.mode || undefined,
-        possibleDoubleCharge: query.flag === 'possible_double_charge',
+        possibleDoubleCharge: query.flag === 'possible_double_charge' || undefined,
         from: query.from ? new Date(`${query.from}T00:00:00Z`) : undefined,
         to: query.to ? new Date(Date.parse(`${query.to}T00:00:00Z`) + DAY_MS) : undefined,
         limit: PAGE_SIZE,
@@ -177,7 +177,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asy
 <label>To <input type="date" name="to" value="${query.to ?? ''}"></label>
 <button>Filter</button></form>
 ${invoiceTable(listing.invoices, 'No invoice matches.')}
-${pager('/invoices', { tenant: query.tenant, status: query.status, mode: query.mode, flag: query.flag, from: query.from, to: query.to }, pageNumber, listing.more)}`;
+${pager('/invoices', { tenant: query.tenant, status: query.status, mode: query.mode, flag: query.flag, from: query.from, to: query.to }, pageNumber, pageNumber * PAGE_SIZE < listing.count)}`;
     return sendPage(reply, page(request.consoleView, 'invoices', 'Invoices', content));
   });
 

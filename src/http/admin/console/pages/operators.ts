@@ -70,6 +70,7 @@ ${
     },
     async (request, reply) => {
       const { operator, token } = await createOperator(db, request.body);
+      request.auditTarget = operator.id;
       const content = html`${secretWarning}${secretBlock(`Token of ${operator.name} (${operator.role})`, token, 'secret-0')}
 <p>Hand it to ${operator.name} over a private channel: they sign in to this console with it, and use it as <code>ADMIN_TOKEN</code> for partnerctl.</p>
 <p><a class="button" href="${consoleUrl('/operators')}">I have copied it: back to the operators</a></p>`;

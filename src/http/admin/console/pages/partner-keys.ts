@@ -11,7 +11,7 @@ import {
 import { IdParams } from '../../../schemas.js';
 import { NewPartnerKeyBody } from '../../tenants.js';
 import { html, when } from '../html.js';
-import { consoleUrl, page, postForm, secretBlock, secretWarning, table } from '../layout.js';
+import { consoleUrl, may, page, postForm, secretBlock, secretWarning, table } from '../layout.js';
 import { answer, type ConsoleDependencies, optionalText, sendPage, text, texts } from '../respond.js';
 
 export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = async (app, { context }) => {
@@ -38,20 +38,23 @@ export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
         }</td></tr>`,
     );
     const content = html`${table(['Name', 'Key', 'Scopes', 'Tenant', 'Created', 'Last used', 'Revoked'], rows, 'No partner key yet.')}
-<section class="card"><h2>Create a partner key</h2>${postForm(
-      view,
-      '/partner-keys',
-      html`<label>Name <input name="name" required maxlength="200"></label>
+${
+  may(view) &&
+  html`<section class="card"><h2>Create a partner key</h2>${postForm(
+    view,
+    '/partner-keys',
+    html`<label>Name <input name="name" required maxlength="200"></label>
 <fieldset><legend>Scopes</legend>${BACKEND_SCOPES.map(
-        (scope) =>
-          html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" checked> ${scope}</label>`,
-      )}</fieldset>
+      (scope) =>
+        html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" checked> ${scope}</label>`,
+    )}</fieldset>
 <label>Tenant <select name="tenant_id"><option value="">none: platform-wide</option>${tenants.map(
-        (tenant) => html`<option value="${tenant.id}">${tenant.name}</option>`,
-      )}</select></label>
+      (tenant) => html`<option value="${tenant.id}">${tenant.name}</option>`,
+    )}</select></label>
 <button>Create key</button>`,
-      { className: 'stack' },
-    )}</section>`;
+    { className: 'stack' },
+  )}</section>`
+}`;
     return sendPage(reply, page(view, 'partner-keys', 'Partner keys', content));
   });
 
@@ -71,6 +74,7 @@ export const partnerKeyRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
       const tenantId = request.body.tenant_id ?? null;
       if (tenantId) await getTenant(db, tenantId);
       const { credential, secret } = await issuePartnerKey(db, { ...request.body, tenantId });
+      request.auditTarget = credential.id;
       const content = html`${secretWarning}${secretBlock(`Backend partner key "${credential.name}" (${credential.scopes.join(', ')})`, secret, 'secret-0')}
 <p><a class="button" href="${consoleUrl('/partner-keys')}">I have copied it: back to the keys</a></p>`;
       return answer(reply.code(201), page(request.consoleView, 'partner-keys', 'Partner key created', content));

@@ -7,7 +7,7 @@ import { listDefaultPrompts, replaceDefaultPrompts, TEXT_MAX_CHARACTERS } from '
 import { Language as LanguageSchema } from '../../../shapes/prompt.js';
 import { DefaultPromptsBody } from '../../prompts.js';
 import { type Html, html } from '../html.js';
-import { consoleUrl, page, postForm } from '../layout.js';
+import { consoleUrl, may, page, postForm } from '../layout.js';
 import { answer, type ConsoleDependencies, sendPage, texts } from '../respond.js';
 
 const LANGUAGE_NAMES: Record<Language, string> = { en: 'English', ar: 'Arabic (العربية)' };
@@ -38,12 +38,18 @@ export const promptRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       );
       const content = html`<nav class="tabs">${tabs}</nav>
 <p class="hint">The prompts a tenant's widget shows when the tenant has none of its own, in this order. Empty rows are ignored; saving replaces the whole list.</p>
-${postForm(
-  request.consoleView,
-  `/prompts/${language}`,
-  html`<ol class="prompt-list card" dir="${DIRECTION[language]}" lang="${language}" data-prompt-list>${rows}</ol>
+${
+  may(request.consoleView)
+    ? postForm(
+        request.consoleView,
+        `/prompts/${language}`,
+        html`<ol class="prompt-list card" dir="${DIRECTION[language]}" lang="${language}" data-prompt-list>${rows}</ol>
 <p><button type="button" data-add-row hidden>Add a prompt</button> <button>Save ${LANGUAGE_NAMES[language]} prompts</button></p>`,
-)}`;
+      )
+    : html`<ol class="prompt-list card" dir="${DIRECTION[language]}" lang="${language}">${prompts.map(
+        (prompt) => html`<li>${prompt.text}</li>`,
+      )}</ol>`
+}`;
       return sendPage(reply, page(request.consoleView, 'prompts', 'Default suggested prompts', content));
     },
   );

@@ -2,7 +2,17 @@
 // by kind with their last use, issue another secret, revoke one, deactivate or activate.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type BreakerEventRow, type BreakerRow, endpointBreaker } from '../../../../payments/index.js';
+import { signingDependencies } from '../../../../context.js';
+import {
+  type BreakerEventRow,
+  type BreakerRow,
+  type EndpointPingRow,
+  endpointBreaker,
+  isSuccessStatus,
+  lastPing,
+  lastSignedAt,
+  pingPaymentEndpoint,
+} from '../../../../payments/index.js';
 import {
   type CredentialWithUse,
   createTenant,
@@ -19,8 +29,8 @@ import {
 import { IdParams } from '../../../schemas.js';
 import { NewCredentialBody, NewTenantBody, TenantChangesBody } from '../../tenants.js';
 import { type Html, html, when } from '../html.js';
-import { badge, consoleUrl, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
-import { answer, type ConsoleDependencies, optionalText, sendPage, text } from '../respond.js';
+import { badge, consoleUrl, may, page, postForm, secretBlock, secretWarning, table, type View } from '../layout.js';
+import { answer, type ConsoleDependencies, optionalText, sendPage, setFlash, text } from '../respond.js';
 import { breakerCard } from './breakers.js';
 import { portalLinkCard } from './portal-links.js';
 
@@ -53,7 +63,9 @@ function tenantList(view: View, tenants: TenantRow[], query: { q?: string; activ
 <label>Status <select name="active" data-autosubmit>${option('', 'all')}${option('active', 'active')}${option('inactive', 'inactive')}</select></label>
 <button>Filter</button></form>
 ${table(['Name', 'Slug', 'Gateway', 'Status', 'Payment endpoint'], rows, 'No tenant matches.')}
-<details class="card"${tenants.length === 0 && !query.q ? html` open` : ''}><summary>Create a tenant</summary>
+${
+  may(view) &&
+  html`<details class="card"${tenants.length === 0 && !query.q ? html` open` : ''}><summary>Create a tenant</summary>
 ${postForm(
   view,
   '/tenants',
@@ -64,7 +76,8 @@ ${postForm(
 <label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" placeholder="https://sandbox.partner.example/requests"></label>
 <button>Create tenant</button>`,
   { className: 'stack' },
-)}</details>`;
+)}</details>`
+}`;
 }
 
 function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
@@ -81,12 +94,33 @@ function credentialRows(view: View, credentials: CredentialWithUse[]): Html[] {
   );
 }
 
+/** How a ping went, in a few words. */
+function pingOutcome(ping: EndpointPingRow): string {
+  const status = ping.httpStatus === null ? 'no answer' : `HTTP ${ping.httpStatus}`;
+  const latency = ping.latencyMs === null ? '' : ` in ${ping.latencyMs} ms`;
+  return `${status}${latency}${ping.error ? `: ${ping.error}` : ''}`;
+}
+
+/** The latest ping and a button to send one now (for those who may). */
+function pingLine(view: View, tenant: TenantRow, ping: EndpointPingRow | null): Html {
+  const last = ping
+    ? html`${isSuccessStatus(ping.httpStatus) ? badge('answered', 'ok') : badge('failed', 'bad')} ${pingOutcome(ping)}, ${when(ping.pingedAt)}`
+    : html`<span class="muted">never pinged</span>`;
+  return html`<dt>Last ping</dt><dd>${last} ${
+    tenant.paymentEndpointUrl &&
+    postForm(view, `/tenants/${tenant.id}/payment-endpoint/ping`, html`<button class="small">Ping now</button>`, {
+      className: 'inline',
+    })
+  }</dd>`;
+}
+
 function tenantPage(
   view: View,
   tenant: TenantRow,
   credentials: CredentialWithUse[],
   gateways: string[],
   breaker: { breaker: BreakerRow | null; history: BreakerEventRow[] },
+  ping: EndpointPingRow | null,
 ): Html {
   const kinds = TENANT_CREDENTIAL_KINDS.map(
     (kind) => html`<section class="card"><h3>${KIND_LABELS[kind]}</h3>
@@ -126,8 +160,11 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
 <dt>Gateway</dt><dd>${tenant.gateway}</dd>
 <dt>Payment endpoint</dt><dd class="wrap">${tenant.paymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
 <dt>Test payment endpoint</dt><dd class="wrap">${tenant.testPaymentEndpointUrl ?? html`<span class="muted">none</span>`}</dd>
+${pingLine(view, tenant, ping)}
 <dt>Created</dt><dd>${when(tenant.createdAt)}</dd><dt>Updated</dt><dd>${when(tenant.updatedAt)}</dd></dl></section>
-<section class="card"><h2>Edit</h2>${postForm(
+${
+  may(view) &&
+  html`<section class="card"><h2>Edit</h2>${postForm(
     view,
     `/tenants/${tenant.id}`,
     html`<label>Name <input name="name" required maxlength="200" value="${tenant.name}"></label>
@@ -136,7 +173,8 @@ ${postForm(view, `/tenants/${tenant.id}/credentials`, html`<input type="hidden" 
 <label>Test payment endpoint URL <input name="test_payment_endpoint_url" type="url" value="${tenant.testPaymentEndpointUrl ?? ''}"></label>
 <button>Save</button>`,
     { className: 'stack' },
-  )}</section>
+  )}</section>`
+}
 </div>
 ${breakerCard(breaker.breaker, breaker.history)}
 ${portalLinkCard(view, tenant.id)}
@@ -201,10 +239,10 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
     },
     async (request, reply) => {
       const { tenant, secrets } = await createTenant(db, request.body, rules, seal);
-      const shown = (Object.keys(secrets) as (keyof typeof secrets)[]).map((kind): [string, string] => [
-        KIND_LABELS[kind],
-        secrets[kind],
-      ]);
+      request.auditTarget = tenant.id;
+      const shown = (Object.entries(secrets) as [keyof typeof secrets, string][]).map(
+        ([kind, secret]): [string, string] => [KIND_LABELS[kind], secret],
+      );
       return answer(reply.code(201), secretsPage(request.consoleView, `Tenant ${tenant.name} created`, tenant, shown));
     },
   );
@@ -212,7 +250,18 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
   app.get('/tenants/:id', { schema: { hide, params: IdParams } }, async (request, reply) => {
     const tenant = await getTenant(db, request.params.id);
     const credentials = await listCredentials(db, { tenantId: tenant.id });
-    const tenantCredentials = credentials.filter((credential) => credential.kind !== 'backend_partner_key');
+    // A signing secret signs every message sent while it is not revoked: its use is the last one sent.
+    const lastSigned = await lastSignedAt(db, tenant.id);
+    const tenantCredentials = credentials
+      .filter((credential) => credential.kind !== 'backend_partner_key')
+      .map((credential) =>
+        credential.kind === 'payment_endpoint_secret' &&
+        credential.revokedAt === null &&
+        lastSigned !== null &&
+        lastSigned >= credential.createdAt
+          ? { ...credential, lastUsedAt: lastSigned }
+          : credential,
+      );
     const view = request.consoleView;
     return sendPage(
       reply,
@@ -220,7 +269,14 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
         view,
         'tenants',
         tenant.name,
-        tenantPage(view, tenant, tenantCredentials, config.supportedGateways, await endpointBreaker(db, tenant.id)),
+        tenantPage(
+          view,
+          tenant,
+          tenantCredentials,
+          config.supportedGateways,
+          await endpointBreaker(db, tenant.id),
+          await lastPing(db, tenant.id),
+        ),
       ),
     );
   });
@@ -243,6 +299,18 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       return answer(reply, { redirect: `/tenants/${tenant.id}`, notice: `${tenant.name} saved.` });
     },
   );
+
+  app.post('/tenants/:id/payment-endpoint/ping', { schema: { hide, params: IdParams } }, async (request, reply) => {
+    const ping = await pingPaymentEndpoint(signingDependencies(context), request.params.id);
+    if (isSuccessStatus(ping.httpStatus)) {
+      return answer(reply, {
+        redirect: `/tenants/${request.params.id}`,
+        notice: `Ping answered: ${pingOutcome(ping)}.`,
+      });
+    }
+    setFlash(request, reply, { level: 'error', text: `Ping not accepted: ${pingOutcome(ping)}.` });
+    return reply.redirect(consoleUrl(`/tenants/${request.params.id}`), 303);
+  });
 
   app.post(
     '/tenants/:id/activation',
