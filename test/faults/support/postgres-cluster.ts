@@ -69,31 +69,12 @@ export class PostgresCluster {
    */
   async createStandby(): Promise<PostgresCluster> {
     const { root, dataDir } = newRoot();
-    run('pg_basebackup', [
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(this.port),
-      '-U',
-      'postgres',
-      '-D',
-      dataDir,
-      '-R',
-      '-X',
-      'stream',
-    ]);
+    // The client programs' options that name this cluster.
+    const here = ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres'];
+    run('pg_basebackup', [...here, '-D', dataDir, '-R', '-X', 'stream']);
     const standby = new PostgresCluster(dataDir, await freePort(), root);
     standby.start();
-    run('psql', [
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(this.port),
-      '-U',
-      'postgres',
-      '-qc',
-      "alter system set synchronous_standby_names = '*'",
-    ]);
+    run('psql', [...here, '-qc', "alter system set synchronous_standby_names = '*'"]);
     run('pg_ctl', ['-D', this.dataDir, 'reload']);
     return standby;
   }
