@@ -42,6 +42,13 @@ export function signalServer(clusterDir: string, signal: NodeJS.Signals): number
     // pgrep exits 1 when the postmaster has no child
   }
   const pids = [postmaster.pid, ...children];
-  for (const pid of pids) process.kill(pid, signal);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      // A backend ended since it was listed (the postmaster, signalled first, may end them).
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
   return pids;
 }
