@@ -29,9 +29,10 @@ function run(command: string, args: string[], cwd: string): void {
  * The directory of `release` built (`npm install`, `npm run build`): its own files from
  * `git archive` (no worktree registered, nothing to clean up in the repository). `npm install`,
  * not `npm ci`: the lockfiles of releases before 1.0.0 are not in sync with their package.json.
+ * One directory per Node ABI: its native addon is built for the Node that installed it.
  */
 export function builtRelease(release: Release): string {
-  const dir = path.join(tmpdir(), `partner-integrations-release-${release.commit}`);
+  const dir = path.join(tmpdir(), `partner-integrations-release-${release.commit}-abi${process.versions.modules}`);
   const built = path.join(dir, '.built');
   if (existsSync(built)) return dir;
   try {
