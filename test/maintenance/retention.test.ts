@@ -232,7 +232,7 @@ describe('partnerctl prune', () => {
     );
     expect(rows[0].count).toBe(0);
     // The prune is an operator's change: it is on the audit trail like any other.
-    const audited = await service.admin('GET', '/audit-events?action=POST%20%2Fadmin%2Fv1%2Fprunes');
+    const audited = await service.admin('GET', '/audit-events?action=retention.prune');
     expect(audited.json().count).toBe(1);
   });
 

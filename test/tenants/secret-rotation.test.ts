@@ -117,8 +117,8 @@ describe('key rotation with partnerctl secrets rekey', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, unreadable: [] });
     const audited = await admin('GET', '/audit-events?limit=2');
     expect(audited.results.map((event: { action: string }) => event.action)).toEqual([
-      'POST /admin/v1/secrets/rekey',
-      'POST /admin/v1/secrets/rekey',
+      'secrets.rekey',
+      'secrets.rekey',
     ]);
 
     service = await start({ SECRET_ENCRYPTION_KEY: hex(currentKey) });

@@ -114,6 +114,8 @@ describe('test credentials', () => {
       'partner_api_key',
       'payment_endpoint_secret',
       'sso_hmac_secret',
+      'test_partner_api_key',
+      'test_sso_hmac_secret',
     ]);
   });
 
