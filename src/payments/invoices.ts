@@ -220,6 +220,7 @@ export async function resendPaymentRequest(
   scope?: { tenantId: string; mode: Mode },
 ): Promise<number> {
   const attempt = await db.transaction(async (tx) => {
+    await requests.lock(tx, invoiceId);
     // Locked so that a notification moving the invoice meanwhile waits for this to commit.
     const [invoice] = await tx
       .select()

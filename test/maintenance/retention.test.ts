@@ -3,6 +3,7 @@
 // what hangs on them, except while their payment request is in flight; live invoices never go.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PRUNE_INTERVAL_MINUTES } from '../../src/config.js';
+import { statement } from '../../src/db/statements.js';
 import { prune, type RetentionSettings, retentionRules } from '../../src/maintenance/index.js';
 import { apiAs, expectError, expectOk } from '../http/integrations/api.js';
 import { createInvoice, createTrip } from '../payments/support.js';
@@ -205,6 +206,26 @@ describe('the prune of test invoices', () => {
     expect((await prune(service.context.database, retentionRules(settings()))).test_invoices).toBe(1);
     expect(await exists('invoices', 'id', inFlight)).toBe(0);
     expect(await exists('invoices', 'id', live)).toBe(1);
+  });
+
+  it('keeps an old test invoice whose attempt is being recorded, without waiting for the recording', async () => {
+    const api = apiAs(service, testSso);
+    const invoice = expectOk<'createTestInvoice'>(
+      await api('POST', '/api/v1/test/invoices/', { amount: '10.00', currency: 'SAR' }),
+      201,
+    ).payment_request.invoice_id;
+    await run(`update invoices set created_at = now() - interval '8 days' where id = $1`, [invoice]);
+    // A recording holds the request's row and locks the invoice next: a prune waiting for that row
+    // while holding the invoice would deadlock with it.
+    const deleted = await service.context.database.transact(async (recording) => {
+      await recording(statement<[string], never>('select from payment_requests where invoice_id = $1 for update'), [
+        invoice,
+      ]);
+      return prune(service.context.database, retentionRules(settings()));
+    });
+    expect(deleted.test_invoices).toBe(0);
+    expect(await exists('invoices', 'id', invoice)).toBe(1);
+    expect((await prune(service.context.database, retentionRules(settings()))).test_invoices).toBe(1);
   });
 });
 

@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { statement } from '../../src/db/statements.js';
 import { createLogger } from '../../src/logger.js';
 import { deliver } from '../../src/payments/delivery/deliver.js';
 import { PaymentRequests, type TakenRequest } from '../../src/payments/delivery/requests.js';
@@ -463,6 +464,47 @@ describe('SSRF guard', () => {
       );
     }
     expect(partner.received.get('/private')).toEqual([]);
+  });
+});
+
+describe('a resend while an attempt is being recorded', () => {
+  // No worker: the test records the attempt itself, holding its transaction open.
+  const service = useService({ env: { PAYMENT_WORKER: 'false' } });
+
+  it('waits for the recording to commit, and neither deadlocks', async () => {
+    const tenant = await service.createTenant({ gateway: 'tap', payment_endpoint_url: 'http://127.0.0.1:9/pay' });
+    const invoice = await createInvoice(service, tenant);
+    const lockWaits = statement<[], { waiting: number }>(
+      `select count(*)::int as waiting from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    let resend: Promise<{ statusCode: number; body: string }> | undefined;
+    // What recording an attempt does, in its order: the request's row, then an attempt row whose
+    // foreign key locks the invoice. The resend asked for meanwhile must not hold the invoice.
+    await service.context.database.transact(async (run) => {
+      const locked = await run(
+        statement<[string], { invoice_id: string }>(
+          'update payment_requests set enqueued_at = now() where invoice_id = $1 returning invoice_id',
+        ),
+        [invoice.id],
+      );
+      expect(locked).toHaveLength(1);
+      // `then` sends it: an injected request waits for it.
+      resend = service.admin('POST', `/invoices/${invoice.id}/payment-requests`).then((response) => response);
+      await waitFor(
+        'the resend to wait for the recording',
+        async () => (await service.context.database.run(lockWaits, []))[0].waiting > 0,
+      );
+      await run(
+        statement<[string], never>(
+          `insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms) values ($1, 1, 503, 5)`,
+        ),
+        [invoice.id],
+      );
+    });
+    const resent = await resend!;
+    expect(resent.statusCode, resent.body).toBe(202);
+    expect(JSON.parse(resent.body)).toEqual({ invoice_id: invoice.id, attempt: 2 });
   });
 });
 

@@ -233,6 +233,19 @@ export class PaymentRequests {
   }
 
   /**
+   * Locks the invoice's request, if it has one, inside `tx`. A transaction that locks the invoice
+   * as well calls this first: recording an attempt locks the request, then the invoice (the
+   * attempt's foreign key), and a transaction taking them the other way round deadlocks with it.
+   */
+  async lock(tx: Transaction, invoiceId: string): Promise<void> {
+    await tx
+      .select({ invoiceId: paymentRequests.invoiceId })
+      .from(paymentRequests)
+      .where(eq(paymentRequests.invoiceId, invoiceId))
+      .for('update');
+  }
+
+  /**
    * Asks for one more attempt now inside `tx`, numbered after `lastAttempt` (the last recorded);
    * one under way is followed by it. Returns its number.
    */
