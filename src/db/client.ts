@@ -39,9 +39,8 @@ export function readInOneSnapshot<T>(db: Database, read: (tx: Transaction) => Pr
 
 /**
  * Runs named statements (src/db/statements.ts) through Drizzle on `executor`: the database, or a
- * Drizzle transaction, which they then join beside the builder's queries. Drizzle numbers the
- * parameters it sends one per placeholder, in order, so each `$n` of the text becomes one, with
- * the n-th value: as a `sql` template interpolating the same value twice would send it.
+ * Drizzle transaction, whose work they then join beside the builder's queries. Drizzle sends one
+ * parameter per placeholder, in order: each `$n` of the text becomes one, with the n-th value.
  */
 export function runIn(executor: Executor): RunStatement {
   return async (statement, params) => {
@@ -198,6 +197,7 @@ class QueryTracker {
  * connection of the pool would.
  */
 function abandonQuery(query: PromiseLike<unknown>, error: Error): void {
+  // postgres.js's own Query, whose state and settling its types do not declare.
   const internal = query as unknown as {
     state: unknown;
     cancelled: unknown;
@@ -240,7 +240,8 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
 }
 
 /**
- * postgres.js as Drizzle and named statements see it: drizzle-orm/postgres-js calls `unsafe` for every statement
+ * postgres.js as Drizzle and named statements see it (on the pool, in a transaction, on dedicated
+ * connections): drizzle-orm/postgres-js calls `unsafe` for every statement
  * (chaining `.values()` when it wants rows as arrays), `begin` for a transaction on the pool,
  * `savepoint` for one inside a transaction, and sets its parsers on `options` once. Two things are
  * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
