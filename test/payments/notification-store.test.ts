@@ -2,7 +2,7 @@
 // arrive together are read by one statement and stored by one, and each is answered as it would be alone.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/db/client.js';
+import type { Statement } from '../../src/db/statements.js';
 import type { CallbackResult } from '../../src/payments/index.js';
 import { NotificationStore, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
 import { useApps, useTenant } from '../support/apps.js';
@@ -25,7 +25,7 @@ const tenant = useTenant(service, { gateway: 'tap' });
  * dedicated connections as the store asks for.
  */
 function recordingStore(options: { held?: Promise<void> } = {}) {
-  const statements: string[] = [];
+  const statements: Statement<readonly unknown[], unknown>[] = [];
   const sizes: number[] = [];
   const store = new NotificationStore({
     dedicatedConnections: (count) => {
@@ -33,11 +33,11 @@ function recordingStore(options: { held?: Promise<void> } = {}) {
       return {
         size: count,
         deadlineMs: connections.deadlineMs,
-        query: async (text, values) => {
-          statements.push(text);
+        run: async (statement, values) => {
+          statements.push(statement);
           sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
           await options.held;
-          return connections.query(text, values);
+          return connections.run(statement, values);
         },
       };
     },
@@ -243,10 +243,10 @@ describe('the read statement', () => {
       await tx.execute(events(20, 'few-'));
       await tx.execute(readGroup(invoices.slice(1, 3)));
       await tx.execute(events(5000, 'many-'));
-      const [before] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
-      const found = rowsOf<{ known: boolean }>(await tx.execute(readGroup(invoices.slice(3, 5))));
+      const [before] = await tx.execute<{ read: string }>(rowsRead);
+      const found = await tx.execute<{ known: boolean }>(readGroup(invoices.slice(3, 5)));
       expect(found.map((row) => row.known)).toEqual([false, false]);
-      const [after] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
+      const [after] = await tx.execute<{ read: string }>(rowsRead);
       return Number(after.read) - Number(before.read);
     });
     expect(read).toBeLessThan(50);
