@@ -61,7 +61,7 @@ function requestSent(delivery: PaymentDeliveryRow): Html {
   if (delivery.requestUrl === null || delivery.webhookTimestamp === null || delivery.requestBody === null) {
     return html`<p class="muted">No request recorded: nothing was sent (see the error), or the attempt was made before requests were kept.</p>`;
   }
-  return html`<details class="sent"><summary>Request sent</summary><dl class="inline">
+  return html`<details class="sent"><summary>Request sent</summary><dl>
 <dt>POST</dt><dd class="mono wrap">${delivery.requestUrl}</dd>
 <dt>webhook-id</dt><dd class="mono">${paymentMessageId(delivery.invoiceId)}</dd>
 <dt>webhook-timestamp</dt><dd class="mono">${delivery.webhookTimestamp} (${when(new Date(delivery.webhookTimestamp * 1000))})</dd>
