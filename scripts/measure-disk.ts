@@ -40,6 +40,15 @@ async function sizes(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.name as string, Number(row.bytes)]));
 }
 
+/**
+ * What an attempt of invoice `id` sent, as payment_deliveries keeps it: the URL, the timestamp and
+ * a body of paymentContext's fields and size (src/payments/delivery/deliver.ts).
+ */
+const SENT = `'https://partner.example/payments/requests', extract(epoch from now())::bigint,
+  '{"type":"payment.requested","invoice_id":"' || id || '","amount":"100.50","currency":"SAR","gateway":"tap",'
+    || '"trip_id":"' || gen_random_uuid() || '","notify_url":"https://partners.example.com/api/v1/payments/notify/",'
+    || '"created_at":"' || to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","livemode":true}'`;
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const delta = (after: Record<string, number>, before: Record<string, number>, tables: string[]) =>
   tables.reduce((sum, table) => sum + after[table] - before[table], 0);
@@ -54,8 +63,9 @@ try {
   const empty = await sizes();
 
   // Invoices, each with its payment request done, the one attempt a delivered payment request
-  // leaves (a reply body kept) and the operator's audit event as the admin API records it, made 100
-  // days ago so that the prune takes the attempts (audit events are kept longer).
+  // leaves (what it sent and the start of the reply kept) and the operator's audit event as the
+  // admin API records it, made 100 days ago so that the prune takes the attempts (audit events are
+  // kept longer).
   await sql(
     `with made as (
        insert into invoices (tenant_id, amount, currency, status, payment_url, created_at, updated_at)
@@ -75,9 +85,11 @@ try {
               'Created invoice ' || left(id::text, 8) || ' (' || amount || ' SAR)', 'invoice',
               left(id::text, 8) || ' (' || amount || ' SAR)', '[]'::jsonb
          from made)
-     insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+     insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body,
+                                     request_url, webhook_timestamp, request_body)
      select id, 1, now() - interval '100 days', 200, 40 + (random() * 200)::int,
-            '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}'
+            '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}',
+            ${SENT}
        from made`,
     [tenant.id, ROWS],
   );
@@ -150,9 +162,11 @@ try {
          from generate_series(1, $2::int) n
        returning id),
      attempts as (
-       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body,
+                                       request_url, webhook_timestamp, request_body)
        select id, 1, now() - $3::interval, 200, 40 + (random() * 200)::int,
-              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}'
+              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}',
+              ${SENT}
          from made)
      insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
      select id, $1::uuid, 'test', 1, 'done', now() - $3::interval, now() - $3::interval, 'delivered'

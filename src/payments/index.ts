@@ -13,6 +13,7 @@ export {
   type DeliveryDependencies,
   deliver,
   paymentContext,
+  paymentMessageId,
   RESPONSE_BODY_MAX_BYTES,
 } from './delivery/deliver.js';
 export { PaymentRequests } from './delivery/requests.js';

@@ -136,11 +136,12 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
   app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
   if (arabicGuide) app.get('/ar/', hidden, async (_request, reply) => sendHtml(reply, await arabicGuide()));
   if (guideFile) {
-    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png), beside it as in the repository.
+    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png, docs/guide-*.png), beside it as
+    // in the repository.
     const pictures = path.dirname(guideFile);
     app.get('/:picture', hidden, async (request, reply) => {
       const { picture } = request.params as { picture: string };
-      const type = /^portal-[a-z-]+\.png$/.test(picture)
+      const type = /^(portal|guide)-[a-z-]+\.png$/.test(picture)
         ? 'image/png'
         : picture === PAYMENT_FLOW_PICTURE
           ? 'image/svg+xml; charset=utf-8'

@@ -75,10 +75,12 @@ describe('the integrations host', () => {
     expect((await get('integrations', '/docs/')).body).toContain('href="/docs/ar/"');
   });
 
-  it("serves the guide's portal pictures beside it, and nothing else of the docs directory", async () => {
+  it("serves the guide's portal and Arabic guide pictures beside it, and nothing else of the docs directory", async () => {
     const { body } = await get('integrations', '/docs/');
-    const pictures = [...body.matchAll(/<img src="(portal-[a-z-]+\.png)"/g)].map((match) => match[1]);
-    expect(pictures).toHaveLength(24);
+    const pictures = [...body.matchAll(/<img src="((?:portal|guide)-[a-z-]+\.png)"/g)].map((match) => match[1]);
+    // The portal's pages in two languages at two widths, and the Arabic guide at two widths.
+    expect(pictures).toHaveLength(26);
+    expect(pictures).toEqual(expect.arrayContaining(['guide-ar-desktop.png', 'guide-ar-phone.png']));
     for (const picture of pictures) {
       const response = await fetch(`${service.urls.integrations}/docs/${picture}`);
       expect(response.status, picture).toBe(200);
