@@ -3144,7 +3144,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description 408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same `webhook-id` after 30 s × 2^(n-1), at most an hour apart, until a day after the invoice was created, and until you report an outcome. */
+            /** @description 408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same `webhook-id` after 30 s × 2^(n-1) by default, at most 1 h apart, until 24 h after the invoice was created, and until you report an outcome. */
             503: {
                 headers: {
                     [name: string]: unknown;
