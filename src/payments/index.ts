@@ -34,6 +34,7 @@ export {
   searchInvoices,
 } from './invoices.js';
 export {
+  BODY_REFUSALS,
   INVOICE_STATUSES,
   type InvoiceStatus,
   NOT_APPLIED_NOTES,

@@ -23,8 +23,8 @@ const JsonNumber = Type.Unsafe<LosslessNumber>({ [Kind]: LOSSLESS_NUMBER, type: 
 const Text = (description: string) => Type.String({ maxLength: FIELD_MAX_CHARACTERS, description });
 
 /**
- * The callback's body (DECISIONS §4): what the route documents and what parseNotification checks,
- * field by field in this order. Strings are counted in UTF-16 units, as everywhere in JavaScript.
+ * The callback's body (DECISIONS §4): what the route documents and what notificationBodyRefusal
+ * checks, field by field in this order. Strings are counted in UTF-16 units, as in JavaScript.
  */
 export const NotificationBody = Type.Object(
   {
@@ -74,6 +74,13 @@ export interface PaymentNotification {
   gateway: string;
 }
 
+/** Each refusal of steps 2 and 3. */
+export const BODY_REFUSALS = {
+  invalidJson: () => new AppError(ErrorCode.INVALID_JSON),
+  missing: (field: string) => missingField(field),
+  invalid: (field: string) => invalidField(field, 'is not of its type'),
+};
+
 /**
  * Steps 2 and 3 of DECISIONS §4 for a body parsed with `config: { losslessJsonNumbers: true }`
  * (src/http/json-body.ts): the refusal of the first failing check, or null for a NotificationBody.
@@ -87,20 +94,20 @@ export interface PaymentNotification {
  * invalid JSON, once the fields have passed.
  */
 export function notificationBodyRefusal(body: unknown): AppError | null {
-  if (!isJsonObject(body)) return new AppError(ErrorCode.INVALID_JSON);
+  if (!isJsonObject(body)) return BODY_REFUSALS.invalidJson();
   for (const { field, check } of FIELD_CHECKS) {
     const value = body[field];
-    if (value === undefined || value === null || value === '') return missingField(field);
+    if (value === undefined || value === null || value === '') return BODY_REFUSALS.missing(field);
     if (typeof value === 'number') {
       // A JS number has already lost the sent digits: the route was registered without the flag.
       throw new TypeError(`${field} is a JS number: parse the callback body with losslessJsonNumbers`);
     }
     if (!check.Check(value) || (typeof value === 'string' && hasUnstorableCharacters(value))) {
-      return invalidField(field, 'is not of its type');
+      return BODY_REFUSALS.invalid(field);
     }
   }
   const extra = Object.entries(body).filter(([key]) => !(REQUIRED_FIELDS as string[]).includes(key));
-  if (unacceptableString(Object.fromEntries(extra), 'body')) return new AppError(ErrorCode.INVALID_JSON);
+  if (unacceptableString(Object.fromEntries(extra), 'body')) return BODY_REFUSALS.invalidJson();
   return null;
 }
 

@@ -7,8 +7,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import { AppError, ErrorCode, FIELD_REQUIRED, invalidField, missingField } from '../../errors.js';
+import { AppError, ErrorCode, FIELD_REQUIRED } from '../../errors.js';
 import {
+  BODY_REFUSALS,
   CALLBACK_REFUSALS,
   type CallbackResult,
   NotificationBody,
@@ -115,9 +116,9 @@ export const callbackErrors: ErrorRenderer = {
 const EVERY_REFUSAL: AppError[] = [
   new AppError(ErrorCode.UNAUTHORIZED, MISSING_API_KEY),
   new AppError(ErrorCode.UNAUTHORIZED, UNAUTHORIZED),
-  new AppError(ErrorCode.INVALID_JSON),
-  missingField('transaction_id'),
-  invalidField('amount', 'is not of its type'),
+  BODY_REFUSALS.invalidJson(),
+  BODY_REFUSALS.missing('transaction_id'),
+  BODY_REFUSALS.invalid('amount'),
   ...Object.values(CALLBACK_REFUSALS).map((refusal) => refusal()),
   new AppError(ErrorCode.PAYLOAD_TOO_LARGE),
   new AppError(ErrorCode.RATE_LIMITED),
