@@ -20,6 +20,7 @@ export const ErrorCode = {
   HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  BAD_GATEWAY: 'BAD_GATEWAY',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -43,6 +44,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   REQUEST_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
+  BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
 };
 
@@ -65,6 +67,7 @@ export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE: 'Request header fields are too large.',
   REQUEST_TIMEOUT: 'The request did not arrive in time.',
   INTERNAL_ERROR: 'Internal server error.',
+  BAD_GATEWAY: 'The host this request is relayed to cannot be reached.',
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable; retry shortly.',
 };
 

@@ -325,7 +325,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "MISMATCH" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "MISDIRECTED_REQUEST" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "MISMATCH" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "MISDIRECTED_REQUEST" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE";
                 /** @description On VALIDATION_ERROR: one entry per invalid field */
                 details?: {
                     /** @description Dotted for nested fields, e.g. travelers.adults */
