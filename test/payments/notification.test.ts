@@ -49,6 +49,10 @@ const missing = (field: string) => ({ code: 'VALIDATION_ERROR', field, missing: 
 const invalidOne = (field: string) => ({ code: 'VALIDATION_ERROR', field, missing: false });
 
 describe('parseNotification', () => {
+  it("checks the body schema's fields in DECISIONS §4's order", () => {
+    expect(REQUIRED_FIELDS).toEqual(['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway']);
+  });
+
   it('reads a valid notification', () => {
     expect(parseNotification(body({ gateway_data: { card: 'visa' } }))).toStrictEqual({
       invoiceId: INVOICE_ID,
@@ -105,6 +109,14 @@ describe('parseNotification', () => {
     if (field !== 'amount') wrongTypes.push(new LosslessNumber('5'));
     it.each(wrongTypes)('%j: Invalid', (value) => {
       expect(refusalOf(body({ [field]: value }))).toStrictEqual(invalidOne(field));
+    });
+
+    it('at most 255 UTF-16 units, without NUL or an unpaired surrogate', () => {
+      expect(refusalOf(body({ [field]: 'x'.repeat(255) }))).toBeNull();
+      expect(refusalOf(body({ [field]: '😀'.repeat(127) }))).toBeNull();
+      for (const value of ['x'.repeat(256), '😀'.repeat(128), 'tx\u0000', 'tx\ud800']) {
+        expect(refusalOf(body({ [field]: value }))).toStrictEqual(invalidOne(field));
+      }
     });
 
     it('whitespace is present, not missing', () => {
