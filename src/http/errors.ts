@@ -102,7 +102,6 @@ export type ErrorAnswer = (
   error: AppError,
   request: FastifyRequest,
   reply: FastifyReply,
-  thrown: unknown,
 ) => FastifyReply | Promise<FastifyReply>;
 
 const SCOPE_ERRORS = Symbol('scopeErrors');
@@ -117,7 +116,7 @@ export function renderErrorsWith(app: FastifyInstance, renderer: ErrorRenderer):
   app.setErrorHandler((error, request, reply) => {
     const scopeErrors = (request.server as WithScopeErrors)[SCOPE_ERRORS] ?? renderer;
     const appError = reportedError(error, request, reply);
-    if (typeof scopeErrors === 'function') return scopeErrors(appError, request, reply, error);
+    if (typeof scopeErrors === 'function') return scopeErrors(appError, request, reply);
     return reply.code(scopeErrors.status?.(appError) ?? appError.statusCode).send(scopeErrors.body(appError, error));
   });
 }
