@@ -11,6 +11,7 @@ import {
   createTrip,
   type InvoiceJson,
   notificationFor,
+  type RuleAnswer,
   receiveNotification,
   showInvoice,
   tripStatus,
@@ -73,8 +74,8 @@ describe('notifications received together', () => {
       SUCCESS,
       { accepted: 'duplicate' },
       SUCCESS,
-      { rejected: { reason: 'amount_mismatch' } },
-      { rejected: { reason: 'invoice_not_found' } },
+      { refused: 'MISMATCH', field: 'amount' },
+      { refused: 'NOT_FOUND', field: 'invoice_id' },
     ]);
     // The second of the same tuple is stored after the first, in a set of its own, and finds it stored.
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
@@ -117,11 +118,11 @@ describe('notifications received together', () => {
       SUCCESS,
       SUCCESS,
       SUCCESS,
-      { rejected: { reason: 'currency_mismatch' } },
+      { refused: 'MISMATCH', field: 'currency' },
       { accepted: 'duplicate' },
-      { rejected: { reason: 'gateway_mismatch' } },
-      { rejected: { reason: 'forbidden' } },
-      { rejected: { reason: 'invoice_not_found' } },
+      { refused: 'MISMATCH', field: 'gateway' },
+      { refused: 'FORBIDDEN' },
+      { refused: 'NOT_FOUND', field: 'invoice_id' },
     ]);
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT]);
     expect(sizes).toEqual([8, 3]);
@@ -159,7 +160,7 @@ describe('notifications received together', () => {
       receive(store, last),
     ]);
 
-    expect(answers).toEqual([SUCCESS, { rejected: { reason: 'invalid_json' } }, SUCCESS]);
+    expect(answers).toEqual([SUCCESS, { refused: 'INVALID_JSON' }, SUCCESS]);
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
     expect(sizes).toEqual([3, 3, 1, 1, 1]);
     const events = await Promise.all(invoices.map(async (invoice) => (await showInvoice(service, invoice.id)).events));
@@ -174,7 +175,7 @@ describe('notifications received together', () => {
     const { store, statements, sizes } = recordingStore({ held });
     const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
 
-    const answers: Promise<CallbackResult>[] = [];
+    const answers: Promise<RuleAnswer>[] = [];
     for (const invoice of invoices) {
       answers.push(receive(store, notificationFor(invoice)));
       await nextTurn();

@@ -193,7 +193,7 @@ describe('what the pages render', () => {
   const hostile = '<script>alert(1)</script><img src=x onerror=alert(1)> [x](javascript:alert(1)) "quoted"';
 
   it('escapes raw HTML and drops script links in markdown', () => {
-    const html = renderMarkdown(`# Title <b>\n\n${hostile}`);
+    const html = renderMarkdown(`# Title <b>\n\n${hostile}`).text;
     expect(html).not.toMatch(/<script|<img|href="javascript:|<b>/);
     expect(html).toContain('&lt;script&gt;');
   });
@@ -232,7 +232,7 @@ describe('what the pages render', () => {
         },
       },
     };
-    const html = renderReference(document, hostile);
+    const html = renderReference(document, hostile).text;
     expect(html).not.toMatch(/<script|<img|href="javascript:/);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
   });
