@@ -1,0 +1,174 @@
+// OpenTelemetry tracing (docs/operations.md): off, nothing of OpenTelemetry is registered and log
+// lines carry no trace ids; on, one payment's whole trace reaches an OTLP/HTTP receiver in this
+// process: the invoice's request, its statements, the payment request's take, attempt and send,
+// the `traceparent` the partner received, and the callback's request.
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createInvoice,
+  createTrip,
+  keyOf,
+  notificationFor,
+  notify,
+  showInvoice,
+  tripStatus,
+} from '../payments/support.js';
+import { loggerInto } from '../support/logs.js';
+import { PartnerEndpoint, waitFor } from '../support/partner-endpoint.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/** A span as OTLP/HTTP JSON carries it. */
+interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+}
+
+/** An OTLP/HTTP collector of traces: every span posted to /v1/traces. */
+class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  private readonly server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (request.url === '/v1/traces') {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      for (const resource of body.resourceSpans ?? []) {
+        for (const scope of resource.scopeSpans ?? []) this.spans.push(...scope.spans);
+      }
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  url = '';
+
+  async start() {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  stop() {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+const attribute = (span: ReceivedSpan, key: string) => {
+  const value = span.attributes.find((each) => each.key === key)?.value;
+  return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue));
+};
+
+/** What the OpenTelemetry API keeps on the global object once anything registers with it. */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+/** Makes a trip, its invoice, waits for the delivered payment request, then reports it paid. */
+async function payOneTrip(service: TestService, partner: PartnerEndpoint, path: string) {
+  const tenant = await service.createTenant({ gateway: 'tap' });
+  const url = partner.route(path, [tenant.credentials.payment_endpoint_secret], [{ status: 200 }]);
+  await service.admin('PATCH', `/tenants/${tenant.tenant.id}`, { payment_endpoint_url: url });
+  const trip = await createTrip(service, tenant);
+  const invoice = await createInvoice(service, tenant, { trip_id: trip.id });
+  await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
+  const paid = await notify(service, notificationFor(invoice), keyOf(tenant));
+  expect(paid.json()).toEqual({ status: 'success' });
+  expect(await tripStatus(service, trip.id)).toBe('booked');
+  return { invoice, received: partner.received.get(path)! };
+}
+
+describe('tracing', () => {
+  const partner = new PartnerEndpoint();
+  const receiver = new OtlpReceiver();
+  beforeAll(() => Promise.all([partner.start(), receiver.start()]));
+  afterAll(() => Promise.all([partner.stop(), receiver.stop()]));
+
+  it('is off without an OTLP endpoint: nothing registered, no trace ids in log lines, no traceparent sent', async () => {
+    const lines: string[] = [];
+    const service = await startTestService({}, loggerInto(lines, 'info'));
+    try {
+      const { received } = await payOneTrip(service, partner, '/untraced');
+      expect(received[0].headers.traceparent).toBeUndefined();
+      expect(lines.some((line) => JSON.parse(line).msg === 'payment request delivered')).toBe(true);
+      for (const line of lines) expect(JSON.parse(line)).not.toHaveProperty('trace_id');
+      expect((globalThis as Record<symbol, unknown>)[OTEL_GLOBAL]).toBeUndefined();
+    } finally {
+      await service.stop();
+    }
+    expect(receiver.spans).toEqual([]);
+  });
+
+  it("exports one payment's whole trace: invoice request, statements, take, attempt, send and the callback", async () => {
+    const tracingEnv = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_SERVICE_NAME: 'partner-integrations-under-test',
+    };
+    // The SDK reads the process's environment, as it would in a deployment.
+    Object.assign(process.env, tracingEnv);
+    const lines: string[] = [];
+    let service: TestService | undefined;
+    let paid: Awaited<ReturnType<typeof payOneTrip>>;
+    try {
+      service = await startTestService({}, loggerInto(lines, 'info'));
+      paid = await payOneTrip(service, partner, '/traced');
+    } finally {
+      // Closing the service exports the spans still waiting.
+      await service?.stop();
+      for (const name of Object.keys(tracingEnv)) delete process.env[name];
+    }
+    const { spans } = receiver;
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const ancestry = (span: ReceivedSpan): ReceivedSpan[] => {
+      const parent = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
+      return parent ? [parent, ...ancestry(parent)] : [];
+    };
+
+    const invoiceRequest = spans.find((span) => span.name === 'POST /admin/v1/invoices')!;
+    expect(invoiceRequest).toBeDefined();
+    expect(invoiceRequest.parentSpanId || undefined).toBeUndefined();
+    const trace = spans.filter((span) => span.traceId === invoiceRequest.traceId);
+    console.table(
+      trace.map((span) => ({ span: span.name, parent: span.parentSpanId ? byId.get(span.parentSpanId)?.name : '' })),
+    );
+
+    // The payment request's spans descend from the invoice's request.
+    const named = (name: string) => trace.filter((span) => span.name === name);
+    const [take] = named('payment request take');
+    const [attempt] = named('payment request attempt');
+    const [send] = named('POST payment endpoint');
+    for (const span of [take, attempt, send]) {
+      expect(span).toBeDefined();
+      expect(ancestry(span)).toContain(invoiceRequest);
+      expect(
+        attribute(span, 'payment_request.invoice_id') ?? attribute(ancestry(span)[0], 'payment_request.invoice_id'),
+      ).toBe(paid!.invoice.id);
+    }
+    expect(byId.get(send.parentSpanId!)).toBe(attempt);
+    expect(attribute(attempt, 'payment_request.attempt')).toBe(1);
+
+    // The partner received the send's span as traceparent: its trace is the invoice's.
+    const [request] = paid!.received;
+    expect(request.headers.traceparent).toBe(`00-${invoiceRequest.traceId}-${send.spanId}-01`);
+
+    // Statements are spans of the work that sent them: the invoice's insert, the attempt's record.
+    const statements = trace.filter((span) => attribute(span, 'db.system.name') === 'postgresql');
+    expect(
+      statements.some((span) => span.name === 'postgresql insert' && ancestry(span).includes(invoiceRequest)),
+    ).toBe(true);
+    expect(statements.every((span) => ancestry(span).includes(invoiceRequest))).toBe(true);
+
+    // The callback is a request of its own trace (the partner sent no traceparent with it), with its statements.
+    const callback = spans.find((span) => span.name === 'POST /api/v1/payments/notify/')!;
+    expect(callback).toBeDefined();
+    expect(callback.traceId).not.toBe(invoiceRequest.traceId);
+    expect(spans.some((span) => span.name.startsWith('postgresql') && ancestry(span).includes(callback))).toBe(true);
+
+    // Log lines say which span they were written in.
+    const delivered = lines.map((line) => JSON.parse(line)).find((line) => line.msg === 'payment request delivered');
+    expect(delivered).toMatchObject({ trace_id: invoiceRequest.traceId, span_id: attempt.spanId });
+  });
+});
