@@ -83,7 +83,7 @@ async function payOneTrip(service: TestService, partner: PartnerEndpoint, path: 
   const paid = await notify(service, notificationFor(invoice), keyOf(tenant));
   expect(paid.json()).toEqual({ status: 'success' });
   expect(await tripStatus(service, trip.id)).toBe('booked');
-  return { invoice, received: partner.received.get(path)! };
+  return { invoice, tenant, received: partner.received.get(path)! };
 }
 
 describe('tracing', () => {
@@ -122,6 +122,9 @@ describe('tracing', () => {
     try {
       service = await startTestService({ PAYMENT_RETRY_BASE_SECONDS: '0.5' }, loggerInto(lines, 'info'));
       paid = await payOneTrip(service, partner, '/traced', [{ status: 503 }, { status: 200 }]);
+      // A partner that traces sends the traceparent it received back with its callback.
+      const echoed = { ...keyOf(paid.tenant), traceparent: String(paid.received[1].headers.traceparent) };
+      expect((await notify(service, notificationFor(paid.invoice), echoed)).statusCode).toBe(200);
     } finally {
       // Closing the service exports the spans still waiting.
       await service?.stop();
@@ -172,13 +175,21 @@ describe('tracing', () => {
     expect(statements.every((span) => ancestry(span).includes(invoiceRequest))).toBe(true);
 
     // The callback is a request of its own trace (the partner sent no traceparent with it), with its statements.
-    const callback = spans.find((span) => span.name === 'POST /api/v1/payments/notify/')!;
-    expect(callback).toBeDefined();
+    const [callback, echoingCallback] = spans.filter((span) => span.name === 'POST /api/v1/payments/notify/');
     expect(callback.traceId).not.toBe(invoiceRequest.traceId);
+    // A callback with the traceparent the partner received joins the payment's trace, under that send.
+    expect(echoingCallback.traceId).toBe(invoiceRequest.traceId);
+    expect(sends.map((send) => send.spanId)).toContain(echoingCallback.parentSpanId);
     expect(spans.some((span) => span.name.startsWith('postgresql') && ancestry(span).includes(callback))).toBe(true);
 
     // Log lines say which span they were written in.
-    const delivered = lines.map((line) => JSON.parse(line)).find((line) => line.msg === 'payment request delivered');
+    const logged = lines.map((line) => JSON.parse(line));
+    const invoiceCompleted = logged.find(
+      (line) => line.msg === 'request completed' && line.url === '/admin/v1/invoices',
+    );
+    expect(invoiceCompleted.trace_id).toBe(invoiceRequest.traceId);
+    expect(trace.map((span) => span.spanId)).toContain(invoiceCompleted.span_id);
+    const delivered = logged.find((line) => line.msg === 'payment request delivered');
     expect(delivered).toMatchObject({ trace_id: invoiceRequest.traceId });
     expect(attempts.map((span) => span.spanId)).toContain(delivered.span_id);
   });
