@@ -1,7 +1,8 @@
 // OpenTelemetry tracing (docs/operations.md): off, nothing of OpenTelemetry is registered and log
 // lines carry no trace ids; on, one payment's whole trace reaches an OTLP/HTTP receiver in this
 // process: the invoice's request, its statements, the payment request's take, attempt and send,
-// the `traceparent` the partner received, and the callback's request (of its own trace unless it echoes that traceparent).
+// the `traceparent` the partner received, and the callback's request (of its own trace unless it
+// echoes that traceparent).
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
