@@ -24,6 +24,7 @@ import { capConnections, fastifyTrustProxy, serverWithTimeouts, warnOfIgnoredFor
 import { registerJsonBodyParser } from './json-body.js';
 
 export type { HostApp } from './host/host-app.js';
+export { UNTRACED } from './host/probes.js';
 
 /** Request bodies larger than this are refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;

@@ -126,6 +126,9 @@ describe('tracing', () => {
       // A partner that traces sends the traceparent it received back with its callback.
       const echoed = { ...keyOf(paid.tenant), traceparent: String(paid.received[1].headers.traceparent) };
       expect((await notify(service, notificationFor(paid.invoice), echoed)).statusCode).toBe(200);
+      for (const url of ['/healthz', '/readyz', '/metrics']) {
+        expect((await service.apps.admin!.inject({ method: 'GET', url })).statusCode).toBe(200);
+      }
     } finally {
       // Closing the service exports the spans still waiting.
       await service?.stop();
@@ -182,6 +185,10 @@ describe('tracing', () => {
     expect(echoingCallback.traceId).toBe(invoiceRequest.traceId);
     expect(sends.map((send) => send.spanId)).toContain(echoingCallback.parentSpanId);
     expect(spans.some((span) => span.name.startsWith('postgresql') && ancestry(span).includes(callback))).toBe(true);
+
+    // Probes and scrapes are not traced.
+    expect(spans.filter((span) => /^GET \/(healthz|readyz|metrics)/.test(span.name))).toEqual([]);
+    expect(spans.some((span) => span.name === 'GET /admin/v1/invoices/:id')).toBe(true);
 
     // Log lines say which span they were written in.
     const logged = lines.map((line) => JSON.parse(line));
