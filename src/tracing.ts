@@ -201,6 +201,15 @@ export function traceStatement<Q extends PromiseLike<unknown>>(text: string, que
   return query;
 }
 
+/**
+ * Runs `task` outside any span: for work that serves many traces (the worker's takes), which would
+ * otherwise count in the trace of whatever woke it.
+ */
+export function outsideAnySpan<T>(task: () => T): T {
+  const tracing = running;
+  return tracing ? tracing.api.context.with(tracing.api.ROOT_CONTEXT, task) : task();
+}
+
 /** `task` bound to the active context: for callbacks a library calls from a context of its own. */
 export function keepingActiveSpan<F extends (...args: never[]) => unknown>(task: F): F {
   const tracing = running;

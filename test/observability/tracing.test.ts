@@ -177,6 +177,11 @@ describe('tracing', () => {
       statements.some((span) => span.name === 'postgresql insert' && ancestry(span).includes(invoiceRequest)),
     ).toBe(true);
     expect(statements.every((span) => ancestry(span).includes(invoiceRequest))).toBe(true);
+    // The worker's takes serve every trace: woken by this invoice, they are still none of its statements.
+    const takeStatements = statements.filter((span) =>
+      String(attribute(span, 'db.query.text')).includes('take_payment'),
+    );
+    expect(takeStatements).toEqual([]);
 
     // The callback is a request of its own trace (the partner sent no traceparent with it), with its statements.
     const [callback, echoingCallback] = spans.filter((span) => span.name === 'POST /api/v1/payments/notify/');

@@ -4,7 +4,7 @@
 // is held under a lease this worker renews while it runs (requests.ts); deliver.ts makes each attempt.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
-import { inSpan, recordSpan } from '../../tracing.js';
+import { inSpan, outsideAnySpan, recordSpan } from '../../tracing.js';
 import type { PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
 
 /** How often the worker looks for retries and probes that came due, renews its leases, and moves release 1.0.0's jobs. */
@@ -61,7 +61,8 @@ export class PaymentWorker {
       this.sweepWanted ||= sweep;
       return;
     }
-    this.taking = this.fill(sweep)
+    // Woken by an invoice's request or an attempt ending, it takes for every trace: for none of them.
+    this.taking = outsideAnySpan(() => this.fill(sweep))
       .catch((error) => this.options.log.error({ err: error }, 'payment requests not taken: trying again shortly'))
       .finally(() => {
         this.taking = null;
