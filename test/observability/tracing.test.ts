@@ -34,12 +34,15 @@ interface ReceivedSpan {
 /** An OTLP/HTTP collector of traces: every span posted to /v1/traces. */
 class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** The `service.name` of each batch's resource. */
+  readonly serviceNames = new Set<string>();
   private readonly server = http.createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     if (request.url === '/v1/traces') {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       for (const resource of body.resourceSpans ?? []) {
+        this.serviceNames.add(attribute(resource.resource, 'service.name') as string);
         for (const scope of resource.scopeSpans ?? []) this.spans.push(...scope.spans);
       }
     }
@@ -59,7 +62,7 @@ class OtlpReceiver {
   }
 }
 
-const attribute = (span: ReceivedSpan, key: string) => {
+const attribute = (span: Pick<ReceivedSpan, 'attributes'>, key: string) => {
   const value = span.attributes.find((each) => each.key === key)?.value;
   return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue));
 };
@@ -135,6 +138,7 @@ describe('tracing', () => {
       for (const name of Object.keys(tracingEnv)) delete process.env[name];
     }
     const { spans } = receiver;
+    expect([...receiver.serviceNames]).toEqual(['partner-integrations-under-test']);
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const ancestry = (span: ReceivedSpan): ReceivedSpan[] => {
       const parent = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
