@@ -12,6 +12,7 @@ import {
 import postgres from 'postgres';
 import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
+import { keepingActiveSpan, traceStatement } from '../tracing.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
@@ -265,7 +266,8 @@ class DrizzleDriver {
 
   unsafe(text: string, parameters?: Parameters, options?: postgres.UnsafeQueryOptions) {
     if (this.abandoned()) throw ABANDONED_TRANSACTION;
-    const query = this.sql.unsafe(text, parameters, { ...options, prepare: true });
+    // Every statement passes here: with tracing on, each is a span of the work that sends it.
+    const query = traceStatement(text, this.sql.unsafe(text, parameters, { ...options, prepare: true }));
     return this.tracker ? this.tracker.trackQuery(query) : query;
   }
 
@@ -282,12 +284,16 @@ class DrizzleDriver {
     const transaction = new Promise<T>((resolve, reject) => {
       abandon = reject;
       (this.sql as Sql)
-        .begin(async (tx) => {
-          if (abandoned) throw ABANDONED_TRANSACTION;
-          const result = await task(new DrizzleDriver(tx, null, isAbandoned));
-          if (abandoned) throw ABANDONED_TRANSACTION;
-          return result;
-        })
+        // postgres.js calls the task when a connection is free, out of the caller's context: its
+        // statements stay in the caller's span.
+        .begin(
+          keepingActiveSpan(async (tx: TransactionSql) => {
+            if (abandoned) throw ABANDONED_TRANSACTION;
+            const result = await task(new DrizzleDriver(tx, null, isAbandoned));
+            if (abandoned) throw ABANDONED_TRANSACTION;
+            return result;
+          }),
+        )
         .then(resolve as (value: unknown) => void, reject);
     });
     return tracker.track(transaction, (error) => {

@@ -572,6 +572,11 @@ export const paymentRequests = pgTable(
     leaseUntil: timestamp('lease_until', { withTimezone: true }),
     /** `delivered`, `failed` or `skipped` once done. */
     outcome: text('outcome'),
+    /**
+     * The W3C trace context of the request that created the invoice, while tracing is on: every
+     * attempt's span is its child and sends it as `traceparent`, so retries and resends stay in its trace.
+     */
+    traceparent: text('traceparent'),
   },
   (table) => [
     // The take: each endpoint's waiting requests in due order, and each one's requests in flight.

@@ -277,6 +277,7 @@ describe('outbound payment request', () => {
       tenant: { id: tenant.tenant.id, gateway: 'tap', paymentEndpointUrl: url, testPaymentEndpointUrl: null },
       sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
       breaker: null,
+      traceparent: null,
     };
     return { invoice, request };
   }

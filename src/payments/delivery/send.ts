@@ -4,6 +4,8 @@
 import type { LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { Database } from '../../db/client.js';
+import { loggableUrl } from '../../logger.js';
+import { inSpan } from '../../tracing.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from '../endpoint-address.js';
 import { signedHeaders } from './sign.js';
 
@@ -128,7 +130,14 @@ export async function sendSignedMessage(
       'user-agent': userAgent,
       ...signedHeaders(secrets, messageId, sent.webhookTimestamp, body),
     };
-    const reply = await postJson(url, addresses, headers, body, connectTimeoutMs);
+    // With tracing on, the request names its span as `traceparent` (docs/partners.md).
+    const exchange = {
+      kind: 'client',
+      attributes: { 'http.request.method': 'POST', 'url.full': loggableUrl(endpoint.url) },
+    } as const;
+    const reply = await inSpan('POST payment endpoint', exchange, (traceparent) =>
+      postJson(url, addresses, traceparent ? { ...headers, traceparent } : headers, body, connectTimeoutMs),
+    );
     return { outcome: 'answered', reply, latencyMs: latency(), sent };
   } catch (error) {
     if (error instanceof EndpointRefusedError) return { outcome: 'not_sent', error: error.message };
