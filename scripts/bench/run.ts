@@ -4,10 +4,13 @@
 // markdown table and writes it to BENCHMARKS.md. Not a test: never part of `npm test`.
 //
 //   npm run bench -- [--duration 10] [--connections 10] [--warmup 2] [--profile] [--no-write] [--only TEXT]
-//                    [--payment-database postgres|embedded|both]
+//                    [--payment-database postgres|embedded|both] [--tracing]
 //
 // --only runs the scenarios whose label contains TEXT (the callback's half-rate line needs its
 // unique scenario) and leaves BENCHMARKS.md alone: for trying a change, not for the record.
+// --tracing runs every service with OpenTelemetry on, every trace sampled and exported over
+// OTLP/HTTP to a receiver in this process that reads and drops it: what tracing costs (BENCHMARKS.md
+// is then left alone).
 // --profile runs the measured service under `node --cpu-prof` and keeps the .cpuprofile (its
 // figures are skewed by the profiler, so BENCHMARKS.md is then left alone).
 // BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is used only to create
@@ -15,7 +18,10 @@
 // their own, with its worker, on a database of their own: PostgreSQL, then the embedded database in a
 // fresh DATA_DIR (--payment-database picks one of them).
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,6 +68,7 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     profile: { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
     only: { type: 'string' },
     'payment-database': { type: 'string', default: 'both' },
@@ -596,6 +603,21 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
   }
 }
 
+/** An OTLP/HTTP receiver that reads every export and drops it (--tracing); its URL. */
+async function startSpanSink(): Promise<string> {
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 async function main(): Promise<void> {
   await ensureWrk();
   await build();
@@ -610,6 +632,7 @@ async function main(): Promise<void> {
   };
   const adminToken = randomBytes(24).toString('hex');
   const env: NodeJS.ProcessEnv = {
+    ...(options.tracing && { OTEL_EXPORTER_OTLP_ENDPOINT: await startSpanSink(), OTEL_TRACES_SAMPLER: 'always_on' }),
     PATH: process.env.PATH,
     NODE_ENV: 'production',
     DATABASE_URL: database.url,
@@ -695,7 +718,7 @@ async function main(): Promise<void> {
     payments,
   });
   console.log(markdown);
-  if (!options['no-write'] && !profileDir) {
+  if (!options['no-write'] && !profileDir && !options.tracing) {
     writeFileSync(path.join(projectRoot, 'BENCHMARKS.md'), markdown);
     // Laid out as `npm run format` would (aligned table), so that `npm run lint` stays clean.
     await run(path.join(projectRoot, 'node_modules/.bin/biome'), ['format', '--write', 'BENCHMARKS.md']);
