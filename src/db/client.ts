@@ -365,6 +365,17 @@ const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failure
 const SESSION_CONNECTIONS = 3;
 
 /**
+ * Has the connections `sql` opens from now on skip postgres.js's fetch of the array types, once one
+ * of them has fetched them (into the options they all share). postgres.js runs that fetch on every
+ * new connection in a promise nobody holds, so that its failure ends the process: it fails whenever
+ * the server goes away between the login and that first query, which a pooler makes the rule, as it
+ * accepts logins while its server is down.
+ */
+function typesFetched(sql: Sql): void {
+  (sql.options as { fetch_types: boolean }).fetch_types = false;
+}
+
+/**
  * Waits for the first answer of `sql`, a few connect timeouts at most (a start is no hot path: a
  * server slow to accept, busy or starting with us, gets them), then tells whether the session that
  * answered is a server's own: a pooler (PgBouncer) gives its clients a cancel key of its own, whose
@@ -375,6 +386,7 @@ async function answersWithOwnSession(sql: Sql, what: string): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = await sql.unsafe<{ pid: number }[]>('select pg_backend_pid() as pid');
+        typesFetched(sql);
         return answer.state.pid === answer[0]!.pid;
       } catch (error) {
         if ((error as { code?: string }).code !== 'CONNECT_TIMEOUT' || attempt === STARTUP_CONNECT_ATTEMPTS)
@@ -477,9 +489,9 @@ async function openPostgres(
         size: count,
         deadlineMs,
         async query<T>(text: string, values: unknown[]) {
-          return (await inFlight.trackQuery(
-            connections.unsafe(text, values as Parameters, { prepare: true }),
-          )) as unknown as T[];
+          const rows = await inFlight.trackQuery(connections.unsafe(text, values as Parameters, { prepare: true }));
+          typesFetched(connections);
+          return rows as unknown as T[];
         },
       };
     },

@@ -91,6 +91,9 @@ auth_file = ${path.join(root, 'users.txt')}
 pool_mode = transaction
 default_pool_size = ${POOL_SIZE}
 max_client_conn = 1000
+; After a failed login PgBouncer waits this long before trying the server again (15 s by default):
+; what docs/deploy.md advises, so that it reaches a promoted standby within a second of its re-pointing.
+server_login_retry = 1
 logfile =
 pidfile =
 `;
