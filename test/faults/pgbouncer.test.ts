@@ -2,8 +2,9 @@
 // prepared statement: each transaction of a client may run on another server connection. Without
 // DATABASE_DIRECT_URL the service refuses to start, saying what to set. With it, a first start
 // migrates an empty database, partners read with credentials the service has not cached, callbacks
-// are stored once, invoices' payment requests reach the partner (the worker woken by LISTEN), and
-// the prune's advisory lock keeps two instances' prunes apart.
+// are stored once, invoices' payment requests reach the partner, a NOTIFY sent through the pooler
+// reaches the listening connection (on the direct URL), and the prune's advisory lock keeps two
+// instances' prunes apart.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,6 +134,25 @@ describe.skipIf(unavailable)('behind PgBouncer in transaction pooling mode', () 
     expect(invoices.invoiceIds.length).toBeGreaterThan(0);
     expect(callbacks.requests.length).toBeGreaterThan(0);
     expect(report.violations).toEqual([]);
+  });
+
+  it('hears a NOTIFY sent through the pooler on its listening connection to the direct URL', async () => {
+    const handle = await openDatabase(
+      loadConfig(testEnv({ databaseUrl: pooledUrl }, { DATABASE_DIRECT_URL: directUrl })),
+    );
+    try {
+      const heard: string[] = [];
+      await handle.listen(
+        'pgbouncer_test',
+        (payload) => heard.push(payload),
+        () => {},
+      );
+      await handle.executeSql("select pg_notify('pgbouncer_test', 'through the pooler')");
+      await waitFor('the notification', () => heard.length > 0, 10_000);
+      expect(heard).toEqual(['through the pooler']);
+    } finally {
+      await handle.close();
+    }
   });
 
   it("keeps two instances' prunes apart with the advisory lock on the direct connection", async () => {
