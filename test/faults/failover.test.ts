@@ -7,7 +7,7 @@
 // DATABASE_URL naming both servers, and through PgBouncer in transaction mode (DATABASE_DIRECT_URL
 // naming both), re-pointed at the promoted standby as a failover manager re-points it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { testEnv } from '../support/env.js';
 import { type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';
 import { checkInvariants, withDatabase } from './support/invariants.js';
@@ -102,13 +102,7 @@ describe.skipIf(ownClusterUnavailable).each(ROUTES)(
           ),
         );
         const urls = service.urls;
-        const partner = await createPartner(urls.admin, 20);
-        const endpoint = await fetch(`${urls.admin}/admin/v1/tenants/${partner.tenantId}`, {
-          method: 'PATCH',
-          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ payment_endpoint_url: partnerEndpoint.url }),
-        });
-        expect(endpoint.status).toBe(200);
+        const partner = await createPartner(urls.admin, 20, partnerEndpoint.url);
         // Payment requests stay in flight a while: some are under way when the primary dies.
         partnerEndpoint.firstDelayMs = 500;
         const readers = await Promise.all(Array.from({ length: READ_KEYS }, () => createPartner(urls.admin, 0)));

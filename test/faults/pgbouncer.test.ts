@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js';
 import { PRUNE_LOCK_KEY, prune, retentionRules } from '../../src/maintenance/retention.js';
 import { migrationsDir } from '../../src/paths.js';
-import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { testEnv } from '../support/env.js';
 import { partnerctl, type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
@@ -85,13 +85,7 @@ describe.skipIf(unavailable)('behind PgBouncer in transaction pooling mode', () 
     expect(listening).toEqual(LISTENED.map((query) => ({ application_name: DIRECT_APPLICATION, query })));
 
     const urls = service.urls;
-    const partner = await createPartner(urls.admin, 20);
-    const endpoint = await fetch(`${urls.admin}/admin/v1/tenants/${partner.tenantId}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ payment_endpoint_url: partnerEndpoint.url }),
-    });
-    expect(endpoint.status).toBe(200);
+    const partner = await createPartner(urls.admin, 20, partnerEndpoint.url);
     const readers = await Promise.all(Array.from({ length: READERS }, () => createPartner(urls.admin, 0)));
     const reads = new ListingLoad(
       fetch,
