@@ -147,6 +147,8 @@ export interface LoadSpec {
   };
   /** Each response must be exactly this (status 2xx and body), or the run is invalid. */
   expectBody: string;
+  /** Only the start of each body must be `expectBody`: answers that differ by an id each. */
+  expectBodyStart?: boolean;
   connections: number;
   durationS: number;
   /** Requests a second over all connections; unset: as many as they manage. */
@@ -204,6 +206,7 @@ export async function ensureWrk(): Promise<void> {
 /** The spec as load.lua reads it: one `<key> <value>` a line (JSON bodies hold no newline). */
 function specLines(spec: LoadSpec): string[] {
   const lines = [`method ${spec.method ?? 'GET'}`, `expect ${spec.expectBody}`];
+  if (spec.expectBodyStart) lines.push('expect_start true');
   for (const [name, value] of Object.entries(spec.headers ?? {})) lines.push(`header ${name}: ${value}`);
   if (spec.body !== undefined) lines.push(`body ${spec.body}`);
   if (spec.overallRate !== undefined) lines.push(`rate ${spec.overallRate}`);

@@ -63,7 +63,7 @@ end
 function response(status, headers, body)
   if status < 200 or status > 299 then
     non2xx = non2xx + 1
-  elseif body ~= spec.expect then
+  elseif (spec.expect_start and body:sub(1, #spec.expect) or body) ~= spec.expect then
     mismatches = mismatches + 1
   end
 end

@@ -48,6 +48,7 @@ import {
   callbackScenarios,
   createFixtures,
   createPgbenchFixtures,
+  invoiceScenario,
   primeDuplicates,
   readScenarios,
   type Scenario,
@@ -525,6 +526,10 @@ async function render(report: Report): Promise<string> {
     '  JSON, the checks, the driver, and the time a callback waits for its statements. The Node floor sends the same',
     '  statements per callback with nothing else around them; the PostgreSQL line says what each callback cost the',
     '  database under each load.',
+    '- Invoice creation ceiling: pgbench runs the transaction of one invoice through the admin API (the tenant read, the',
+    '  invoice, its payment request, its audit event), written out in scripts/bench/scenarios.ts; the NOTIFY that wakes',
+    '  workers after commits, which the service sends once for the commits of its moment, is not in it. No worker runs:',
+    '  the delivery has scenarios of its own below.',
     '- Read ceilings: a bare Fastify route answering the same bytes from memory, no auth, no database, loaded for as long as one',
     '  scenario before the first is measured (a process just started answers faster than one that has run). The service answers a',
     '  cached page through its whole pipeline (routing, hooks, query validation); the gap is what every request costs it: the credential,',
@@ -645,9 +650,11 @@ async function main(): Promise<void> {
   const fixtures = await createFixtures(admin);
   await primeDuplicates(urls, fixtures);
   await createPgbenchFixtures(database, fixtures);
-  const scenarios = [...callbackScenarios(urls, fixtures, workDir), ...(await readScenarios(urls, fixtures))].filter(
-    (scenario) => options.only === undefined || scenario.label.includes(options.only),
-  );
+  const scenarios = [
+    ...callbackScenarios(urls, fixtures, workDir),
+    invoiceScenario(urls, fixtures, adminToken, workDir),
+    ...(await readScenarios(urls, fixtures)),
+  ].filter((scenario) => options.only === undefined || scenario.label.includes(options.only));
   const helpers: Helpers = {
     bare: await startBareServer(scenarios),
     floor: scenarios.some((scenario) => scenario.nodeFloor)

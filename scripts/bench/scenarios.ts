@@ -38,6 +38,8 @@ export interface Urls {
 
 export interface Fixtures {
   tenantId: string;
+  /** A tenant with a payment endpoint: each invoice of the creation scenario enqueues a payment request. */
+  invoiceTenantId: string;
   ssoSecret: string;
   partnerApiKey: string;
   backendKey: string;
@@ -70,6 +72,13 @@ export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
     await admin.request('PATCH', `/cities/${city.id}`, { supported: true });
     await admin.request('POST', `/cities/${city.id}/attractions`, { name: `Old town of ${city.name}` });
   }
+  // Its payment requests wait: the service measured runs no worker (the delivery has scenarios of its own).
+  const { tenant: invoiceTenant } = await admin.request<{ tenant: { id: string } }>('POST', '/tenants', {
+    name: 'Bench invoices',
+    slug: 'bench-invoices',
+    gateway: GATEWAY,
+    payment_endpoint_url: 'http://127.0.0.1:9/pay',
+  });
   const invoiceIds = await inParallel(UNIQUE_INVOICES + DUPLICATE_INVOICES, 8, async () => {
     const { invoice } = await admin.request<{ invoice: { id: string } }>('POST', '/invoices', {
       tenant_id: tenant.id,
@@ -80,6 +89,7 @@ export async function createFixtures(admin: AdminClient): Promise<Fixtures> {
   });
   return {
     tenantId: tenant.id,
+    invoiceTenantId: invoiceTenant.id,
     ssoSecret: credentials.sso_hmac_secret,
     partnerApiKey: credentials.partner_api_key,
     backendKey,
@@ -197,10 +207,10 @@ function callbackScript(workDir: string, kind: 'unique' | 'duplicate'): string {
     ...(kind === 'unique'
       ? [
           '\\set txn random(1000000000, 9000000000000000)',
-          statementForOne(READ_STATEMENT, lookup),
-          statementForOne(STORE_STATEMENT, accepted),
+          statementForOne(READ_STATEMENT.text, lookup),
+          statementForOne(STORE_STATEMENT.text, accepted),
         ]
-      : [statementForOne(READ_STATEMENT, lookup)]),
+      : [statementForOne(READ_STATEMENT.text, lookup)]),
   ];
   const script = path.join(workDir, `callback-${kind}.sql`);
   writeFileSync(script, `${lines.join('\n')}\n`);
@@ -248,6 +258,47 @@ export function callbackScenarios(urls: Urls, fixtures: Fixtures, workDir: strin
       ceiling: { kind: 'pgbench', script: callbackScript(workDir, 'duplicate'), defines },
     },
   ];
+}
+
+export const INVOICE_CREATION = 'invoice creation (admin API), its payment request enqueued';
+
+/**
+ * Invoices created through the admin API, as an operator's or a partner's system creates them.
+ * The ceiling: pgbench running the statements of one creation (src/payments/invoices.ts,
+ * createInvoice: the tenant read, the invoice, its payment request and its audit event in one
+ * transaction). The NOTIFY that wakes workers after commits, shared by the commits of its moment,
+ * is not in it.
+ */
+export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: string, workDir: string): Scenario {
+  const script = path.join(workDir, 'invoice-creation.sql');
+  writeFileSync(
+    script,
+    `${[
+      'begin;',
+      'select * from tenants where id = :tenant::uuid;',
+      `insert into invoices (tenant_id, trip_id, amount, currency, mode) values (:tenant::uuid, null, ${AMOUNT}, '${CURRENCY}', 'live') returning id \\gset`,
+      "insert into payment_requests (invoice_id, tenant_id, mode) values (:id::uuid, :tenant::uuid, 'live');",
+      'insert into audit_events (actor, action, target_id, fields, status, address, request_id, route, summary, target_type, target_label, changes)',
+      `  values ('admin', 'invoice.create', :id::text, '{tenant_id,amount,currency}', 201, '127.0.0.1', :request_id::text, 'POST /admin/v1/invoices', 'Created invoice', 'invoice', '${AMOUNT} ${CURRENCY}', '[]'::jsonb);`,
+      'commit;',
+    ].join('\n')}\n`,
+  );
+  return {
+    label: INVOICE_CREATION,
+    load: {
+      url: `${urls.admin}/admin/v1/invoices`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant_id: fixtures.invoiceTenantId, amount: AMOUNT, currency: CURRENCY }),
+      expectBody: '{"invoice":{"id":"',
+      expectBodyStart: true,
+    },
+    ceiling: {
+      kind: 'pgbench',
+      script,
+      defines: { tenant: fixtures.invoiceTenantId, request_id: '00000000-0000-4000-8000-000000000000' },
+    },
+  };
 }
 
 /** The half-rate run of the unique callback: fresh transaction ids again. */

@@ -3,9 +3,13 @@
 // DATABASE_DIRECT_URL, DATABASE_URL is a transaction pooler (PgBouncer) and what needs a session
 // connects to the direct URL. Everything above this file sees `Database`.
 import { statfsSync } from 'node:fs';
-import type { ExtractTablesWithRelations } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { type ExtractTablesWithRelations, Param, SQL, StringChunk } from 'drizzle-orm';
+import type { PgTransaction } from 'drizzle-orm/pg-core';
+import {
+  drizzle as drizzlePostgres,
+  type PostgresJsDatabase,
+  type PostgresJsQueryResultHKT,
+} from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ConfigError, DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
@@ -17,8 +21,8 @@ import type { RunStatement } from './statements.js';
 import { postgresConnection } from './url.js';
 
 export type Schema = typeof schema;
-export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+export type Database = PostgresJsDatabase<Schema>;
+export type Transaction = PgTransaction<PostgresJsQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 /** postgres.js itself, as the handle configures it: money (numeric) stays text. */
@@ -34,9 +38,20 @@ export function readInOneSnapshot<T>(db: Database, read: (tx: Transaction) => Pr
   return db.transaction(read, { isolationLevel: 'repeatable read', accessMode: 'read only' });
 }
 
-/** Rows of `db.execute`: postgres.js returns them as an array. */
-export function rowsOf<T>(result: unknown): T[] {
-  return result as T[];
+/**
+ * Runs named statements (src/db/statements.ts) through Drizzle on `executor`: the database, or a
+ * Drizzle transaction, whose work they then join beside the builder's queries. Drizzle sends one
+ * parameter per placeholder, in order: each `$n` of the text becomes one, with the n-th value.
+ */
+export function runIn(executor: Executor): RunStatement {
+  return async (statement, params) => {
+    const pieces = statement.text.split(/\$(\d+)/);
+    const chunks = pieces.map((piece, index) =>
+      index % 2 === 0 ? new StringChunk(piece) : new Param(params[Number(piece) - 1]),
+    );
+    // The statement says what its rows are: the driver cannot.
+    return [...(await executor.execute(new SQL(chunks)))] as never[];
+  };
 }
 
 export interface DatabaseHandle {
@@ -109,10 +124,10 @@ export interface DedicatedConnections {
   /** The request deadline each statement is bounded by (DATABASE_REQUEST_TIMEOUT_MS). */
   deadlineMs: number;
   /**
-   * The rows of one statement with $1.. parameters, kept prepared (unless behind a transaction
-   * pooler): Drizzle would build it again on every call.
+   * Runs a named statement on one of them, kept prepared (unless behind a transaction pooler):
+   * Drizzle would build it again on every call.
    */
-  query<T>(text: string, values: unknown[]): Promise<T[]>;
+  run: RunStatement;
 }
 
 /**
@@ -192,6 +207,7 @@ class QueryTracker {
  * connection of the pool would.
  */
 function abandonQuery(query: PromiseLike<unknown>, error: Error): void {
+  // postgres.js's own Query, whose state and settling its types do not declare.
   const internal = query as unknown as {
     state: unknown;
     cancelled: unknown;
@@ -234,15 +250,17 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
 }
 
 /**
- * The driver as Drizzle sees it: drizzle-orm/postgres-js calls `unsafe` for every statement
+ * postgres.js as Drizzle and named statements see it (on the pool, in a transaction, on dedicated
+ * connections): drizzle-orm/postgres-js calls `unsafe` for every statement
  * (chaining `.values()` when it wants rows as arrays), `begin` for a transaction on the pool,
  * `savepoint` for one inside a transaction, and sets its parsers on `options` once. Two things are
  * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
  * unnamed statements unless a query is built with `.prepare(name)`, and an unnamed statement with
  * parameters costs postgres.js a describe round trip before each execution, so the hot paths would
- * wait on PostgreSQL twice per query. (Behind a transaction pooler the connection's `prepare: false`
- * overrides this: a statement prepared on one server would be run on another.) And on the pool, each statement and transaction is counted
- * while under way (`tracker`); inside a transaction it is null, the transaction being counted whole.
+ * wait on PostgreSQL twice per query (behind a transaction pooler the connection's `prepare: false`
+ * overrides this: a statement prepared on one server would be run on another). And on the pool,
+ * each statement and transaction is counted while under way (`tracker`); inside a transaction it is
+ * null, the transaction being counted whole.
  */
 class DrizzleDriver {
   constructor(
@@ -447,19 +465,20 @@ async function openPostgres(
     );
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
-  // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
+  // The casts to the driver: Drizzle types its client as postgres.js's whole, and DrizzleDriver
+  // has the part of it Drizzle uses.
   const pool = new DrizzleDriver(client, inFlight);
-  const db = drizzlePostgres(pool as unknown as Sql, { schema }) as unknown as Database;
+  const db = drizzlePostgres(pool as unknown as Sql, { schema });
   // Migrations alone use it, without the deadline: their statements are counted apart from the pool's.
   const sessionDb =
     sessionClient === client
       ? db
-      : (drizzlePostgres(
+      : drizzlePostgres(
           new DrizzleDriver(sessionClient, new QueryTracker(SESSION_CONNECTIONS, deadlineMs)) as unknown as Sql,
           {
             schema,
           },
-        ) as unknown as Database);
+        );
   const dedicated: Sql[] = sessionClient === client ? [] : [sessionClient];
   let ending = false;
   // Named statements go through the driver Drizzle is given: prepared, counted, bounded by the deadline.
@@ -485,15 +504,13 @@ async function openPostgres(
       for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
       dedicated.push(connections);
       inFlight.size += count;
-      return {
-        size: count,
-        deadlineMs,
-        async query<T>(text: string, values: unknown[]) {
-          const rows = await inFlight.trackQuery(connections.unsafe(text, values as Parameters, { prepare: true }));
-          typesFetched(connections);
-          return rows as unknown as T[];
-        },
+      const run = runOn(new DrizzleDriver(connections, inFlight));
+      const runThenSkipTypes: RunStatement = async (statement, params) => {
+        const rows = await run(statement, params);
+        typesFetched(connections);
+        return rows;
       };
+      return { size: count, deadlineMs, run: runThenSkipTypes };
     },
     async listen(channel, onNotify, onListen) {
       // A connection of its own, listening again each time it closes until it succeeds: postgres.js's

@@ -3,6 +3,7 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   customType,
   date,
@@ -351,6 +352,14 @@ export const paymentDeliveries = pgTable(
     error: text('error'),
     /** The start of the endpoint's reply body (RESPONSE_BODY_MAX_BYTES). */
     responseBody: text('response_body'),
+    /**
+     * What the attempt sent, for operators to read beside the reply: the URL, its
+     * `webhook-timestamp` (Unix seconds) and the body as signed. Null when nothing was sent, and for
+     * attempts recorded before these were kept.
+     */
+    requestUrl: text('request_url'),
+    webhookTimestamp: bigint('webhook_timestamp', { mode: 'number' }),
+    requestBody: text('request_body'),
     /** When the next attempt is due; null when this one was the last. */
     nextRetryAt: timestamp('next_retry_at', { withTimezone: true }),
   },

@@ -58,6 +58,8 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // One error handler per scope, ever: a second one is an error at start, not a warning (FSTWRN004).
+    allowErrorHandlerOverride: false,
     trustProxy: fastifyTrustProxy(config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('listener', options.listener);

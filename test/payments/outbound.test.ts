@@ -215,6 +215,7 @@ describe('outbound payment request', () => {
         http_status: null,
         latency_ms: null,
         error: 'tenant has no payment endpoint configured (final: not retried)',
+        request: null,
       }),
     ]);
   });

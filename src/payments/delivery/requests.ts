@@ -137,6 +137,10 @@ export interface RecordedAttempt {
   error: string | null;
   responseBody: string | null;
   paymentUrl: string | null;
+  /** What was sent (payment_deliveries); null when nothing was. */
+  requestUrl: string | null;
+  webhookTimestamp: number | null;
+  requestBody: string | null;
   /** Seconds until the next attempt; null when none is due. */
   retryInSeconds: number | null;
   /** How the request ends when no attempt is due. */
@@ -155,7 +159,8 @@ const RECORD = statement<[attempts: string], { item: number; recorded: boolean; 
   `with attempt as (
      select * from jsonb_to_recordset($1::jsonb) as a(
        item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
-       "responseBody" text, "paymentUrl" text, "retryInSeconds" float8, outcome text)
+       "responseBody" text, "paymentUrl" text, "requestUrl" text, "webhookTimestamp" int8, "requestBody" text,
+       "retryInSeconds" float8, outcome text)
    ),
    request as (
      update payment_requests r
@@ -171,9 +176,10 @@ const RECORD = statement<[attempts: string], { item: number; recorded: boolean; 
      returning a.item, r.tenant_id, r.mode
    ),
    recorded as (
-     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body, next_retry_at)
+     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body,
+                                     request_url, webhook_timestamp, request_body, next_retry_at)
      select a."invoiceId", a.attempt, a."httpStatus", a."latencyMs", a.error, a."responseBody",
-            now() + make_interval(secs => a."retryInSeconds")
+            a."requestUrl", a."webhookTimestamp", a."requestBody", now() + make_interval(secs => a."retryInSeconds")
        from attempt a join request using (item)
    ),
    url as (
