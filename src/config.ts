@@ -42,6 +42,11 @@ export interface Config {
    */
   adminAllowedHosts: string[];
   databaseUrl: string | null;
+  /**
+   * PostgreSQL itself, when DATABASE_URL is a transaction pooler (PgBouncer): what needs a session of
+   * its own (LISTEN, session advisory locks, migrations) connects here; null: DATABASE_URL keeps sessions.
+   */
+  databaseDirectUrl: string | null;
   /** The longest a request waits for a database connection and for each statement; past it, a 503. */
   databaseRequestTimeoutMs: number;
   dataDir: string;
@@ -265,15 +270,26 @@ function url(env: Env, name: string, protocols: string[], parse = (raw: string) 
 /** Those postgres.js connects with; libpq's `any` it does not know. */
 const TARGET_SESSION_ATTRS = ['read-write', 'read-only', 'primary', 'standby', 'prefer-standby'];
 
-function databaseUrl(env: Env): string | null {
-  const raw = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], parseDatabaseUrl);
+/** DATABASE_URL or DATABASE_DIRECT_URL: one PostgreSQL URL, or several hosts of one. */
+function databaseUrl(env: Env, name: 'DATABASE_URL' | 'DATABASE_DIRECT_URL'): string | null {
+  const raw = url(env, name, ['postgres:', 'postgresql:'], parseDatabaseUrl);
   const attrs = raw && parseDatabaseUrl(raw).searchParams.get('target_session_attrs');
   if (attrs && !TARGET_SESSION_ATTRS.includes(attrs)) {
     throw new ConfigError(
-      `DATABASE_URL's target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`,
+      `${name}'s target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`,
     );
   }
   return raw;
+}
+
+function databaseDirectUrl(env: Env): string | null {
+  const direct = databaseUrl(env, 'DATABASE_DIRECT_URL');
+  if (direct && !env.DATABASE_URL) {
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL needs DATABASE_URL: it names PostgreSQL itself beside the pooler of DATABASE_URL',
+    );
+  }
+  return direct;
 }
 
 function listeners(env: Env): Config['listeners'] {
@@ -406,7 +422,8 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     integrationsPublicUrl: url(env, 'INTEGRATIONS_PUBLIC_URL', ['http:', 'https:']),
     portalPublicUrl: url(env, 'PORTAL_PUBLIC_URL', ['http:', 'https:']),
     portalFrameAncestors: frameAncestors(env),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: databaseUrl(env, 'DATABASE_URL'),
+    databaseDirectUrl: databaseDirectUrl(env),
     databaseRequestTimeoutMs: milliseconds(
       env,
       'DATABASE_REQUEST_TIMEOUT_MS',

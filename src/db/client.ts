@@ -1,6 +1,7 @@
 // One driver, postgres.js, against the PostgreSQL server of DATABASE_URL when it is set, else
-// against the embedded server the service runs in DATA_DIR (embedded-server.ts). Everything above
-// this file sees `Database`.
+// against the embedded server the service runs in DATA_DIR (embedded-server.ts). With
+// DATABASE_DIRECT_URL, DATABASE_URL is a transaction pooler (PgBouncer) and what needs a session
+// connects to the direct URL. Everything above this file sees `Database`.
 import { statfsSync } from 'node:fs';
 import { type ExtractTablesWithRelations, Param, SQL, StringChunk } from 'drizzle-orm';
 import type { PgTransaction } from 'drizzle-orm/pg-core';
@@ -10,7 +11,7 @@ import {
   type PostgresJsQueryResultHKT,
 } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
+import { ConfigError, DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
 import { keepingActiveSpan, traceStatement } from '../tracing.js';
 import { startEmbeddedServer } from './embedded-server.js';
@@ -62,6 +63,12 @@ export interface DatabaseHandle {
    */
   db: Database;
   /**
+   * The database on connections that keep their session (DATABASE_DIRECT_URL's when set, else `db`
+   * itself), for migrations: behind a transaction pooler the pooler's own timeouts and a schema
+   * change's session settings are no place for them.
+   */
+  sessionDb: Database;
+  /**
    * Set while DATA_DIR holds PGlite data of an earlier release not yet moved to the embedded
    * server: migrateDatabase runs it once the migrations have made the schema.
    */
@@ -98,7 +105,7 @@ export interface DatabaseHandle {
    * seeding), which runs before any request is taken and may rightly take minutes.
    */
   withoutDeadline<T>(task: () => Promise<T>): Promise<T>;
-  /** Runs `task` while this process holds the PostgreSQL advisory lock `key`. */
+  /** Runs `task` while this process holds the PostgreSQL session advisory lock `key` (on a connection that keeps its session). */
   withAdvisoryLock<T>(key: number, task: () => Promise<T>): Promise<T>;
   /**
    * Why the database cannot serve now (unreachable within READINESS_TIMEOUT_MS, or writes refused
@@ -117,7 +124,10 @@ export interface DedicatedConnections {
   size: number;
   /** The request deadline each statement is bounded by (DATABASE_REQUEST_TIMEOUT_MS). */
   deadlineMs: number;
-  /** Runs a named statement on one of them, kept prepared: Drizzle would build it again on every call. */
+  /**
+   * Runs a named statement on one of them, kept prepared (unless behind a transaction pooler):
+   * Drizzle would build it again on every call.
+   */
   run: RunStatement;
 }
 
@@ -248,8 +258,10 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
  * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
  * unnamed statements unless a query is built with `.prepare(name)`, and an unnamed statement with
  * parameters costs postgres.js a describe round trip before each execution, so the hot paths would
- * wait on PostgreSQL twice per query. And on the pool, each statement and transaction is counted
- * while under way (`tracker`); inside a transaction it is null, the transaction being counted whole.
+ * wait on PostgreSQL twice per query (behind a transaction pooler the connection's `prepare: false`
+ * overrides this: a statement prepared on one server would be run on another). And on the pool,
+ * each statement and transaction is counted while under way (`tracker`); inside a transaction it is
+ * null, the transaction being counted whole.
  */
 class DrizzleDriver {
   constructor(
@@ -315,6 +327,8 @@ const ABANDONED_TRANSACTION = new DatabaseUnavailableError('transaction abandone
 
 interface DatabaseOptions {
   databaseUrl: string | null;
+  /** Set when DATABASE_URL is a transaction pooler: PostgreSQL itself, for what needs a session. */
+  databaseDirectUrl?: string | null;
   dataDir: string;
   poolSize?: number;
   /**
@@ -339,14 +353,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     size: options.poolSize ?? 10,
     deadlineMs: options.databaseRequestTimeoutMs ?? DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
   };
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, pool, null);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.databaseDirectUrl ?? null, pool, null);
   const logger = options.logger ?? silentLogger;
   const server = await startEmbeddedServer(options.dataDir, logger).catch((error) => {
     // Out of space, the server fails on whichever file it writes first: say why.
     throw diskFullIn(options.dataDir) ?? error;
   });
   try {
-    const handle = await openPostgres(server.url, pool, { dataDir: options.dataDir, stop: server.stop });
+    const handle = await openPostgres(server.url, null, pool, { dataDir: options.dataDir, stop: server.stop });
     const { pgliteDir } = server;
     if (pgliteDir) handle.movePgliteData = () => moveFromPglite(pgliteDir, server.url, logger);
     return handle;
@@ -371,8 +385,59 @@ const RELISTEN_DELAY_MS = 200;
  */
 const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failures, 0.5) * (0.5 + Math.random() / 2);
 
+/** Connections to DATABASE_DIRECT_URL besides the listening ones: the advisory locks held and a migration. */
+const SESSION_CONNECTIONS = 3;
+
+/**
+ * Has the connections `sql` opens from now on skip postgres.js's fetch of the array types, once one
+ * of them has fetched them (into the options they all share). postgres.js runs that fetch on every
+ * new connection in a promise nobody holds, so that its failure ends the process: it fails whenever
+ * the server goes away between the login and that first query, which a pooler makes the rule, as it
+ * accepts logins while its server is down.
+ */
+function typesFetched(sql: Sql): void {
+  (sql.options as { fetch_types: boolean }).fetch_types = false;
+}
+
+/**
+ * Waits for the first answer of `sql`, a few connect timeouts at most (a start is no hot path: a
+ * server slow to accept, busy or starting with us, gets them), then tells whether the session that
+ * answered is a server's own: a pooler (PgBouncer) gives its clients a cancel key of its own, whose
+ * process id is no backend's. `what` names the server in the error when it cannot be reached.
+ */
+async function answersWithOwnSession(sql: Sql, what: string): Promise<boolean> {
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await sql.unsafe<{ pid: number }[]>('select pg_backend_pid() as pid');
+        typesFetched(sql);
+        return answer.state.pid === answer[0]!.pid;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'CONNECT_TIMEOUT' || attempt === STARTUP_CONNECT_ATTEMPTS)
+          throw error;
+      }
+    }
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
+  }
+}
+
+/**
+ * Refused: a pooler in front of DATABASE_URL without DATABASE_DIRECT_URL. The cancel key tells a
+ * pooler from a server but not a session pooler from a transaction pooler, whose clients' statements
+ * land on any server: named statements, LISTEN and session locks would then break at random.
+ */
+const POOLER_WITHOUT_DIRECT_URL =
+  'DATABASE_URL reaches PostgreSQL through a connection pooler (PgBouncer or the like): set DATABASE_DIRECT_URL ' +
+  'to a URL of PostgreSQL itself (or of a session-mode pool), which the service uses for LISTEN, advisory locks ' +
+  'and migrations, and statements through DATABASE_URL go unprepared (docs/deploy.md, Behind PgBouncer)';
+
 async function openPostgres(
   databaseUrl: string,
+  /** Set when `databaseUrl` is a transaction pooler: PostgreSQL itself. */
+  directUrl: string | null,
   { size: poolSize, deadlineMs }: { size: number; deadlineMs: number },
   embedded: Embedded | null,
 ): Promise<DatabaseHandle> {
@@ -384,30 +449,43 @@ async function openPostgres(
     types: { numeric: { to: 1700, from: [1700], serialize: String, parse: String } },
   };
   const { url, ...connection } = postgresConnection(databaseUrl);
-  const client: Sql = postgres(url, { ...options, ...connection, max: poolSize });
-  try {
-    // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await client`select 1`;
-        break;
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'CONNECT_TIMEOUT' || attempt === STARTUP_CONNECT_ATTEMPTS)
-          throw error;
-      }
-    }
-  } catch (error) {
+  // Behind a transaction pooler nothing is prepared: postgres.js's connection option wins over a query's.
+  const poolOptions = { ...options, ...connection, prepare: directUrl === null };
+  const client: Sql = postgres(url, { ...poolOptions, max: poolSize });
+  const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${maskPassword(databaseUrl)}`;
+  if (!(await answersWithOwnSession(client, what)) && directUrl === null) {
     await client.end({ timeout: 1 }).catch(() => {});
-    const reason = error instanceof Error ? error.message : String(error);
-    const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${maskPassword(databaseUrl)}`;
-    throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
+    throw new ConfigError(POOLER_WITHOUT_DIRECT_URL);
+  }
+  // What needs a session of its own connects here: the direct URL, or DATABASE_URL itself.
+  const { url: sessionUrl, ...sessionConnection } =
+    directUrl === null ? { url, ...connection } : postgresConnection(directUrl);
+  let sessionClient = client;
+  if (directUrl !== null) {
+    sessionClient = postgres(sessionUrl, { ...options, ...sessionConnection, max: SESSION_CONNECTIONS });
+    await answersWithOwnSession(sessionClient, `DATABASE_DIRECT_URL ${maskPassword(directUrl)}`).catch(
+      async (error) => {
+        await client.end({ timeout: 1 }).catch(() => {});
+        throw error;
+      },
+    );
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
-  // The one cast to the driver: Drizzle types its client as postgres.js's whole, and DrizzleDriver
+  // The casts to the driver: Drizzle types its client as postgres.js's whole, and DrizzleDriver
   // has the part of it Drizzle uses.
   const pool = new DrizzleDriver(client, inFlight);
   const db = drizzlePostgres(pool as unknown as Sql, { schema });
-  const dedicated: Sql[] = [];
+  // Migrations alone use it, without the deadline: their statements are counted apart from the pool's.
+  const sessionDb =
+    sessionClient === client
+      ? db
+      : drizzlePostgres(
+          new DrizzleDriver(sessionClient, new QueryTracker(SESSION_CONNECTIONS, deadlineMs)) as unknown as Sql,
+          {
+            schema,
+          },
+        );
+  const dedicated: Sql[] = sessionClient === client ? [] : [sessionClient];
   let ending = false;
   // Named statements go through the driver Drizzle is given: prepared, counted, bounded by the deadline.
   const runOn =
@@ -417,6 +495,7 @@ async function openPostgres(
       [...(await driver.unsafe(statement.text, [...params] as Parameters))] as never[];
   return {
     db,
+    sessionDb,
     run: runOn(pool),
     transact: (task) => pool.begin((tx) => task(runOn(tx))),
     async executeSql<Row>(text: string, values: unknown[] = []) {
@@ -426,12 +505,18 @@ async function openPostgres(
       return inFlight.track(client.begin(options, task) as Promise<T>);
     },
     dedicatedConnections(count) {
-      const connections: Sql = postgres(url, { ...options, ...connection, max: count });
+      const connections: Sql = postgres(url, { ...poolOptions, max: count });
       // JSON parameters go as the text they are given in, as on the pool, where Drizzle sets the same.
       for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
       dedicated.push(connections);
       inFlight.size += count;
-      return { size: count, deadlineMs, run: runOn(new DrizzleDriver(connections, inFlight)) };
+      const run = runOn(new DrizzleDriver(connections, inFlight));
+      const runThenSkipTypes: RunStatement = async (statement, params) => {
+        const rows = await run(statement, params);
+        typesFetched(connections);
+        return rows;
+      };
+      return { size: count, deadlineMs, run: runThenSkipTypes };
     },
     async listen(channel, onNotify, onListen) {
       // A connection of its own, listening again each time it closes until it succeeds: postgres.js's
@@ -440,7 +525,7 @@ async function openPostgres(
       let closed = false;
       const listenerOptions = {
         ...options,
-        ...connection,
+        ...sessionConnection,
         max: 1,
         max_lifetime: null,
         fetch_types: false,
@@ -451,7 +536,7 @@ async function openPostgres(
           void listenAgain();
         },
       };
-      const listening: Sql = postgres(url, listenerOptions);
+      const listening: Sql = postgres(sessionUrl, listenerOptions);
       dedicated.push(listening);
       const statement = `listen "${channel.replace(/"/g, '""')}"`;
       let retrying = false;
@@ -481,7 +566,7 @@ async function openPostgres(
     },
     async withAdvisoryLock(key, task) {
       // A session-level lock lives on one connection: reserve it for the duration.
-      const connection = await client.reserve();
+      const connection = await sessionClient.reserve();
       try {
         await connection`select pg_advisory_lock(${key})`;
         try {

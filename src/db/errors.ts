@@ -1,6 +1,9 @@
 /** The fields read of a thrown value and of its causes: any may be missing, as anything can be thrown. */
 interface Thrown {
   code?: unknown;
+  /** postgres.js's name of the severity a server sends (a pooler sends no other). */
+  severity_local?: unknown;
+  routine?: unknown;
   message?: unknown;
   cause?: unknown;
 }
@@ -55,6 +58,14 @@ const CONNECTION_CODES = new Set([
 // disk full, 53200 out of memory, 53300 too many connections).
 const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
 
+/**
+ * A pooler's own refusal, ending the connection: PgBouncer says 08P01 FATAL for a server it cannot
+ * reach or lost ("server login has been failing", "server conn crashed?"), without the source
+ * routine PostgreSQL names in each of its errors.
+ */
+const isPoolerRefusal = (error: Thrown) =>
+  error.code === '08P01' && error.severity_local === 'FATAL' && error.routine === undefined;
+
 /** Why `error` means the database is unavailable, or null when it is an error of the statement. */
 export function unavailability(error: unknown): DatabaseUnavailableError | null {
   for (let current = error as Thrown | undefined; current; current = current.cause as Thrown | undefined) {
@@ -63,7 +74,7 @@ export function unavailability(error: unknown): DatabaseUnavailableError | null 
     if (code === '53100' || code === 'ENOSPC') {
       return new DatabaseUnavailableError(`disk full: ${current.message}`, 'disk_full');
     }
-    if (CONNECTION_CODES.has(code) || UNAVAILABLE_STATE.test(code)) {
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_STATE.test(code) || isPoolerRefusal(current)) {
       return new DatabaseUnavailableError(`database unreachable: ${current.message}`);
     }
   }

@@ -8,7 +8,8 @@ const SCHEMA_LOCK_KEY = 715_100_001;
 /**
  * Applies pending migrations, then `afterMigrate` (first-start seeding, the queue's tables), under
  * one advisory lock, Drizzle's migrator taking none while several instances may start at once, and
- * without the request deadline: a migration may rightly take minutes.
+ * without the request deadline: a migration may rightly take minutes. The migrations run on a
+ * connection that keeps its session, past any transaction pooler.
  */
 export async function migrateDatabase(
   handle: DatabaseHandle,
@@ -17,7 +18,7 @@ export async function migrateDatabase(
   await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, () =>
     handle.withoutDeadline(async () => {
       const config = { migrationsFolder: migrationsDir };
-      await migratePostgres(handle.db as never, config);
+      await migratePostgres(handle.sessionDb as never, config);
       await handle.movePgliteData?.();
       await afterMigrate();
     }),

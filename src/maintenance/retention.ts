@@ -44,7 +44,7 @@ export type RetentionSettings = Config['retention'];
 /** Rows deleted per statement: small enough that each is over in milliseconds. */
 const BATCH_ROWS = 1000;
 /** Advisory lock key: one prune at a time across instances. */
-const PRUNE_LOCK_KEY = 715_100_030;
+export const PRUNE_LOCK_KEY = 715_100_030;
 
 /** Idempotency keys are honoured for 24 hours (payments/invoices.ts); a day later they are noise. */
 const IDEMPOTENCY_KEY_HOURS = 48;

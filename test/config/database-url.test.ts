@@ -31,3 +31,26 @@ describe('DATABASE_URL with several hosts', () => {
     );
   });
 });
+
+describe('DATABASE_DIRECT_URL', () => {
+  it('is taken beside DATABASE_URL, and may name several hosts too', () => {
+    const config = loadConfig(
+      { DATABASE_URL: 'postgres://u@pgbouncer:6432/partners', DATABASE_DIRECT_URL: SEVERAL },
+      false,
+    );
+    expect(config.databaseDirectUrl).toBe(SEVERAL);
+    expect(loadConfig({ DATABASE_URL: SEVERAL }, false).databaseDirectUrl).toBe(null);
+  });
+
+  it('is refused without DATABASE_URL, and when malformed, without the password', () => {
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: SEVERAL }, false)).toThrow(
+      'DATABASE_DIRECT_URL needs DATABASE_URL: it names PostgreSQL itself beside the pooler of DATABASE_URL',
+    );
+    expect(() =>
+      loadConfig({ DATABASE_URL: SEVERAL, DATABASE_DIRECT_URL: 'postgres://u:secret@h1:5432,h2:x/partners' }, false),
+    ).toThrow('DATABASE_DIRECT_URL must be a URL, got "postgres://u:***@h1:5432,h2:x/partners"');
+    expect(() =>
+      loadConfig({ DATABASE_URL: SEVERAL, DATABASE_DIRECT_URL: `${SEVERAL}?target_session_attrs=any` }, false),
+    ).toThrow(`DATABASE_DIRECT_URL's target_session_attrs must be one of`);
+  });
+});

@@ -115,13 +115,7 @@ describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
       }),
     );
     const urls = service.urls;
-    const partner = await createPartner(urls.admin, 20);
-    const endpoint = await fetch(`${urls.admin}/admin/v1/tenants/${partner.tenantId}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ payment_endpoint_url: partnerEndpoint.url }),
-    });
-    expect(endpoint.status).toBe(200);
+    const partner = await createPartner(urls.admin, 20, partnerEndpoint.url);
     const readers = await Promise.all(Array.from({ length: READ_KEYS }, () => createPartner(urls.admin, 0)));
     const partnerKeys: { key: string }[] = await Promise.all(
       Array.from({ length: READ_KEYS }, (_, i) =>

@@ -28,8 +28,11 @@ async function adminPost<T>(adminUrl: string, path: string, body: unknown): Prom
   return response.json() as Promise<T>;
 }
 
-/** A tenant without a payment endpoint, and `count` pending invoices, each for a trip of its own. */
-export async function createPartner(adminUrl: string, count: number): Promise<Partner> {
+/**
+ * A tenant and `count` pending invoices, each for a trip of its own; its payment endpoint
+ * `paymentEndpointUrl`, set once the invoices are made, or none.
+ */
+export async function createPartner(adminUrl: string, count: number, paymentEndpointUrl?: string): Promise<Partner> {
   const slug = `faults-${Math.random().toString(36).slice(2, 10)}`;
   const created = await adminPost<{
     tenant: { id: string };
@@ -49,6 +52,15 @@ export async function createPartner(adminUrl: string, count: number): Promise<Pa
       currency: 'SAR',
     });
     invoices.push({ id: invoice.id, tripId: trip.id, amount: invoice.amount });
+  }
+  if (paymentEndpointUrl) {
+    const response = await fetch(`${adminUrl}/admin/v1/tenants/${tenantId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ payment_endpoint_url: paymentEndpointUrl }),
+    });
+    if (response.status !== 200)
+      throw new Error(`PATCH /tenants/${tenantId}: ${response.status} ${await response.text()}`);
   }
   return {
     tenantId,

@@ -5,14 +5,13 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { projectRoot } from '../../../src/paths.js';
 import { freePort } from './postgres-cluster.js';
-import { waitFor } from './probes.js';
+import { accepts, waitFor } from './probes.js';
 
 const NGINX = '/usr/sbin/nginx';
 const EXAMPLE_DIR = path.join(projectRoot, 'deploy/nginx');
@@ -45,18 +44,6 @@ const TEST_CLIENT_HEADER = 'X-Test-Client-Address';
 
 /** Why nginx cannot run here, or null. */
 export const nginxUnavailable = existsSync(NGINX) ? null : `${NGINX} not found (apt-get install nginx)`;
-
-/** Whether something accepts TCP connections on the loopback `port`. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** Ports of one instance's listeners. */
 export interface SlotPorts {

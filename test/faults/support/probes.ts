@@ -1,8 +1,20 @@
 // Polling helpers of the fault suite: wait for a condition, and watch /readyz while a fault lasts.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 
 export { waitFor } from '../../support/partner-endpoint.js';
+
+/** Whether something accepts TCP connections on the loopback `port`. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 export interface Sample {
   at: number;
