@@ -1,6 +1,8 @@
 // What the three hosts' OpenAPI documents share once @fastify/swagger has built them: `servers`
 // from the public URL settings, OpenAPI 3.1 tuples, and an example on every request and response
 // that has none of its own, built from the schema (and the `examples` of the schemas inside it).
+// And the one way a host documents the error responses its routes share.
+import type { FastifyInstance, RouteOptions } from 'fastify';
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked as untyped JSON
 export type Json = Record<string, any>;
@@ -166,4 +168,24 @@ export function finishDocument({ servers, webhooks }: DocumentFinish) {
 /** `examples` of a media type, one per `[name, value]`, for responses with several documented bodies. */
 export function namedExamples(entries: [name: string, value: unknown, summary?: string][]) {
   return Object.fromEntries(entries.map(([name, value, summary]) => [name, { ...(summary && { summary }), value }]));
+}
+
+/** What a route takes and answers, as a host's shared error responses are derived from it. */
+export type DocumentedRoute = Pick<RouteOptions, 'url' | 'method' | 'schema' | 'config'>;
+
+/** Methods whose requests Fastify reads a body of (by its Content-Type): such a route can be refused one. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
+/** Whether a request to `route` may carry a body, so be refused its size, media type or JSON. */
+export const readsBody = (route: DocumentedRoute) =>
+  [route.method].flat().some((method) => !BODYLESS_METHODS.has(method.toUpperCase()));
+
+/**
+ * Documents, on every route `scope` registers from now on, the error responses `sharedOf` derives
+ * from it (a route with a body can be refused its size and media type, ...); a route's own entries win.
+ */
+export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
+  scope.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, response: { ...sharedOf(route), ...(route.schema?.response as object) } };
+  });
 }
