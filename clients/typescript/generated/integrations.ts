@@ -1013,6 +1013,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
@@ -1271,6 +1280,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
@@ -1420,6 +1438,15 @@ export interface operations {
             };
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2408,6 +2435,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
@@ -2546,6 +2582,15 @@ export interface operations {
             };
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2870,6 +2915,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
@@ -3011,6 +3065,15 @@ export interface operations {
             };
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,16 @@ import { BODY_LIMIT_TEXT } from '../host.js';
 import { type DocumentedRoute, namedExamples, readsBody } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * What an admin route's path names (or, for one that acts for a tenant, its body or query's
+     * tenant): the resource its documented 404 says is not found. None: the route answers no 404.
+     */
+    resource?: string;
+  }
+}
+
 export function renderAdminError(error: AppError) {
   return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) } };
 }
@@ -46,25 +56,6 @@ export function conflictResponse(cases: Record<string, string>) {
   };
 }
 
-/** What a route's path (or, for `POST /invoices`, `/trips`, its body's tenant) names when it is not found. */
-const RESOURCE_OF_SEGMENT: Record<string, string> = {
-  tenants: 'Tenant',
-  credentials: 'Credential',
-  'partner-keys': 'Credential',
-  countries: 'Country',
-  cities: 'City',
-  trips: 'Trip',
-  invoices: 'Invoice',
-};
-
-function notFoundExample(url: string, hasParams: boolean): AppError | null {
-  const segments = url.split('/').filter(Boolean);
-  const owner = segments.findIndex((_segment, i) => segments[i + 1]?.startsWith(':'));
-  if (hasParams && owner >= 0) return notFound(RESOURCE_OF_SEGMENT[segments[owner]] ?? 'Resource');
-  // Creating something for a tenant names the tenant in the body.
-  return ['invoices', 'trips', 'partner-keys'].includes(segments.at(-1) ?? '') ? notFound('Tenant') : null;
-}
-
 /** The 403 of a route that needs more than the least role: the refusal of the role just below it. */
 function roleRefusalResponse(route: DocumentedRoute) {
   const [method] = [route.method].flat();
@@ -84,7 +75,7 @@ export function adminErrorResponses(route: DocumentedRoute) {
   const hasBody = schema.body !== undefined;
   const bodyRead = readsBody(route);
   const takesInput = bodyRead || schema.params !== undefined || schema.querystring !== undefined;
-  const missing = notFoundExample(route.url, schema.params !== undefined);
+  const missing = route.config?.resource;
   const invalidInput = hasBody
     ? invalid([{ field: 'name', message: 'must NOT have fewer than 1 characters', location: 'body' }])
     : invalid([{ field: 'id', message: 'must match format "uuid"', location: 'path' }]);
@@ -102,7 +93,7 @@ export function adminErrorResponses(route: DocumentedRoute) {
     421: adminErrorResponse('MISDIRECTED_REQUEST: the `Host` header names none of ADMIN_ALLOWED_HOSTS', [
       new AppError(ErrorCode.MISDIRECTED_REQUEST),
     ]),
-    ...(missing && { 404: adminErrorResponse('NOT_FOUND', [missing]) }),
+    ...(missing && { 404: adminErrorResponse('NOT_FOUND', [notFound(missing)]) }),
     ...(bodyRead && {
       413: adminErrorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [
         new AppError(ErrorCode.PAYLOAD_TOO_LARGE),

@@ -173,7 +173,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
   app.patch(
     '/operators/:id',
     {
-      config,
+      config: { ...config, resource: 'Operator' },
       schema: {
         operationId: 'updateOperator',
         tags,
@@ -189,7 +189,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
   app.delete(
     '/operators/:id',
     {
-      config,
+      config: { ...config, resource: 'Operator' },
       schema: {
         operationId: 'deleteOperator',
         tags,

@@ -195,7 +195,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     {
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
       // The invoice, its payment request and its audit event: one transaction.
-      config: { losslessJsonNumbers: true, auditedInItsTransaction: true },
+      config: { resource: 'Tenant', losslessJsonNumbers: true, auditedInItsTransaction: true },
       schema: {
         operationId: 'createInvoice',
         tags: ['invoices'],
@@ -253,6 +253,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.get(
     '/invoices',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'listInvoices',
         tags: ['invoices'],
@@ -293,6 +294,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.get(
     '/invoices/:id',
     {
+      config: { resource: 'Invoice' },
       schema: {
         operationId: 'getInvoice',
         tags: ['invoices'],
@@ -330,6 +332,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.post(
     '/invoices/:id/payment-requests',
     {
+      config: { resource: 'Invoice' },
       schema: {
         operationId: 'resendPaymentRequest',
         tags: ['invoices'],
