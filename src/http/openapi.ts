@@ -189,3 +189,11 @@ export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: D
     route.schema = { ...route.schema, response: { ...sharedOf(route), ...(route.schema?.response as object) } };
   });
 }
+
+/** The `Retry-After` of a response the client may retry (`headers` of a documented response). */
+export const retryAfterHeader = {
+  'Retry-After': { type: 'integer' as const, minimum: 1, description: 'Seconds to wait before retrying' },
+};
+
+/** The `Allow` of a 405: the methods the path serves. */
+export const allowHeader = { Allow: { type: 'string' as const, description: 'The methods this path serves' } };

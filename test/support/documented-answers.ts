@@ -82,6 +82,32 @@ function contentMismatch(documented: ResponseObject, { method, response }: Answe
   return null;
 }
 
+/**
+ * Headers of every answer of every host, whatever the operation: transport, the request id, and the
+ * browser-hardening set no API client acts on. Any other header an answer carries must be among
+ * its documented response's.
+ */
+const EVERY_ANSWER_HEADERS = new Set([
+  'connection',
+  'content-length',
+  'content-type',
+  'date',
+  'keep-alive',
+  'transfer-encoding',
+  'x-request-id',
+  'cross-origin-opener-policy',
+  'cross-origin-resource-policy',
+  'origin-agent-cluster',
+  'referrer-policy',
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-frame-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
+]);
+
 /** What in the answer's JSON body and headers does not fit the documented schemas. */
 function schemaProblems(api: OpenAPIBackend, operation: Operation, documented: ResponseObject, answer: Answer) {
   const { response } = answer;
@@ -93,8 +119,14 @@ function schemaProblems(api: OpenAPIBackend, operation: Operation, documented: R
   }
   const headers = api.validator.validateResponseHeaders(response.headers, operation, { statusCode: status });
   for (const error of headers.errors ?? []) problems.push(`header ${error.instancePath} ${error.message}`);
+  const documentedHeaders = Object.keys(documented.headers ?? {}).map((header) => header.toLowerCase());
   for (const [header, object] of Object.entries(documented.headers ?? {})) {
     if (object.required && response.headers[header.toLowerCase()] === undefined) problems.push(`no ${header} header`);
+  }
+  for (const header of Object.keys(response.headers)) {
+    if (!EVERY_ANSWER_HEADERS.has(header) && !documentedHeaders.includes(header)) {
+      problems.push(`header ${header} is not documented`);
+    }
   }
   return problems;
 }

@@ -846,6 +846,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -864,6 +866,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -882,6 +886,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -998,6 +1004,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1025,6 +1033,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1043,6 +1053,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1146,6 +1158,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1164,6 +1178,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1182,6 +1198,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1283,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1292,6 +1312,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1310,6 +1332,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1430,6 +1454,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1457,6 +1483,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,6 +1503,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1592,6 +1622,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1610,6 +1642,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1628,6 +1662,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1762,6 +1798,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +1818,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1798,6 +1838,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1950,6 +1992,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1968,6 +2012,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1986,6 +2032,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2109,6 +2157,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2127,6 +2177,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2145,6 +2197,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2290,6 +2344,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2308,6 +2364,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2326,6 +2384,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2411,6 +2471,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2447,6 +2509,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2465,6 +2529,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2631,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2601,6 +2669,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2619,6 +2689,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2735,6 +2807,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2753,6 +2827,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2771,6 +2847,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2900,6 +2978,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2927,6 +3007,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2945,6 +3027,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,6 +3141,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3084,6 +3170,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3102,6 +3190,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { requiredRole, roleBelow, roleRefusal } from '../../operators/index.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { type DocumentedRoute, namedExamples, readsBody } from '../openapi.js';
+import { type DocumentedRoute, namedExamples, readsBody, retryAfterHeader } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 declare module 'fastify' {
@@ -102,9 +102,18 @@ export function adminErrorResponses(route: DocumentedRoute) {
         new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE),
       ]),
     }),
-    429: adminErrorResponse('RATE_LIMITED: too many failed authentications from this address', [
-      new AppError(ErrorCode.RATE_LIMITED),
-    ]),
+    429: {
+      ...adminErrorResponse('RATE_LIMITED: too many failed authentications from this address', [
+        new AppError(ErrorCode.RATE_LIMITED),
+      ]),
+      headers: retryAfterHeader,
+    },
     500: adminErrorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
+    503: {
+      ...adminErrorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
+        new AppError(ErrorCode.SERVICE_UNAVAILABLE),
+      ]),
+      headers: retryAfterHeader,
+    },
   };
 }

@@ -12,7 +12,7 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
-import { namedExamples } from '../openapi.js';
+import { namedExamples, retryAfterHeader } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { City, Country } from '../shapes/geo.js';
@@ -64,10 +64,19 @@ const errorResponses = (scope: BackendScope) => ({
   422: detailResponse('Invalid query parameters, one entry each', ValidationDetail, [
     ['invalid', { detail: [{ loc: ['query', 'limit'], msg: 'must be >= 1', type: 'greater_than_equal' }] }],
   ]),
-  429: detailResponse('Over the rate limit; retry after `Retry-After` seconds', Detail, [
-    ['limited', { detail: DEFAULT_MESSAGE.RATE_LIMITED }],
-  ]),
+  429: {
+    ...detailResponse('Over the rate limit; retry after `Retry-After` seconds', Detail, [
+      ['limited', { detail: DEFAULT_MESSAGE.RATE_LIMITED }],
+    ]),
+    headers: retryAfterHeader,
+  },
   500: detailResponse('Unexpected server error', Detail, [['error', { detail: DEFAULT_MESSAGE.INTERNAL_ERROR }]]),
+  503: {
+    ...detailResponse('The database is unavailable; retry after `Retry-After` seconds', Detail, [
+      ['unavailable', { detail: DEFAULT_MESSAGE.SERVICE_UNAVAILABLE }],
+    ]),
+    headers: retryAfterHeader,
+  },
 });
 const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 

@@ -6,7 +6,7 @@ import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../text.js';
 import { challengeHeader, credentialHint } from '../credential-hints.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { type DocumentedRoute, namedExamples, readsBody } from '../openapi.js';
+import { allowHeader, type DocumentedRoute, namedExamples, readsBody, retryAfterHeader } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 /** A success envelope around `data`. */
@@ -90,17 +90,26 @@ const ERROR_RESPONSES = {
     headers: challengeHeader('`Api-Key`: the scheme `Authorization` takes here'),
   },
   404: errorResponse('NOT_FOUND: no such resource for this tenant', [notFound('Trip')]),
-  405: errorResponse('METHOD_NOT_ALLOWED', [
-    new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
-  ]),
+  405: {
+    ...errorResponse('METHOD_NOT_ALLOWED', [
+      new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
+    ]),
+    headers: allowHeader,
+  },
   413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
-  429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
-    new AppError(ErrorCode.RATE_LIMITED),
-  ]),
+  429: {
+    ...errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
+      new AppError(ErrorCode.RATE_LIMITED),
+    ]),
+    headers: retryAfterHeader,
+  },
   500: errorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
-  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
-    new AppError(ErrorCode.SERVICE_UNAVAILABLE),
-  ]),
+  503: {
+    ...errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
+      new AppError(ErrorCode.SERVICE_UNAVAILABLE),
+    ]),
+    headers: retryAfterHeader,
+  },
 };
 
 /** The error responses of an `/api/v1/` route: those of every route, and a body's media type for one that reads a body. */

@@ -30,9 +30,21 @@ describe('the documented-answer check', () => {
   });
 
   it('names the operation, the status and the mismatch', () => {
+    const limited = answer(
+      429,
+      { ...json, 'retry-after': 'soon' },
+      '{"error": {"code": "RATE_LIMITED", "message": "x"}}',
+    );
+    expect(check('GET', '/admin/v1/tenants', limited)).toMatch(/^listTenants answered 429 .*: header .*retry-after/);
+    const extra = answer(
+      429,
+      { ...json, 'retry-after': '3', 'x-extra': '1' },
+      '{"error": {"code": "RATE_LIMITED", "message": "x"}}',
+    );
+    expect(check('GET', '/admin/v1/tenants', extra)).toMatch(/header x-extra is not documented$/);
     const error = JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Tenant not found.' } });
-    expect(check('GET', '/admin/v1/tenants', answer(418, json, error))).toBe(
-      'listTenants answered 418 to GET /admin/v1/tenants: the document lists no 418 (it lists 200, 401, 421, 429, 500)',
+    expect(check('GET', '/admin/v1/tenants', answer(418, json, error))).toMatch(
+      /^listTenants answered 418 to GET \/admin\/v1\/tenants: the document lists no 418 \(it lists 200, 401, /,
     );
     expect(check('GET', '/admin/v1/tenants/', answer(401, { 'content-type': 'text/html' }, '<p>no</p>'))).toMatch(
       /^listTenants answered 401 to GET \/admin\/v1\/tenants\/: Content-Type text\/html is not documented/,
