@@ -301,6 +301,11 @@ interface DatabaseOptions {
   databaseRequestTimeoutMs?: number;
   /** Where the embedded server's messages go. */
   logger?: Logger;
+  /**
+   * Connect on the first query rather than check the server at open: for a context that only
+   * builds hosts to read their OpenAPI documents, and never queries.
+   */
+  connectOnFirstQuery?: boolean;
 }
 
 /** The embedded server a handle runs, stopped when the handle closes. */
@@ -316,7 +321,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     size: options.poolSize ?? 10,
     deadlineMs: options.databaseRequestTimeoutMs ?? DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
   };
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, pool, null);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, pool, null, options.connectOnFirstQuery);
   const logger = options.logger ?? silentLogger;
   const server = await startEmbeddedServer(options.dataDir, logger).catch((error) => {
     // Out of space, the server fails on whichever file it writes first: say why.
@@ -352,6 +357,7 @@ async function openPostgres(
   databaseUrl: string,
   { size: poolSize, deadlineMs }: { size: number; deadlineMs: number },
   embedded: Embedded | null,
+  connectOnFirstQuery = false,
 ): Promise<DatabaseHandle> {
   const options = {
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -365,6 +371,7 @@ async function openPostgres(
   try {
     // A start is no hot path: a server slow to accept (busy, or starting with us) gets a few connect timeouts.
     for (let attempt = 1; ; attempt++) {
+      if (connectOnFirstQuery) break;
       try {
         await client`select 1`;
         break;
