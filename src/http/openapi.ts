@@ -182,13 +182,36 @@ export const readsBody = (route: DocumentedRoute) =>
 
 /**
  * Documents, on every route `scope` registers from now on, the error responses `sharedOf` derives
- * from it (a route with a body can be refused its size and media type, ...); a route's own entries win.
+ * from it (a route with a body can be refused its size and media type, ...), a route's own entries
+ * winning; and on each of its responses, the headers every answer of the scope may carry.
  */
-export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
+export function documentSharedErrors(
+  scope: FastifyInstance,
+  sharedOf: (route: DocumentedRoute) => object,
+  everyAnswerHeaders: object,
+): void {
   scope.addHook('onRoute', (route) => {
-    route.schema = { ...route.schema, response: { ...sharedOf(route), ...(route.schema?.response as object) } };
+    const response = { ...sharedOf(route), ...(route.schema?.response as object) };
+    route.schema = { ...route.schema, response: withHeaders(response, everyAnswerHeaders) };
   });
 }
+
+/** `responses` (a route's `response` schema) with `headers` added to each. */
+export function withHeaders<R extends Record<string, object>>(responses: R, headers: object): R {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      { ...response, headers: { ...(response as { headers?: object }).headers, ...headers } },
+    ]),
+  ) as R;
+}
+
+/** RateLimit-Limit, -Remaining and -Reset: on every answer to a request counted against a credential's budget. */
+export const rateLimitHeaders = {
+  'RateLimit-Limit': { type: 'integer' as const, description: 'Requests the budget allows per window' },
+  'RateLimit-Remaining': { type: 'integer' as const, description: 'Requests left in this window' },
+  'RateLimit-Reset': { type: 'integer' as const, description: 'Seconds until the window resets' },
+};
 
 /** The `Retry-After` of a response the client may retry (`headers` of a documented response). */
 export const retryAfterHeader = {

@@ -79,6 +79,8 @@ export interface operations {
             /** @description The flag */
             200: {
                 headers: {
+                    /** @description `public, max-age=2592000` */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -120,6 +122,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -178,6 +194,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -187,6 +217,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key error_description="<what to check>"` */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -198,6 +234,12 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -209,6 +251,12 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -228,6 +276,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -239,6 +293,12 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -252,6 +312,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -285,6 +351,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -359,6 +439,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -368,6 +462,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key error_description="<what to check>"` */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -379,6 +479,12 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -390,6 +496,12 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -409,6 +521,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -420,6 +538,12 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -433,6 +557,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -670,6 +670,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -685,6 +691,12 @@ export interface operations {
             /** @description `Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch` */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -698,6 +710,12 @@ export interface operations {
                 headers: {
                     /** @description `X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -709,6 +727,12 @@ export interface operations {
             /** @description `Forbidden`: the invoice belongs to another tenant */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -720,6 +744,12 @@ export interface operations {
             /** @description `Invoice not found` */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -731,6 +761,12 @@ export interface operations {
             /** @description `Payload too large`: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -742,6 +778,14 @@ export interface operations {
             /** @description `Too many requests`: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -753,6 +797,14 @@ export interface operations {
             /** @description `Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing was stored; retry the same notification after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -778,6 +830,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -817,6 +875,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -828,6 +892,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -837,6 +907,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -848,6 +924,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -857,6 +939,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -868,6 +956,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -877,6 +971,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -888,6 +988,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -938,6 +1044,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -975,6 +1087,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -986,6 +1104,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -995,6 +1119,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1006,6 +1136,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1015,6 +1151,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1024,6 +1166,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1035,6 +1183,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1044,6 +1198,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1055,6 +1215,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1078,6 +1244,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1129,6 +1301,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1140,6 +1318,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1149,6 +1333,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1160,6 +1350,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1169,6 +1365,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1180,6 +1382,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1189,6 +1397,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1200,6 +1414,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,6 +1443,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1254,6 +1480,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1497,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1274,6 +1512,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1285,6 +1529,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1294,6 +1544,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1303,6 +1559,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1314,6 +1576,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1323,6 +1591,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1334,6 +1608,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1388,6 +1668,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1425,6 +1711,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1436,6 +1728,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1445,6 +1743,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1456,6 +1760,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1465,6 +1775,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1474,6 +1790,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1485,6 +1807,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1494,6 +1822,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1505,6 +1839,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1528,6 +1868,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1593,6 +1939,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1604,6 +1956,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1613,6 +1971,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1624,6 +1988,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1633,6 +2003,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1644,6 +2020,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1653,6 +2035,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1664,6 +2052,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1693,6 +2087,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1762,6 +2170,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1769,6 +2191,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +2208,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1789,6 +2223,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1800,6 +2240,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1809,6 +2255,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1820,6 +2272,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1829,6 +2287,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1840,6 +2304,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1871,6 +2341,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,6 +2440,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1963,6 +2461,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,6 +2478,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1983,6 +2493,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1994,6 +2510,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2003,6 +2525,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2014,6 +2542,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2023,6 +2557,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2034,6 +2574,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2061,6 +2607,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2128,6 +2680,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2139,6 +2697,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2148,6 +2712,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2159,6 +2729,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2168,6 +2744,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2179,6 +2761,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2188,6 +2776,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2199,6 +2793,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2222,6 +2822,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2315,6 +2921,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2326,6 +2938,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2335,6 +2953,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2346,6 +2970,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2355,6 +2985,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2366,6 +3002,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2375,6 +3017,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2386,6 +3034,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2409,6 +3063,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2442,6 +3102,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2453,6 +3119,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2462,6 +3134,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2473,6 +3151,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2482,6 +3166,12 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2491,6 +3181,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2500,6 +3196,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2511,6 +3213,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2520,6 +3228,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2531,6 +3245,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2551,6 +3271,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2602,6 +3328,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2613,6 +3345,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2622,6 +3360,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2633,6 +3377,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,6 +3392,12 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2651,6 +3407,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2660,6 +3422,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2671,6 +3439,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +3454,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,6 +3471,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2718,6 +3504,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2778,6 +3570,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,6 +3587,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3602,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2809,6 +3619,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2818,6 +3634,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2829,6 +3651,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2838,6 +3666,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,6 +3683,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +3730,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,6 +3786,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2951,6 +3803,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2960,6 +3818,12 @@ export interface operations {
             /** @description TEST_MODE_ONLY: a live SSO secret was sent */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2969,6 +3833,12 @@ export interface operations {
             /** @description NOT_FOUND: `trip_id` names no test trip of yours */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2980,6 +3850,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3865,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2998,6 +3880,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3009,6 +3897,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,6 +3912,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3029,6 +3929,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,6 +3977,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +4024,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3123,6 +4041,12 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3132,6 +4056,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3143,6 +4073,12 @@ export interface operations {
                 headers: {
                     /** @description The methods this path serves */
                     Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3152,6 +4088,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3161,6 +4103,12 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3172,6 +4120,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3181,6 +4135,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3192,6 +4152,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
