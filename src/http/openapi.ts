@@ -183,31 +183,32 @@ export const readsBody = (route: DocumentedRoute) =>
 /**
  * Documents, on every route `scope` registers from now on, the error responses `sharedOf` derives
  * from it (a route with a body can be refused its size and media type, ...), a route's own entries
- * winning; and on each of its responses, the headers every answer of the scope may carry.
+ * winning; and the RateLimit headers of its answers, as its requests are authenticated.
  */
-export function documentSharedErrors(
-  scope: FastifyInstance,
-  sharedOf: (route: DocumentedRoute) => object,
-  everyAnswerHeaders: object,
-): void {
+export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
   scope.addHook('onRoute', (route) => {
     const response = { ...sharedOf(route), ...(route.schema?.response as object) };
-    route.schema = { ...route.schema, response: withHeaders(response, everyAnswerHeaders) };
+    route.schema = { ...route.schema, response: withRateLimitHeaders(response) };
   });
 }
 
-/** `responses` (a route's `response` schema) with `headers` added to each. */
-export function withHeaders<R extends Record<string, object>>(responses: R, headers: object): R {
+/** Statuses answered before a request is counted against its credential: without RateLimit headers. */
+const UNCOUNTED_STATUSES = new Set(['401', '421']);
+
+/** `responses` (a route's `response` schema) with the RateLimit headers on each a counted request may get. */
+export function withRateLimitHeaders<R extends Record<string, object>>(responses: R): R {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [
       status,
-      { ...response, headers: { ...(response as { headers?: object }).headers, ...headers } },
+      UNCOUNTED_STATUSES.has(status)
+        ? response
+        : { ...response, headers: { ...(response as { headers?: object }).headers, ...RATE_LIMIT_HEADERS } },
     ]),
   ) as R;
 }
 
 /** RateLimit-Limit, -Remaining and -Reset: on every answer to a request counted against a credential's budget. */
-export const rateLimitHeaders = {
+const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': { type: 'integer' as const, description: 'Requests the budget allows per window' },
   'RateLimit-Remaining': { type: 'integer' as const, description: 'Requests left in this window' },
   'RateLimit-Reset': { type: 'integer' as const, description: 'Seconds until the window resets' },

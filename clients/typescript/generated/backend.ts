@@ -217,12 +217,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key error_description="<what to check>"` */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -462,12 +456,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key error_description="<what to check>"` */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

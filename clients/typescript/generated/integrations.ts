@@ -710,12 +710,6 @@ export interface operations {
                 headers: {
                     /** @description `X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -892,12 +886,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1104,12 +1092,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1318,12 +1300,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1497,12 +1473,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,12 +1698,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,12 +1920,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2208,12 +2166,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2478,12 +2430,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2697,12 +2643,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2938,12 +2878,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3119,12 +3053,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3345,12 +3273,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,12 +3509,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3803,12 +3719,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4041,12 +3951,6 @@ export interface operations {
                 headers: {
                     /** @description `Api-Key`: the scheme `Authorization` takes here */
                     "WWW-Authenticate"?: string;
-                    /** @description Requests the budget allows per window */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in this window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets */
-                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -12,7 +12,7 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
-import { namedExamples, rateLimitHeaders, retryAfterHeader, withHeaders } from '../openapi.js';
+import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { City, Country } from '../shapes/geo.js';
@@ -117,10 +117,10 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CountryQuery,
-        response: withHeaders(
-          { ...listingResponses(PagedList(Country)), ...errorResponses('countries:read') },
-          rateLimitHeaders,
-        ),
+        response: withRateLimitHeaders({
+          ...listingResponses(PagedList(Country)),
+          ...errorResponses('countries:read'),
+        }),
       },
     },
     (request, reply) => serveCountries(context, request, request.query, reply, 'backend', (list) => list),
@@ -136,10 +136,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CityQuery,
-        response: withHeaders(
-          { ...listingResponses(PagedList(City)), ...errorResponses('cities:read') },
-          rateLimitHeaders,
-        ),
+        response: withRateLimitHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
       },
     },
     (request, reply) => serveCities(context, request, request.query, reply, 'backend', (list) => list),

@@ -9,7 +9,7 @@ import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import { createHostApp, type HostApp } from '../host.js';
-import { documentSharedErrors, rateLimitHeaders } from '../openapi.js';
+import { documentSharedErrors } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { envelopeErrorResponses, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
@@ -72,7 +72,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   await app.register(
     async (api) => {
       // Every resource route documents the errors it can answer.
-      documentSharedErrors(api, envelopeErrorResponses, rateLimitHeaders);
+      documentSharedErrors(api, envelopeErrorResponses);
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticate);

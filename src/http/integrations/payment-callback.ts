@@ -20,7 +20,7 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { type ErrorRenderer, reportedError } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { EXAMPLE_UUID, namedExamples, rateLimitHeaders, retryAfterHeader, withHeaders } from '../openapi.js';
+import { EXAMPLE_UUID, namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
@@ -313,41 +313,38 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           'gateway, amount, currency.',
         security: [{ PartnerApiKey: [] }],
         body: NotificationBody,
-        response: withHeaders(
-          {
-            200: Accepted,
-            400: errorResponse(
-              400,
-              '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
+        response: withRateLimitHeaders({
+          200: Accepted,
+          400: errorResponse(
+            400,
+            '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
+          ),
+          401: {
+            ...errorResponse(
+              401,
+              '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+                'with an `error_description` saying what to check',
             ),
-            401: {
-              ...errorResponse(
-                401,
-                '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
-                  'with an `error_description` saying what to check',
-              ),
-              headers: challengeHeader(
-                '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
-              ),
-            },
-            403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
-            404: errorResponse(404, '`Invoice not found`'),
-            413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
-            429: {
-              ...errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
-              headers: retryAfterHeader,
-            },
-            503: {
-              ...errorResponse(
-                503,
-                '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
-                  'was stored; retry the same notification after `Retry-After` seconds',
-              ),
-              headers: retryAfterHeader,
-            },
+            headers: challengeHeader(
+              '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
+            ),
           },
-          rateLimitHeaders,
-        ),
+          403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
+          404: errorResponse(404, '`Invoice not found`'),
+          413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
+          429: {
+            ...errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+            headers: retryAfterHeader,
+          },
+          503: {
+            ...errorResponse(
+              503,
+              '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
+                'was stored; retry the same notification after `Retry-After` seconds',
+            ),
+            headers: retryAfterHeader,
+          },
+        }),
       },
     },
     async (request, reply) => {
