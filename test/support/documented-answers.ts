@@ -22,6 +22,15 @@ const compiled = new Map<string, Promise<OpenAPIBackend>>();
 export function compileDocument(text: string): Promise<OpenAPIBackend> {
   let api = compiled.get(text);
   if (!api) {
+    // One Ajv for each set of options the library asks for (headers coerce their text): an Ajv
+    // made for each operation it compiles would cost more than the checks.
+    const ajvs = new Map<string, Ajv2020>();
+    const ajvFor = (options: object) => {
+      const key = JSON.stringify(options);
+      let ajv = ajvs.get(key);
+      if (!ajv) ajvs.set(key, (ajv = new Ajv2020({ ...options, strict: false, allErrors: true })));
+      return ajv;
+    };
     const backend = new OpenAPIBackend({
       definition: JSON.parse(text),
       strict: true,
@@ -31,7 +40,7 @@ export function compileDocument(text: string): Promise<OpenAPIBackend> {
       // The hosts ignore a trailing slash, and their documents spell paths with one.
       ignoreTrailingSlashes: false,
       // OpenAPI 3.1 schemas are JSON Schema 2020-12 (`prefixItems`, `const`, type lists).
-      customizeAjv: (_ajv, options) => new Ajv2020({ ...options, strict: false, allErrors: true }),
+      customizeAjv: (_ajv, options) => ajvFor(options),
     });
     api = backend.init();
     compiled.set(text, api);
