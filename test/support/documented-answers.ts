@@ -27,8 +27,8 @@ export function compileDocument(text: string): Promise<OpenAPIBackend> {
     const ajvs = new Map<string, Ajv2020>();
     const ajvFor = (options: object) => {
       const key = JSON.stringify(options);
-      let ajv = ajvs.get(key);
-      if (!ajv) ajvs.set(key, (ajv = new Ajv2020({ ...options, strict: false, allErrors: true })));
+      const ajv = ajvs.get(key) ?? new Ajv2020({ ...options, strict: false, allErrors: true });
+      ajvs.set(key, ajv);
       return ajv;
     };
     const backend = new OpenAPIBackend({
