@@ -1,9 +1,11 @@
 // Every answer a test gets in process is checked against the OpenAPI document its host publishes:
 // the status must be documented for the operation, the Content-Type must be one of that status's
-// media types, and the JSON body and the documented headers must fit their schemas (checked by
-// openapi-backend, on Ajv's 2020-12 dialect, which OpenAPI 3.1 schemas use). A request outside
-// the document (pages, probes, an unknown path) is not checked.
+// media types, the JSON body and the documented headers must fit their schemas (checked by
+// openapi-backend, on Ajv's 2020-12 dialect, which OpenAPI 3.1 schemas use, with its formats), and
+// any header beyond those of every answer must be documented. A request outside the document
+// (pages, probes, an unknown path, a path that does not decode) is not checked.
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { OpenAPIBackend, type Operation } from 'openapi-backend';
 import type { ListenerName } from '../../src/config.js';
@@ -27,7 +29,7 @@ export function compileDocument(text: string): Promise<OpenAPIBackend> {
     const ajvs = new Map<string, Ajv2020>();
     const ajvFor = (options: object) => {
       const key = JSON.stringify(options);
-      const ajv = ajvs.get(key) ?? new Ajv2020({ ...options, strict: false, allErrors: true });
+      const ajv = ajvs.get(key) ?? ajvFormats.default(new Ajv2020({ ...options, strict: false, allErrors: true }));
       ajvs.set(key, ajv);
       return ajv;
     };
