@@ -48,7 +48,9 @@ module.exports = {
       name: 'core-not-outer-layers',
       severity: 'error',
       comment: 'The database layer, config, errors and caches are below the domains and the hosts.',
-      from: { path: '^src/(db/|config\\.ts|errors\\.ts|cache\\.ts|logger\\.ts|paths\\.ts|text\\.ts|languages\\.ts)' },
+      from: {
+        path: '^src/(db/|config\\.ts|errors\\.ts|cache\\.ts|logger\\.ts|tracing\\.ts|paths\\.ts|text\\.ts|languages\\.ts)',
+      },
       to: { path: [DOMAINS, '^src/http/', '^src/cli/', '^src/context\\.ts$', '^src/server\\.ts$'] },
     },
     {

@@ -1,6 +1,6 @@
-// `npm run screenshots`: the console's and the partner portal's pictures in docs/, made from a real
-// service with demo data on a fresh embedded database, in Debian's Chromium (CHROMIUM_PATH to use
-// another). The demo's history is spread over the last day by moving its timestamps, so the home
+// `npm run screenshots`: the console's, the partner portal's and the Arabic guide's pictures in
+// docs/, made from a real service with demo data on a fresh embedded database, in Debian's Chromium
+// (CHROMIUM_PATH to use another). The demo's history is spread over the last day by moving its timestamps, so the home
 // page's charts show a day's shape; everything else is made through the admin API, the callback
 // and the portal links, as in use.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -56,6 +56,9 @@ async function portalLink(secret: string, body: object): Promise<string> {
   return ((await response.json()) as { data: { portal_session: { url: string } } }).data.portal_session.url;
 }
 
+/** The widths the portal's and the guide's pictures are taken at. */
+const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 1100 } };
+
 /**
  * The portal's pages, live and test mode, in both languages at desktop and phone width:
  * docs/portal-<page>-<language>-<width>.png.
@@ -82,9 +85,8 @@ async function portalScreenshots(
     ['endpoint', '/endpoint', 'live'],
     ['test-invoice', '/test-invoice', 'test'],
   ];
-  const widths = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 1100 } };
   for (const language of ['en', 'ar']) {
-    for (const [width, viewport] of Object.entries(widths)) {
+    for (const [width, viewport] of Object.entries(WIDTHS)) {
       const context = await browser.newContext({ viewport });
       const page = await context.newPage();
       for (const mode of ['live', 'test'] as const) {
@@ -99,6 +101,19 @@ async function portalScreenshots(
       }
       await context.close();
     }
+  }
+}
+
+/** The partner guide in Arabic (`/docs/ar/` on the integrations host), right to left: docs/guide-ar-<width>.png. */
+async function arabicGuideScreenshots(browser: Browser) {
+  for (const [width, viewport] of Object.entries(WIDTHS)) {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    await page.goto(`${service.urls.integrations}/docs/ar/`);
+    const file = `guide-ar-${width}.png`;
+    await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
+    console.log(`docs/${file}`);
+    await context.close();
   }
 }
 
@@ -169,10 +184,15 @@ try {
       await notify(tenant.credentials.partner_api_key, { ...payload, amount: payload.amount.split('.')[0] });
     if (i % 4 === 1) await notify(tenant.credentials.partner_api_key, { ...payload, status: 'pending' });
   }
+  // The picture of a timeline: a request that failed once, then got through, then was paid.
+  const shown = await Promise.all(invoices.map(({ invoice }) => admin('GET', `/invoices/${invoice.id}`)));
+  const pictured = shown.find((item) => item.deliveries.length === 2 && item.events.length > 0) ?? shown[0];
   // Spread the demo over the last day: each invoice and everything that happened to it moves back
-  // by the same interval (the newest invoice stays now), invoices last as the shift is read from them.
-  const shift = sql.raw(`(select id, (row_number() over (order by created_at desc) - 1) * interval '97 minutes' as back
-    from invoices) as shifted`);
+  // by the same interval, invoices last as the shift is read from them. The pictured one stays
+  // now, as what its attempts sent (their webhook-timestamp, the body's created_at) says.
+  const shift =
+    sql.raw(`(select id, (row_number() over (order by id = '${pictured.invoice.id}' desc, created_at desc) - 1)
+    * interval '97 minutes' as back from invoices) as shifted`);
   await service.context.db.execute(
     sql`update payment_deliveries set attempted_at = attempted_at - shifted.back, next_retry_at = next_retry_at - shifted.back
           from ${shift} where shifted.id = payment_deliveries.invoice_id`,
@@ -188,10 +208,6 @@ try {
     sql`update invoices set created_at = invoices.created_at - shifted.back, updated_at = invoices.updated_at - shifted.back
           from ${shift} where shifted.id = invoices.id`,
   );
-  // The picture of a timeline: a request that failed once, then got through, then was paid.
-  const shown = await Promise.all(invoices.map(({ invoice }) => admin('GET', `/invoices/${invoice.id}`)));
-  const pictured = shown.find((item) => item.deliveries.length === 2 && item.events.length > 0) ?? shown[0];
-
   // Two named operators at work, for the audit page: the changes name each of them.
   const amina = await admin('POST', '/operators', { name: 'Amina Haddad', role: 'admin' });
   const yusuf = await admin('POST', '/operators', { name: 'Yusuf Karim', role: 'operator' });
@@ -230,6 +246,10 @@ try {
     for (const [url, file, width, height] of pictures) {
       await page.setViewportSize({ width, height });
       await page.goto(`${service.urls.admin}/console${url}`);
+      // An invoice's first attempt opened: what it sent beside what the partner answered.
+      for (const details of await page.locator('.event.attempt').first().locator('details').all()) {
+        await details.locator('summary').click();
+      }
       await page.screenshot({ path: path.join(projectRoot, 'docs', file) });
       console.log(`docs/${file}`);
     }
@@ -251,6 +271,7 @@ try {
         item.refused_notifications.length > 0,
     ) ?? shown.find((item) => item.invoice.tenant_id === tenants[0].tenant.id);
   await portalScreenshots(browser, tenants[0], portalPictured.invoice.id);
+  await arabicGuideScreenshots(browser);
   await browser.close();
 } finally {
   await partner.stop();

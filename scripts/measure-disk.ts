@@ -1,6 +1,7 @@
-// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with one payment
-// request attempt) and per 100,000 callbacks (each a stored event that pays its invoice), before
-// and after a prune; then what a partner's flood costs, 100,000 each of test invoices (with their
+// `npx tsx scripts/measure-disk.ts`: the disk taken per 100,000 invoices (each with every row its
+// creation through the admin API and its delivery write: the invoice, its payment request, the one
+// attempt and the operator's audit event) and per 100,000 callbacks (each a stored event that pays
+// its invoice), before and after a prune; then what a partner's flood costs, 100,000 each of test invoices (with their
 // attempt and payment request), pings and breaker events, before and after the prune that
 // retention makes of them. On the database the environment names (DATABASE_URL, else the embedded
 // one in DATA_DIR; use an empty one: the rows are written straight with SQL generate_series, and
@@ -13,9 +14,13 @@ import { prune, retentionRules } from '../src/maintenance/index.js';
 const ROWS = Number(process.env.ROWS ?? 100_000);
 const config = loadConfig();
 const database = await openDatabase(config);
-const sql = (text: string, values: unknown[] = []) => database.executeSql(text, values);
+// Statements over all the rows take longer than a request may: the request deadline is lifted.
+const sql = (text: string, values: unknown[] = []) => database.withoutDeadline(() => database.executeSql(text, values));
+const pruneAll = () => database.withoutDeadline(() => prune(database, retentionRules(config.retention)));
 
-const TABLES = ['invoices', 'payment_deliveries', 'payment_events'];
+/** What creating an invoice through the admin API and delivering its payment request write. */
+const INVOICE_TABLES = ['invoices', 'payment_requests', 'payment_deliveries', 'audit_events'];
+const TABLES = [...INVOICE_TABLES, 'payment_events'];
 /** The tables a flood fills: a test invoice's row, its attempt and its payment request, pings, breaker events. */
 const FLOOD_TABLES = [
   'invoices',
@@ -35,6 +40,15 @@ async function sizes(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.name as string, Number(row.bytes)]));
 }
 
+/**
+ * What an attempt of invoice `id` sent, as payment_deliveries keeps it: the URL, the timestamp and
+ * a body of paymentContext's fields and size (src/payments/delivery/deliver.ts).
+ */
+const SENT = `'https://partner.example/payments/requests', extract(epoch from now())::bigint,
+  '{"type":"payment.requested","invoice_id":"' || id || '","amount":"100.50","currency":"SAR","gateway":"tap",'
+    || '"trip_id":"' || gen_random_uuid() || '","notify_url":"https://partners.example.com/api/v1/payments/notify/",'
+    || '"created_at":"' || to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","livemode":true}'`;
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const delta = (after: Record<string, number>, before: Record<string, number>, tables: string[]) =>
   tables.reduce((sum, table) => sum + after[table] - before[table], 0);
@@ -48,18 +62,34 @@ try {
   ).rows;
   const empty = await sizes();
 
-  // Invoices, each with the one attempt a delivered payment request leaves (a reply body kept),
-  // made 100 days ago so that the prune takes the attempts.
+  // Invoices, each with its payment request done, the one attempt a delivered payment request
+  // leaves (what it sent and the start of the reply kept) and the operator's audit event as the
+  // admin API records it, made 100 days ago so that the prune takes the attempts (audit events are
+  // kept longer).
   await sql(
     `with made as (
        insert into invoices (tenant_id, amount, currency, status, payment_url, created_at, updated_at)
        select $1::uuid, (100 + n % 900)::numeric + 0.5, 'SAR', 'pending', 'https://pay.partner.example/session/' || md5(n::text),
               now() - interval '100 days', now() - interval '100 days'
          from generate_series(1, $2::int) n
-       returning id)
-     insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+       returning id, amount),
+     requested as (
+       insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
+       select id, $1::uuid, 'live', 1, 'done', now() - interval '100 days', now() - interval '100 days', 'delivered'
+         from made),
+     audited as (
+       insert into audit_events (occurred_at, actor, action, target_id, fields, status, address, request_id,
+                                 route, summary, target_type, target_label, changes)
+       select now() - interval '100 days', 'admin token', 'invoice.create', id::text, '{tenant_id,amount,currency}',
+              201, '10.0.0.1', 'req-' || md5(id::text), 'POST /admin/v1/invoices',
+              'Created invoice ' || left(id::text, 8) || ' (' || amount || ' SAR)', 'invoice',
+              left(id::text, 8) || ' (' || amount || ' SAR)', '[]'::jsonb
+         from made)
+     insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body,
+                                     request_url, webhook_timestamp, request_body)
      select id, 1, now() - interval '100 days', 200, 40 + (random() * 200)::int,
-            '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}'
+            '{"payment_url":"https://pay.partner.example/session/' || md5(id::text) || '"}',
+            ${SENT}
        from made`,
     [tenant.id, ROWS],
   );
@@ -82,17 +112,17 @@ try {
       where tenant_id = $1::uuid`,
     [tenant.id],
   );
-  await sql('vacuum analyze invoices, payment_events, payment_deliveries');
+  await sql(`vacuum analyze ${TABLES.join(', ')}`);
   const called = await sizes();
 
-  const deleted = await prune(database, retentionRules(config.retention));
+  const deleted = await pruneAll();
   // What autovacuum does after a prune: the space is free for new rows, the files keep their size.
   await sql('vacuum analyze payment_deliveries');
   const pruned = await sizes();
   await sql('vacuum full payment_deliveries');
   const compacted = await sizes();
 
-  const perInvoices = delta(invoiced, empty, ['invoices', 'payment_deliveries']);
+  const perInvoices = delta(invoiced, empty, INVOICE_TABLES);
   const perCallbacks = delta(called, invoiced, ['payment_events', 'invoices']);
   const figures = {
     database: config.databaseUrl ? 'postgres' : 'embedded',
@@ -107,9 +137,9 @@ try {
   console.log(JSON.stringify(figures, null, 2));
   console.log(
     [
-      `per ${ROWS} invoices (one attempt each): ${mib(perInvoices)} (invoices ${mib(invoiced.invoices - empty.invoices)}, attempts ${mib(invoiced.payment_deliveries - empty.payment_deliveries)})`,
+      `per ${ROWS} invoices (with their payment request, one attempt and audit event each): ${mib(perInvoices)} (${INVOICE_TABLES.map((table) => `${table} ${mib(invoiced[table] - empty[table])}`).join(', ')})`,
       `per ${ROWS} callbacks: ${mib(perCallbacks)} (events ${mib(called.payment_events - invoiced.payment_events)}, invoice updates ${mib(called.invoices - invoiced.invoices)})`,
-      `all three tables before the prune: ${mib(delta(called, empty, TABLES))}`,
+      `all ${TABLES.length} tables before the prune: ${mib(delta(called, empty, TABLES))}`,
       `after the prune (${deleted.payment_deliveries} attempts) and a vacuum: ${mib(delta(pruned, empty, TABLES))} on disk, the attempts' ${mib(pruned.payment_deliveries - compacted.payment_deliveries)} free for new rows`,
       `after VACUUM FULL: ${mib(delta(compacted, empty, TABLES))}`,
     ].join('\n'),
@@ -132,9 +162,11 @@ try {
          from generate_series(1, $2::int) n
        returning id),
      attempts as (
-       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body)
+       insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, response_body,
+                                       request_url, webhook_timestamp, request_body)
        select id, 1, now() - $3::interval, 200, 40 + (random() * 200)::int,
-              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}'
+              '{"payment_url":"https://sandbox.partner.example/session/' || md5(id::text) || '"}',
+              ${SENT}
          from made)
      insert into payment_requests (invoice_id, tenant_id, mode, attempt, state, due_at, enqueued_at, outcome)
      select id, $1::uuid, 'test', 1, 'done', now() - $3::interval, now() - $3::interval, 'delivered'
@@ -154,7 +186,7 @@ try {
     [tenant.id, ROWS, days(retention.breakerEventsDays)],
   );
   const flooded = await sizes();
-  const floodDeleted = await prune(database, retentionRules(retention));
+  const floodDeleted = await pruneAll();
   await sql(
     'vacuum analyze invoices, payment_requests, payment_deliveries, endpoint_pings, payment_endpoint_breaker_events',
   );

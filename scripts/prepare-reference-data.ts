@@ -348,9 +348,10 @@ Arabic names of the destinations travellers book most (the holy cities, the Gulf
 and the cities Arab travellers visit most), of capitals GeoNames has no Arabic name for, and of
 cities where the rule above chose a poor spelling. Each is the name Arabic-language sources use
 for the city itself (the title of its Arabic Wikipedia article and the spelling of Arab news
-agencies such as SPA, WAM and QNA), written from the reviewer's knowledge of that usage and checked
-by a second reading; no network source could be consulted while writing it. GeoNames ids are those
-of the cities500 dump above.
+agencies such as SPA, WAM and QNA). A line whose source is \`reviewed\` was written from the
+reviewer's knowledge of that usage and checked by a second reading, no network source at hand; one
+whose source is \`checked:\` was checked against the published Arabic text it names (an Arabic
+Wikipedia article, SPA, a Saudi newspaper). GeoNames ids are those of the cities500 dump above.
 
 ## countries.json
 

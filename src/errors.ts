@@ -10,6 +10,7 @@ export const ErrorCode = {
   TENANT_NOT_ALLOWED: 'TENANT_NOT_ALLOWED',
   NOT_FOUND: 'NOT_FOUND',
   CONFLICT: 'CONFLICT',
+  MISMATCH: 'MISMATCH',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   INVALID_JSON: 'INVALID_JSON',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -19,6 +20,7 @@ export const ErrorCode = {
   HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  BAD_GATEWAY: 'BAD_GATEWAY',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -32,6 +34,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   TENANT_NOT_ALLOWED: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  MISMATCH: 400,
   METHOD_NOT_ALLOWED: 405,
   INVALID_JSON: 400,
   PAYLOAD_TOO_LARGE: 413,
@@ -41,6 +44,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   REQUEST_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
+  BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
 };
 
@@ -53,6 +57,7 @@ export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   TENANT_NOT_ALLOWED: 'The tenant comes from the credential; do not send it in the path, query or body.',
   NOT_FOUND: 'Not found.',
   CONFLICT: 'Conflict.',
+  MISMATCH: 'A field does not match what the request names.',
   METHOD_NOT_ALLOWED: 'Method not allowed.',
   INVALID_JSON: 'Request body is not valid JSON.',
   PAYLOAD_TOO_LARGE: 'Request body is too large.',
@@ -62,6 +67,7 @@ export const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE: 'Request header fields are too large.',
   REQUEST_TIMEOUT: 'The request did not arrive in time.',
   INTERNAL_ERROR: 'Internal server error.',
+  BAD_GATEWAY: 'The host this request is relayed to cannot be reached.',
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable; retry shortly.',
 };
 
@@ -73,6 +79,9 @@ export interface FieldError {
 }
 
 export class AppError extends Error {
+  /** A field, so that Fastify may read (and set) it when a route's validator answers with this error. */
+  readonly statusCode: number;
+
   constructor(
     readonly code: ErrorCode,
     message: string = DEFAULT_MESSAGE[code],
@@ -82,10 +91,7 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
-  }
-
-  get statusCode(): number {
-    return HTTP_STATUS[this.code];
+    this.statusCode = HTTP_STATUS[code];
   }
 }
 
@@ -100,3 +106,13 @@ export function invalid(details: FieldError[]): AppError {
 
 export const invalidField = (field: string, message: string, location: FieldError['location'] = 'body') =>
   invalid([{ field, message, location }]);
+
+/** The message of a field that is not there, which renderers may say their own way (the callback's `Missing <field>`). */
+export const FIELD_REQUIRED = 'is required';
+
+export const missingField = (field: string, location: FieldError['location'] = 'body') =>
+  invalidField(field, FIELD_REQUIRED, location);
+
+/** A field that contradicts the object the request names (the invoice a payment callback reports on). */
+export const mismatch = (field: string, message: string) =>
+  new AppError(ErrorCode.MISMATCH, `${field}: ${message}`, [{ field, message, location: 'body' }]);

@@ -1,6 +1,7 @@
 // JSON log lines; secrets and key headers never reach them.
 import { type BaseLogger, type DestinationStream, pino, stdSerializers } from 'pino';
 import pretty from 'pino-pretty';
+import { activeSpanIds, tracingConfigured } from './tracing.js';
 
 /** What domain modules log with: any pino logger, Fastify's included. */
 export type Logger = Pick<BaseLogger, 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'>;
@@ -90,6 +91,8 @@ export function createLogger(level: string, destination?: DestinationStream) {
       serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // With tracing on, each line names the span it was written in; off, no mixin runs.
+      ...(tracingConfigured() ? { mixin: activeSpanIds } : {}),
     },
     destination,
   );

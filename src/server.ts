@@ -37,6 +37,7 @@ import {
 import { RateLimitStore, REDIS_COMMAND_TIMEOUT_MS } from './rate-limit-store.js';
 import { seedEmptyDatabase } from './seed.js';
 import { countUnopenableSecrets, keyFilePath, secretBoxFor } from './tenants/index.js';
+import { startTracing, stopTracing } from './tracing.js';
 
 /** Builds each host's app on a context; tests build only the hosts they need with these. */
 export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: FastifyBaseLogger) => Promise<HostApp>> =
@@ -289,8 +290,10 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   const retryPolicy = { ...DEFAULT_RETRY_POLICY, baseSeconds: config.paymentRetryBaseSeconds };
   const { config: listening, held } = await holdFreePorts(config);
   const releasePorts = () => Promise.all(Object.values(held).map((port) => port.release()));
+  // Before the hosts are built: @fastify/otel joins each as it is made.
+  await startTracing();
   const context = await openContext(listening, { logger }).catch(async (error) => {
-    await releasePorts();
+    await Promise.all([releasePorts(), stopTracing()]);
     throw error;
   });
   const apps: RunningService['apps'] = {};
@@ -306,6 +309,8 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
     await context.database.close();
     context.rateLimitStore?.redis.disconnect();
     await releasePorts();
+    // Last, so that the spans of everything above are exported.
+    await stopTracing();
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);

@@ -7,7 +7,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectRoot } from './paths.js';
 
-export const SERVICE_VERSION: string = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).version;
+const PACKAGE: { name: string; version: string } = JSON.parse(
+  readFileSync(path.join(projectRoot, 'package.json'), 'utf8'),
+);
+export const SERVICE_VERSION = PACKAGE.version;
+/** The service's name where it names itself (package.json's `name`): its traces' service.name by default. */
+export const SERVICE_NAME = PACKAGE.name;
 
 /** A commit as /healthz names it: 7 to 40 hex digits, or this. */
 export const UNKNOWN_COMMIT = 'unknown';

@@ -24,12 +24,9 @@ const server = createServer((req, res) => {
     if (req.method !== 'POST') return void res.end('ok');
     const { invoice_id, transaction_id, status, gateway } = JSON.parse(body);
     const lookup = { item: 0, tenant: tenantId, invoice_id, mode: 'live', transaction_id, status, gateway };
-    const [read] = await connections.query<{ known: boolean }>(READ_STATEMENT, [JSON.stringify([lookup])]);
+    const [read] = await connections.run(READ_STATEMENT, [JSON.stringify([lookup])]);
     const notification = { ...lookup, moves, payload: body, request_id: String(requests++) };
-    const [row] =
-      !read || read.known
-        ? []
-        : await connections.query<{ stored: boolean }>(STORE_STATEMENT, [JSON.stringify([notification])]);
+    const [row] = !read || read.known ? [] : await connections.run(STORE_STATEMENT, [JSON.stringify([notification])]);
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.end(row?.stored ? '{"status":"success"}' : '{"status":"duplicate"}');
   });

@@ -207,10 +207,10 @@ function callbackScript(workDir: string, kind: 'unique' | 'duplicate'): string {
     ...(kind === 'unique'
       ? [
           '\\set txn random(1000000000, 9000000000000000)',
-          statementForOne(READ_STATEMENT, lookup),
-          statementForOne(STORE_STATEMENT, accepted),
+          statementForOne(READ_STATEMENT.text, lookup),
+          statementForOne(STORE_STATEMENT.text, accepted),
         ]
-      : [statementForOne(READ_STATEMENT, lookup)]),
+      : [statementForOne(READ_STATEMENT.text, lookup)]),
   ];
   const script = path.join(workDir, `callback-${kind}.sql`);
   writeFileSync(script, `${lines.join('\n')}\n`);

@@ -2,12 +2,17 @@
 // against the embedded server the service runs in DATA_DIR (embedded-server.ts). Everything above
 // this file sees `Database`.
 import { statfsSync } from 'node:fs';
-import type { ExtractTablesWithRelations } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { type ExtractTablesWithRelations, Param, SQL, StringChunk } from 'drizzle-orm';
+import type { PgTransaction } from 'drizzle-orm/pg-core';
+import {
+  drizzle as drizzlePostgres,
+  type PostgresJsDatabase,
+  type PostgresJsQueryResultHKT,
+} from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
+import { keepingActiveSpan, traceStatement } from '../tracing.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
@@ -16,8 +21,8 @@ import type { RunStatement } from './statements.js';
 import { postgresConnection } from './url.js';
 
 export type Schema = typeof schema;
-export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+export type Database = PostgresJsDatabase<Schema>;
+export type Transaction = PgTransaction<PostgresJsQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 /** postgres.js itself, as the handle configures it: money (numeric) stays text. */
@@ -33,9 +38,20 @@ export function readInOneSnapshot<T>(db: Database, read: (tx: Transaction) => Pr
   return db.transaction(read, { isolationLevel: 'repeatable read', accessMode: 'read only' });
 }
 
-/** Rows of `db.execute`: postgres.js returns them as an array. */
-export function rowsOf<T>(result: unknown): T[] {
-  return result as T[];
+/**
+ * Runs named statements (src/db/statements.ts) through Drizzle on `executor`: the database, or a
+ * Drizzle transaction, whose work they then join beside the builder's queries. Drizzle sends one
+ * parameter per placeholder, in order: each `$n` of the text becomes one, with the n-th value.
+ */
+export function runIn(executor: Executor): RunStatement {
+  return async (statement, params) => {
+    const pieces = statement.text.split(/\$(\d+)/);
+    const chunks = pieces.map((piece, index) =>
+      index % 2 === 0 ? new StringChunk(piece) : new Param(params[Number(piece) - 1]),
+    );
+    // The statement says what its rows are: the driver cannot.
+    return [...(await executor.execute(new SQL(chunks)))] as never[];
+  };
 }
 
 export interface DatabaseHandle {
@@ -101,8 +117,8 @@ export interface DedicatedConnections {
   size: number;
   /** The request deadline each statement is bounded by (DATABASE_REQUEST_TIMEOUT_MS). */
   deadlineMs: number;
-  /** The rows of one statement with $1.. parameters, kept prepared: Drizzle would build it again on every call. */
-  query<T>(text: string, values: unknown[]): Promise<T[]>;
+  /** Runs a named statement on one of them, kept prepared: Drizzle would build it again on every call. */
+  run: RunStatement;
 }
 
 /**
@@ -182,6 +198,7 @@ class QueryTracker {
  * connection of the pool would.
  */
 function abandonQuery(query: PromiseLike<unknown>, error: Error): void {
+  // postgres.js's own Query, whose state and settling its types do not declare.
   const internal = query as unknown as {
     state: unknown;
     cancelled: unknown;
@@ -224,7 +241,8 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
 }
 
 /**
- * The driver as Drizzle sees it: drizzle-orm/postgres-js calls `unsafe` for every statement
+ * postgres.js as Drizzle and named statements see it (on the pool, in a transaction, on dedicated
+ * connections): drizzle-orm/postgres-js calls `unsafe` for every statement
  * (chaining `.values()` when it wants rows as arrays), `begin` for a transaction on the pool,
  * `savepoint` for one inside a transaction, and sets its parsers on `options` once. Two things are
  * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
@@ -248,7 +266,8 @@ class DrizzleDriver {
 
   unsafe(text: string, parameters?: Parameters, options?: postgres.UnsafeQueryOptions) {
     if (this.abandoned()) throw ABANDONED_TRANSACTION;
-    const query = this.sql.unsafe(text, parameters, { ...options, prepare: true });
+    // Every statement passes here: with tracing on, each is a span of the work that sends it.
+    const query = traceStatement(text, this.sql.unsafe(text, parameters, { ...options, prepare: true }));
     return this.tracker ? this.tracker.trackQuery(query) : query;
   }
 
@@ -265,12 +284,16 @@ class DrizzleDriver {
     const transaction = new Promise<T>((resolve, reject) => {
       abandon = reject;
       (this.sql as Sql)
-        .begin(async (tx) => {
-          if (abandoned) throw ABANDONED_TRANSACTION;
-          const result = await task(new DrizzleDriver(tx, null, isAbandoned));
-          if (abandoned) throw ABANDONED_TRANSACTION;
-          return result;
-        })
+        // postgres.js calls the task when a connection is free, out of the caller's context: its
+        // statements stay in the caller's span.
+        .begin(
+          keepingActiveSpan(async (tx: TransactionSql) => {
+            if (abandoned) throw ABANDONED_TRANSACTION;
+            const result = await task(new DrizzleDriver(tx, null, isAbandoned));
+            if (abandoned) throw ABANDONED_TRANSACTION;
+            return result;
+          }),
+        )
         .then(resolve as (value: unknown) => void, reject);
     });
     return tracker.track(transaction, (error) => {
@@ -387,9 +410,10 @@ async function openPostgres(
     throw new DatabaseUnavailableError(`cannot reach ${what}: ${reason}`);
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
-  // Drizzle types its client as postgres.js's own; DrizzleDriver has the part of it Drizzle uses.
+  // The one cast to the driver: Drizzle types its client as postgres.js's whole, and DrizzleDriver
+  // has the part of it Drizzle uses.
   const pool = new DrizzleDriver(client, inFlight);
-  const db = drizzlePostgres(pool as unknown as Sql, { schema }) as unknown as Database;
+  const db = drizzlePostgres(pool as unknown as Sql, { schema });
   const dedicated: Sql[] = [];
   let ending = false;
   // Named statements go through the driver Drizzle is given: prepared, counted, bounded by the deadline.
@@ -414,15 +438,7 @@ async function openPostgres(
       for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
       dedicated.push(connections);
       inFlight.size += count;
-      return {
-        size: count,
-        deadlineMs,
-        async query<T>(text: string, values: unknown[]) {
-          return (await inFlight.trackQuery(
-            connections.unsafe(text, values as Parameters, { prepare: true }),
-          )) as unknown as T[];
-        },
-      };
+      return { size: count, deadlineMs, run: runOn(new DrizzleDriver(connections, inFlight)) };
     },
     async listen(channel, onNotify, onListen) {
       // A connection of its own, listening again each time it closes until it succeeds: postgres.js's

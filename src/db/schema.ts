@@ -3,6 +3,7 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   customType,
   date,
@@ -351,6 +352,14 @@ export const paymentDeliveries = pgTable(
     error: text('error'),
     /** The start of the endpoint's reply body (RESPONSE_BODY_MAX_BYTES). */
     responseBody: text('response_body'),
+    /**
+     * What the attempt sent, for operators to read beside the reply: the URL, its
+     * `webhook-timestamp` (Unix seconds) and the body as signed. Null when nothing was sent, and for
+     * attempts recorded before these were kept.
+     */
+    requestUrl: text('request_url'),
+    webhookTimestamp: bigint('webhook_timestamp', { mode: 'number' }),
+    requestBody: text('request_body'),
     /** When the next attempt is due; null when this one was the last. */
     nextRetryAt: timestamp('next_retry_at', { withTimezone: true }),
   },
@@ -563,6 +572,11 @@ export const paymentRequests = pgTable(
     leaseUntil: timestamp('lease_until', { withTimezone: true }),
     /** `delivered`, `failed` or `skipped` once done. */
     outcome: text('outcome'),
+    /**
+     * The W3C trace context of the request that created the invoice, while tracing is on: every
+     * attempt's span is its child and sends it as `traceparent`, so retries and resends stay in its trace.
+     */
+    traceparent: text('traceparent'),
   },
   (table) => [
     // The take: each endpoint's waiting requests in due order, and each one's requests in flight.

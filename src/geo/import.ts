@@ -3,9 +3,9 @@
 // drivers. An upsert by country code / GeoNames id refreshes the reference fields only: `supported`,
 // `images` and attractions are the operators' and are never touched. Re-running changes nothing
 // when the files did not change (rows that are already equal are not even rewritten).
-import { sql } from 'drizzle-orm';
 import type { Caches } from '../cache.js';
-import { type Database, type Executor, rowsOf } from '../db/client.js';
+import { type Database, type Executor, runIn } from '../db/client.js';
+import { type Statement, statement } from '../db/statements.js';
 import { bumpGeoDataVersion } from './data-version.js';
 import { loadReferenceCities, loadReferenceCountries, type ReferenceCity } from './reference-data.js';
 
@@ -26,15 +26,49 @@ export interface ImportSummary {
   ms: number;
 }
 
+type UpsertCounts = Statement<[rows: string], { inserted: string; updated: string }>;
+
+/**
+ * An upsert of the JSON array $1 whose rows return `inserted`, counted: how many rows it inserted,
+ * and how many it updated. `xmax = 0` tells a fresh insert from an update of an existing row.
+ */
+const countedUpsert = (upsert: string): UpsertCounts =>
+  statement(`
+    with upserted as (${upsert} returning (xmax = 0) as inserted)
+    select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated from upserted`);
+
+const UPSERT_COUNTRIES = countedUpsert(`
+  insert into countries (code, name, name_ar, phone_code)
+  select code, name, name_ar, phone_code
+  from json_to_recordset($1::json) as r(code text, name text, name_ar text, phone_code text)
+  on conflict (code) do update
+    set name = excluded.name, name_ar = excluded.name_ar, phone_code = excluded.phone_code, updated_at = now()
+    where (countries.name, countries.name_ar, countries.phone_code)
+      is distinct from (excluded.name, excluded.name_ar, excluded.phone_code)`);
+
+const UPSERT_CITIES = countedUpsert(`
+  insert into cities (geonames_id, country_id, name, name_ar, longitude, latitude, capital, population)
+  select r.geonames_id, countries.id, r.name, r.name_ar, r.longitude, r.latitude, r.capital, r.population
+  from json_to_recordset($1::json) as r(
+    geonames_id integer, name text, name_ar text, country_code text,
+    longitude double precision, latitude double precision, capital text, population integer)
+  join countries on countries.code = r.country_code
+  on conflict (geonames_id) do update
+    set country_id = excluded.country_id, name = excluded.name, name_ar = excluded.name_ar,
+        longitude = excluded.longitude, latitude = excluded.latitude, capital = excluded.capital,
+        population = excluded.population, updated_at = now()
+    where (cities.country_id, cities.name, cities.name_ar, cities.longitude, cities.latitude, cities.capital, cities.population)
+      is distinct from
+      (excluded.country_id, excluded.name, excluded.name_ar, excluded.longitude, excluded.latitude, excluded.capital, excluded.population)`);
+
+const GEO_DATA_PRESENT = statement<[], { present: boolean }>('select exists (select 1 from countries) as present');
+
 async function countUpserts(
   tx: Executor,
-  statement: ReturnType<typeof sql>,
+  upsert: UpsertCounts,
+  rows: object[],
 ): Promise<{ inserted: number; updated: number }> {
-  const [row] = rowsOf<{ inserted: number | string; updated: number | string }>(
-    await tx.execute(sql`
-      with upserted as (${statement})
-      select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated from upserted`),
-  );
+  const [row] = await runIn(tx)(upsert, [JSON.stringify(rows)]);
   return { inserted: Number(row.inserted), updated: Number(row.updated) };
 }
 
@@ -48,24 +82,12 @@ export async function importReferenceData(db: Database, caches: Caches): Promise
       name_ar: country.nameAr,
       phone_code: country.phoneCode,
     }));
-    // `xmax = 0` tells a fresh insert from an update of an existing row.
-    const countries = await countUpserts(
-      tx,
-      sql`
-        insert into countries (code, name, name_ar, phone_code)
-        select code, name, name_ar, phone_code
-        from json_to_recordset(${JSON.stringify(countryRows)}::json) as r(code text, name text, name_ar text, phone_code text)
-        on conflict (code) do update
-          set name = excluded.name, name_ar = excluded.name_ar, phone_code = excluded.phone_code, updated_at = now()
-          where (countries.name, countries.name_ar, countries.phone_code)
-            is distinct from (excluded.name, excluded.name_ar, excluded.phone_code)
-        returning (xmax = 0) as inserted`,
-    );
+    const countries = await countUpserts(tx, UPSERT_COUNTRIES, countryRows);
 
     const cities = { inserted: 0, updated: 0 };
     for (let start = 0; start < referenceCities.length; start += CITY_BATCH_SIZE) {
       const batch = referenceCities.slice(start, start + CITY_BATCH_SIZE);
-      const counts = await countUpserts(tx, upsertCities(batch));
+      const counts = await countUpserts(tx, UPSERT_CITIES, cityRows(batch));
       cities.inserted += counts.inserted;
       cities.updated += counts.updated;
     }
@@ -82,8 +104,8 @@ export async function importReferenceData(db: Database, caches: Caches): Promise
   });
 }
 
-function upsertCities(batch: ReferenceCity[]) {
-  const rows = batch.map((city) => ({
+function cityRows(batch: ReferenceCity[]) {
+  return batch.map((city) => ({
     geonames_id: city.geonamesId,
     name: city.name,
     name_ar: city.nameAr,
@@ -93,25 +115,10 @@ function upsertCities(batch: ReferenceCity[]) {
     capital: city.capital,
     population: city.population,
   }));
-  return sql`
-    insert into cities (geonames_id, country_id, name, name_ar, longitude, latitude, capital, population)
-    select r.geonames_id, countries.id, r.name, r.name_ar, r.longitude, r.latitude, r.capital, r.population
-    from json_to_recordset(${JSON.stringify(rows)}::json) as r(
-      geonames_id integer, name text, name_ar text, country_code text,
-      longitude double precision, latitude double precision, capital text, population integer)
-    join countries on countries.code = r.country_code
-    on conflict (geonames_id) do update
-      set country_id = excluded.country_id, name = excluded.name, name_ar = excluded.name_ar,
-          longitude = excluded.longitude, latitude = excluded.latitude, capital = excluded.capital,
-          population = excluded.population, updated_at = now()
-      where (cities.country_id, cities.name, cities.name_ar, cities.longitude, cities.latitude, cities.capital, cities.population)
-        is distinct from
-        (excluded.country_id, excluded.name, excluded.name_ar, excluded.longitude, excluded.latitude, excluded.capital, excluded.population)
-    returning (xmax = 0) as inserted`;
 }
 
 /** Whether the countries table is empty: the first-start seeder imports only then. */
 export async function geoDataMissing(db: Executor): Promise<boolean> {
-  const rows = rowsOf<{ present: boolean }>(await db.execute(sql`select exists (select 1 from countries) as present`));
-  return !rows[0].present;
+  const [row] = await runIn(db)(GEO_DATA_PRESENT, []);
+  return !row.present;
 }

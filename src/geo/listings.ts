@@ -7,7 +7,7 @@
 // reads (at most a second old), so a cached order never outlives its data by more than that.
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import type { CacheOptions, Caches } from '../cache.js';
-import { type Executor, rowsOf } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { type CityRow, type CountryRow, cities, countries } from '../db/schema.js';
 import type { Language } from '../languages.js';
 
@@ -96,11 +96,10 @@ const ORDER_BY: Record<Language, SQL> = {
 
 /** The ordered ids of `table` under `where`. */
 async function loadOrder(db: Executor, table: PlaceTable, where: SQL, language: Language): Promise<OrderedIds> {
-  const [row] = rowsOf<{ ids: string | null }>(
-    await db.execute(
-      sql`select string_agg(id::text, ',' order by ${ORDER_BY[language]}) as ids from ${table} where ${where}`,
-    ),
-  );
+  const [row] = await db
+    .select({ ids: sql<string | null>`string_agg(id::text, ',' order by ${ORDER_BY[language]})` })
+    .from(table)
+    .where(where);
   return new OrderedIds(row.ids ?? '');
 }
 

@@ -4,7 +4,7 @@
 // knows Fastify's own error codes.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailability } from '../db/errors.js';
-import { AppError, ErrorCode, type FieldError, invalid } from '../errors.js';
+import { AppError, ErrorCode, FIELD_REQUIRED, type FieldError, invalid } from '../errors.js';
 
 type SchemaError = NonNullable<FastifyError['validation']>[number];
 
@@ -28,7 +28,7 @@ function fieldOf(error: SchemaError): string {
 
 function messageOf(error: SchemaError): string {
   const params = error.params as Record<string, unknown>;
-  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'required') return FIELD_REQUIRED;
   if (error.keyword === 'additionalProperties') return 'is not a known field';
   if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
     return `must be one of ${params.allowedValues.join(', ')}`;
@@ -89,7 +89,7 @@ export function reportedError(error: unknown, request: FastifyRequest, reply: Fa
   return appError;
 }
 
-/** How a host, or a part of one with its own body (the payment callback), says an AppError. */
+/** How a host, or a part of one with its own body (the payment callback), says an AppError in JSON. */
 export interface ErrorRenderer {
   /** The documented body of `error`; `thrown` is what was thrown (a schema failure keeps its keywords). */
   body(error: AppError, thrown?: unknown): unknown;
@@ -97,10 +97,34 @@ export interface ErrorRenderer {
   status?(error: AppError): number;
 }
 
-/** The one error handler of a scope: whatever is thrown, reported, then answered in the renderer's body. */
+/** A scope's whole answer to an AppError, when more than a JSON body is said: a page, a redirect, a recorded refusal. */
+export type ErrorAnswer = (
+  error: AppError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => FastifyReply | Promise<FastifyReply>;
+
+const SCOPE_ERRORS = Symbol('scopeErrors');
+type WithScopeErrors = { [SCOPE_ERRORS]?: ErrorRenderer | ErrorAnswer };
+
+/**
+ * The one error handler of a host: whatever is thrown, reported, then answered by the renderer of
+ * the scope that owns the route or the not-found handler (`renderScopeErrorsWith`), else the host's.
+ * Not-found handlers and refusals throw their AppError to it.
+ */
 export function renderErrorsWith(app: FastifyInstance, renderer: ErrorRenderer): void {
   app.setErrorHandler((error, request, reply) => {
+    const scopeErrors = (request.server as WithScopeErrors)[SCOPE_ERRORS] ?? renderer;
     const appError = reportedError(error, request, reply);
-    return reply.code(renderer.status?.(appError) ?? appError.statusCode).send(renderer.body(appError, error));
+    if (typeof scopeErrors === 'function') return scopeErrors(appError, request, reply);
+    return reply.code(scopeErrors.status?.(appError) ?? appError.statusCode).send(scopeErrors.body(appError, error));
   });
+}
+
+/**
+ * Errors of `scope` and of the scopes it registers are answered by `errors`, not the host's
+ * renderer: kept on the instance, which its children inherit, and read by the host's one handler.
+ */
+export function renderScopeErrorsWith(scope: FastifyInstance, errors: ErrorRenderer | ErrorAnswer): void {
+  (scope as WithScopeErrors)[SCOPE_ERRORS] = errors;
 }

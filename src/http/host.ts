@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { ListenerName } from '../config.js';
 import type { AppContext } from '../context.js';
+import { traceRequests } from '../tracing.js';
 import { type ErrorRenderer, renderErrorsWith } from './errors.js';
 import { everyAnswerHeaders, requestId } from './host/answer-headers.js';
 import {
@@ -23,6 +24,7 @@ import { capConnections, fastifyTrustProxy, serverWithTimeouts, warnOfIgnoredFor
 import { registerJsonBodyParser } from './json-body.js';
 
 export type { HostApp } from './host/host-app.js';
+export { UNTRACED } from './host/probes.js';
 
 /** Request bodies larger than this are refused with 413. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -58,8 +60,11 @@ export function createHostApp(context: AppContext, options: HostOptions): HostAp
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // One error handler per scope, ever: a second one is an error at start, not a warning (FSTWRN004).
+    allowErrorHandlerOverride: false,
     trustProxy: fastifyTrustProxy(config.trustProxy),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  traceRequests(app);
   app.decorate('listener', options.listener);
   app.decorateRequest('audience', '');
 

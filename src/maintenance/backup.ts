@@ -19,6 +19,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DatabaseHandle, TransactionSql } from '../db/client.js';
+import { statement } from '../db/statements.js';
 import { migrationsDir } from '../paths.js';
 
 export const BACKUP_FORMAT = 'partner-integrations-backup';
@@ -244,11 +245,13 @@ function parseLine<T>(line: string | null, what: string): T {
 
 /** Whether the database has never been migrated: the only kind a backup is restored into. */
 export async function isEmptyDatabase(handle: DatabaseHandle): Promise<boolean> {
-  const { rows } = await handle.executeSql(
-    "select to_regclass('drizzle.__drizzle_migrations') is not null as migrated, to_regclass('public.tenants') is not null as tables",
-  );
-  return !rows[0].migrated && !rows[0].tables;
+  const [schema] = await handle.run(SCHEMA_PRESENT, []);
+  return !schema.migrated && !schema.tables;
 }
+
+const SCHEMA_PRESENT = statement<[], { migrated: boolean; tables: boolean }>(
+  "select to_regclass('drizzle.__drizzle_migrations') is not null as migrated, to_regclass('public.tenants') is not null as tables",
+);
 
 /**
  * Restores a backup from `input` into an empty database. `prepare` creates this release's schema

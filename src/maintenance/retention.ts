@@ -8,6 +8,7 @@
 // releasePaymentRequests).
 import { type Config, PRUNE_INTERVAL_MINUTES } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
+import { tenants } from '../db/schema.js';
 import { type RunStatement, statement } from '../db/statements.js';
 import { REFUSALS_KEPT_PER_TENANT, releasePaymentRequests } from '../payments/index.js';
 
@@ -96,12 +97,14 @@ async function deleteBatch(
   const { held } = rule;
   const picked = `select ${held ? 'id' : 'ctid'} from ${table} where ${where} limit ${BATCH_ROWS} for update skip locked`;
   if (!held) {
-    const { rows } = await handle.executeSql<{ count: number }>(
-      `with gone as (delete from ${table} where ctid in (${picked}) returning 1)
-       select count(*)::int as count from gone`,
+    const [{ count }] = await handle.run(
+      statement<unknown[], { count: number }>(
+        `with gone as (delete from ${table} where ctid in (${picked}) returning 1)
+         select count(*)::int as count from gone`,
+      ),
       values,
     );
-    return { picked: rows[0].count, gone: rows[0].count };
+    return { picked: count, gone: count };
   }
   return handle.transact(async (run) => {
     const rows = await run(statement<unknown[], { id: string }>(picked), values);
@@ -138,8 +141,7 @@ async function pruneRule(handle: DatabaseHandle, rule: RetentionRule, now: Date)
   if (rule.maxAgeHours > 0) {
     const cutoff = new Date(now.getTime() - rule.maxAgeHours * 3600_000).toISOString();
     if (rule.byTenant) {
-      const { rows: tenants } = await handle.executeSql<{ id: string }>('select id from tenants');
-      for (const tenant of tenants)
+      for (const tenant of await handle.db.select({ id: tenants.id }).from(tenants))
         deleted += await deleteBatches(handle, rule, `tenant_id = $1 and ${column} < $2::timestamptz`, [
           tenant.id,
           cutoff,
@@ -150,10 +152,12 @@ async function pruneRule(handle: DatabaseHandle, rule: RetentionRule, now: Date)
   }
   if (rule.keepNewestPerTenant) {
     // Each tenant past the cap, with the time of its first row beyond it, through the tenant index.
-    const { rows: crowded } = await handle.executeSql(
-      `select tenants.id as tenant_id, cutoff.at::text as at from tenants cross join lateral (
-         select ${column} as at from ${quoted(rule.table)} where tenant_id = tenants.id
-         order by ${column} desc, id desc offset $1 limit 1) cutoff`,
+    const crowded = await handle.run(
+      statement<[keep: number], { tenant_id: string; at: string }>(
+        `select tenants.id as tenant_id, cutoff.at::text as at from tenants cross join lateral (
+           select ${column} as at from ${quoted(rule.table)} where tenant_id = tenants.id
+           order by ${column} desc, id desc offset $1 limit 1) cutoff`,
+      ),
       [rule.keepNewestPerTenant],
     );
     for (const row of crowded)

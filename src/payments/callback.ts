@@ -1,49 +1,54 @@
 // The payment callback's rule (spec 4.6, 7.3; DECISIONS §4), without HTTP: every check once, in
 // DECISIONS §4's order, the first failure answering. Step 1, the key, is the host's authenticator
-// (resolvePartnerApiKey, before the body is read); steps 2 to 10 are processNotification. The
+// (resolvePartnerApiKey, before the body is read); steps 2 and 3 are the body's schema, checked
+// by notificationBodyRefusal (the route's validator); steps 4 to 10 are processNotification. The
 // database reads what the checks need and stores what they accepted (notification-store.ts,
 // migrations/0017_…): it decides nothing but what only it can, the row lock, one event per tuple,
 // and picking under the lock the move planned here for the state it finds (forward only, a second
-// payment flagged). Results say why, the integrations host says it in HTTP.
+// payment flagged). A refusal is an AppError; the integrations host says it in the callback's words.
 import { sqlState } from '../db/errors.js';
+import { AppError, ErrorCode, mismatch } from '../errors.js';
 import type { Mode, TenantRow } from '../tenants/index.js';
 import { isUuid } from '../text.js';
 import type { TripStatus } from '../trips/index.js';
 import {
   amountMatches,
-  type BodyRejection,
   INVOICE_STATUSES,
   type InvoiceStatus,
   type NotAppliedReason,
-  parseNotification,
+  type PaymentNotification,
   planTransition,
 } from './notification.js';
 import type { InvoiceState, NotificationStore, PlannedMove, StoreOutcome } from './notification-store.js';
 
-/** Why a notification was refused: the first failing check, in the order of DECISIONS §4. */
-export type CallbackRejection =
-  | BodyRejection
-  | { reason: 'invoice_not_found' }
-  | { reason: 'forbidden' }
-  | { reason: 'gateway_mismatch' }
-  | { reason: 'amount_mismatch' }
-  | { reason: 'currency_mismatch' };
+/** An accepted notification; `notAppliedReason`: stored and answered success, but the invoice did not move, and why. */
+export interface CallbackResult {
+  accepted: 'success' | 'duplicate';
+  notAppliedReason?: NotAppliedReason;
+}
 
-export type CallbackResult =
-  /** `notAppliedReason`: stored and answered success, but the invoice did not move, and why. */
-  | { accepted: 'success' | 'duplicate'; rejected?: undefined; notAppliedReason?: NotAppliedReason }
-  | { accepted?: undefined; rejected: CallbackRejection; notAppliedReason?: undefined };
-
-const rejected = (rejection: CallbackRejection): CallbackResult => ({ rejected: rejection });
 const DUPLICATE: CallbackResult = { accepted: 'duplicate' };
 const SUCCESS: CallbackResult = { accepted: 'success' };
+
+/** Each refusal of steps 4 to 8, in their order. */
+export const CALLBACK_REFUSALS = {
+  invoiceNotFound: () =>
+    new AppError(ErrorCode.NOT_FOUND, 'Invoice not found.', [
+      { field: 'invoice_id', message: 'names no invoice of this key', location: 'body' },
+    ]),
+  forbidden: () => new AppError(ErrorCode.FORBIDDEN, 'The invoice is not yours.'),
+  gatewayMismatch: () => mismatch('gateway', "is not the tenant's gateway"),
+  amountMismatch: () => mismatch('amount', "is not the invoice's amount"),
+  currencyMismatch: () => mismatch('currency', "is not the invoice's currency"),
+};
+const refused = CALLBACK_REFUSALS;
 
 interface ReceivedNotification {
   tenant: TenantRow;
   /** The key's mode: only invoices of this mode exist for it. */
   mode: Mode;
-  /** The body parsed with lossless numbers (src/http/json-body.ts), or undefined when there is none. */
-  body: unknown;
+  /** What the body carries, once checked (notificationBodyRefusal). */
+  notification: PaymentNotification;
   /** The body as JSON text with every number's digits as sent: what is stored as the payload. */
   payloadJson: string;
   requestId: string;
@@ -81,29 +86,26 @@ const KNOWN_MOVES = new Map(
   ['paid', 'failed', 'cancelled', 'refunded'].map((status) => [status, plannedMoves(status)]),
 );
 
-/** Steps 2 to 10 for an authenticated partner. */
+/** Steps 4 to 10 for an authenticated partner: the result, or the AppError of the first failing check. */
 export async function processNotification(
   store: NotificationStore,
   received: ReceivedNotification,
 ): Promise<CallbackResult> {
   const { tenant, mode } = received;
-  // Steps 2 and 3: a JSON object, then each required field present and of its type, in order.
-  const parsed = parseNotification(received.body);
-  if (!parsed.ok) return rejected(parsed.rejection);
-  const { invoiceId, transactionId, status, amountText, currency, gateway } = parsed.notification;
+  const { invoiceId, transactionId, status, amountText, currency, gateway } = received.notification;
   // Step 4: an invoice with this id, in the key's mode.
-  if (!isUuid(invoiceId)) return rejected({ reason: 'invoice_not_found' });
+  if (!isUuid(invoiceId)) throw refused.invoiceNotFound();
   const lookup = { tenant: tenant.id, invoice_id: invoiceId, mode, transaction_id: transactionId, status, gateway };
   const invoice = await store.read(lookup);
-  if (!invoice) return rejected({ reason: 'invoice_not_found' });
+  if (!invoice) throw refused.invoiceNotFound();
   // Step 5: the caller's own invoice.
-  if (invoice.tenant_id !== tenant.id) return rejected({ reason: 'forbidden' });
+  if (invoice.tenant_id !== tenant.id) throw refused.forbidden();
   // Step 6: the tenant's gateway.
-  if (gateway !== tenant.gateway) return rejected({ reason: 'gateway_mismatch' });
+  if (gateway !== tenant.gateway) throw refused.gatewayMismatch();
   // Step 7: the invoice's amount, as exact decimals.
-  if (!amountMatches(amountText, invoice.amount)) return rejected({ reason: 'amount_mismatch' });
+  if (!amountMatches(amountText, invoice.amount)) throw refused.amountMismatch();
   // Step 8: the invoice's currency, exactly.
-  if (currency !== invoice.currency) return rejected({ reason: 'currency_mismatch' });
+  if (currency !== invoice.currency) throw refused.currencyMismatch();
   // Step 9: a tuple this tenant sent before.
   if (invoice.known) return DUPLICATE;
   // Step 10: stored, with the move of invoice and trip planned for the state the statement finds.
@@ -119,10 +121,13 @@ export async function processNotification(
     // A payload PostgreSQL's jsonb cannot hold (say 1e999999 in an extra field), refused where it
     // would be stored.
     if (!sqlState(error)?.startsWith('22')) throw error;
-    return rejected({ reason: 'invalid_json' });
+    throw new AppError(ErrorCode.INVALID_JSON);
   }
   // The unique index found the tuple stored since it was read (a race), or the invoice went since.
-  if (!outcome.stored) return outcome.why === 'stored_before' ? DUPLICATE : rejected({ reason: 'invoice_not_found' });
+  if (!outcome.stored) {
+    if (outcome.why === 'stored_before') return DUPLICATE;
+    throw refused.invoiceNotFound();
+  }
   return outcome.notAppliedReason === null
     ? SUCCESS
     : { accepted: 'success', notAppliedReason: outcome.notAppliedReason };

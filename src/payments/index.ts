@@ -1,11 +1,6 @@
 // Invoices, the payment callback and the outbound payment request: what the rest of the service may use of this domain.
 export { ATTEMPT_OUTCOMES, hourlyPaymentActivity, NOTIFICATION_OUTCOMES } from './activity.js';
-export {
-  type CallbackRejection,
-  type CallbackResult,
-  plannedMoves,
-  processNotification,
-} from './callback.js';
+export { CALLBACK_REFUSALS, type CallbackResult, plannedMoves, processNotification } from './callback.js';
 export { type BreakerEventRow, type BreakerRow, endpointBreaker, failingEndpoints } from './delivery/breaker.js';
 export {
   type AttemptReport,
@@ -13,6 +8,7 @@ export {
   type DeliveryDependencies,
   deliver,
   paymentContext,
+  paymentMessageId,
   RESPONSE_BODY_MAX_BYTES,
 } from './delivery/deliver.js';
 export { PaymentRequests } from './delivery/requests.js';
@@ -39,12 +35,17 @@ export {
   searchInvoices,
 } from './invoices.js';
 export {
+  BODY_REFUSALS,
   INVOICE_STATUSES,
   type InvoiceStatus,
   NOT_APPLIED_NOTES,
   NOT_APPLIED_REASONS,
   type NotAppliedReason,
+  NotificationBody,
   namedInvoiceId,
+  notificationBodyRefusal,
+  parseNotification,
+  readNotification,
   storedNotAppliedReason,
 } from './notification.js';
 export {

@@ -5,6 +5,7 @@
 // insert and one update for all. What to answer is decided in callback.ts, never here.
 import type { DatabaseHandle, DedicatedConnections } from '../db/client.js';
 import { answerEach, GroupCommit, itemsJson, type Waiting } from '../db/group-commit.js';
+import { statement } from '../db/statements.js';
 import type { Mode } from '../tenants/index.js';
 import type { TripStatus } from '../trips/index.js';
 import type { InvoiceStatus, NotAppliedReason } from './notification.js';
@@ -70,8 +71,13 @@ const INVOICE_GONE: StoreOutcome = { stored: false, why: 'invoice_gone' };
 const STORED_BEFORE: StoreOutcome = { stored: false, why: 'stored_before' };
 
 /** Each statement takes its group as a jsonb array of objects with these fields and an `item` index. */
-export const READ_STATEMENT = 'select * from payment_notification_invoices($1::jsonb)';
-export const STORE_STATEMENT = 'select * from store_payment_notifications($1::jsonb)';
+export const READ_STATEMENT = statement<[items: string], InvoiceRead & { item: number }>(
+  'select * from payment_notification_invoices($1::jsonb)',
+);
+export const STORE_STATEMENT = statement<
+  [items: string],
+  { item: number; stored: boolean; not_applied_reason: NotAppliedReason | null }
+>('select * from store_payment_notifications($1::jsonb)');
 
 /** Notifications in one statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_BATCH = 32;
@@ -115,7 +121,7 @@ export class NotificationStore {
   private async sendRead(group: Reading[]): Promise<void> {
     let rows: (InvoiceRead & { item: number })[];
     try {
-      rows = await this.connections.query(READ_STATEMENT, [itemsJson(group)]);
+      rows = await this.connections.run(READ_STATEMENT, [itemsJson(group)]);
     } catch (error) {
       for (const each of group) each.reject(error);
       return;
@@ -139,11 +145,7 @@ export class NotificationStore {
   /** One statement for `set`; a notification that fails it (a payload jsonb cannot hold, a deadlock between trips) is stored alone. */
   private storeSet(set: Storing[]): Promise<void> {
     return answerEach(set, async (group) => {
-      const rows = await this.connections.query<{
-        item: number;
-        stored: boolean;
-        not_applied_reason: NotAppliedReason | null;
-      }>(STORE_STATEMENT, [itemsJson(group)]);
+      const rows = await this.connections.run(STORE_STATEMENT, [itemsJson(group)]);
       const outcomes = new Array<StoreOutcome>(group.length).fill(INVOICE_GONE);
       for (const { item, stored, not_applied_reason } of rows) {
         outcomes[item] = stored ? { stored, notAppliedReason: not_applied_reason } : STORED_BEFORE;

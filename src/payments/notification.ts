@@ -1,8 +1,11 @@
 /**
- * The pure checks of the payment callback (DECISIONS §4): the body's shape (steps 2 and 3), the
+ * The pure checks of the payment callback (DECISIONS §4): the body's schema (steps 2 and 3), the
  * amount comparison (step 7) and the forward-only status transition. callback.ts runs them, in order.
  */
+import { Kind, type Static, type TSchema, Type, TypeRegistry } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
+import { AppError, ErrorCode, invalidField, missingField } from '../errors.js';
 import { hasUnstorableCharacters, isUuid, unacceptableString } from '../text.js';
 import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './money.js';
 
@@ -12,15 +15,54 @@ import { decimalEquals, formatAmount, parseDecimal, parseJsonNumber } from './mo
  */
 const FIELD_MAX_CHARACTERS = 255;
 
-/** Whether a string field is short enough and storable as sent (two ids never stored as one). */
-function isStorableField(text: string): boolean {
-  return text.length <= FIELD_MAX_CHARACTERS && !hasUnstorableCharacters(text);
-}
+/** A JSON number as the callback's parser reads it (src/http/json-body.ts): a LosslessNumber, documented as a number. */
+const LOSSLESS_NUMBER = 'LosslessNumber';
+TypeRegistry.Set(LOSSLESS_NUMBER, (_schema, value) => isLosslessNumber(value));
+const JsonNumber = Type.Unsafe<LosslessNumber>({ [Kind]: LOSSLESS_NUMBER, type: 'number' });
 
-/** Required fields in the order they are checked; the first failure answers. */
-export const REQUIRED_FIELDS = ['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway'] as const;
+const Text = (description: string) => Type.String({ maxLength: FIELD_MAX_CHARACTERS, description });
 
-type NotificationField = (typeof REQUIRED_FIELDS)[number];
+/**
+ * The callback's body (DECISIONS §4): what the route documents and what notificationBodyRefusal
+ * checks, field by field in this order. Strings are counted in UTF-16 units, as in JavaScript.
+ */
+export const NotificationBody = Type.Object(
+  {
+    invoice_id: Text('The invoice this payment is for: its id, a UUID (anything else is `Invoice not found`)'),
+    transaction_id: Text('Partner transaction reference or gateway transaction id; stable across retries'),
+    status: Text('`paid`, `failed`, `cancelled` or `refunded`; other values are stored without a transition'),
+    amount: Type.Union([Type.String({ maxLength: FIELD_MAX_CHARACTERS }), JsonNumber], {
+      description: 'Must equal the invoice amount as an exact decimal (`"100.1"`, `100.10` and `"100.10"` are equal)',
+    }),
+    currency: Text('Must equal the invoice currency exactly'),
+    gateway: Text("Must equal the tenant's configured gateway"),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Each field in this order is checked for presence (absent, null or `""` is `Missing <field>`), then ' +
+      'type (`Invalid <field>`). Extra fields (e.g. a nested object of gateway data) are stored with the ' +
+      'event and otherwise ignored.',
+    examples: [
+      {
+        invoice_id: '3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a',
+        transaction_id: 'chg_TS02A5720231433Qs1w0809820',
+        status: 'paid',
+        amount: '100.00',
+        currency: 'SAR',
+        gateway: 'tap',
+      },
+    ],
+  },
+);
+export type NotificationBody = Static<typeof NotificationBody>;
+
+/** The body's fields in the order they are checked; the first failure answers. */
+export const REQUIRED_FIELDS = Object.keys(NotificationBody.properties) as (keyof NotificationBody)[];
+const FIELD_CHECKS = REQUIRED_FIELDS.map((field) => ({
+  field,
+  check: TypeCompiler.Compile(NotificationBody.properties[field] as TSchema),
+}));
 
 export interface PaymentNotification {
   invoiceId: string;
@@ -32,63 +74,65 @@ export interface PaymentNotification {
   gateway: string;
 }
 
-/** Why a body is not a notification: the first failing check of steps 2 and 3. */
-export type BodyRejection =
-  | { reason: 'invalid_json' }
-  | { reason: 'missing_field'; field: NotificationField }
-  | { reason: 'invalid_field'; field: NotificationField };
-
-type ParsedNotification = { ok: true; notification: PaymentNotification } | { ok: false; rejection: BodyRejection };
+/** Each refusal of steps 2 and 3. */
+export const BODY_REFUSALS = {
+  invalidJson: () => new AppError(ErrorCode.INVALID_JSON),
+  missing: (field: string) => missingField(field),
+  invalid: (field: string) => invalidField(field, 'is not of its type'),
+};
 
 /**
- * Reads a callback body parsed with `config: { losslessJsonNumbers: true }` (src/http/json-body.ts).
+ * Steps 2 and 3 of DECISIONS §4 for a body parsed with `config: { losslessJsonNumbers: true }`
+ * (src/http/json-body.ts): the refusal of the first failing check, or null for a NotificationBody.
  *
- * Each field in turn, in REQUIRED_FIELDS order, is checked for presence then type, so
+ * Each field of NotificationBody in turn is checked for presence then against its schema, so
  * `{"invoice_id": 5}` answers `Invalid invoice_id` before anything about the later fields.
  * "Missing" means absent, null or exactly "" (whitespace is present; it then fails as an unknown
- * invoice, status, currency or gateway, or as an amount mismatch). Every field is a string, except
- * `amount`, which may also be a JSON number. A string longer than FIELD_MAX_CHARACTERS, or with NUL
- * or an unpaired surrogate, is invalid. Extra fields are stored with the event and otherwise
- * ignored; a string among them (key or value, at any depth) that no request may carry (NUL, an
- * unpaired surrogate, over 4,096 characters: src/text.ts) makes the body invalid JSON, once the
- * fields have passed.
+ * invoice, status, currency or gateway, or as an amount mismatch). A string with NUL or an unpaired
+ * surrogate is invalid too. A string among the extra fields (key or value, at any depth) that no
+ * request may carry (NUL, an unpaired surrogate, over 4,096 characters: src/text.ts) makes the body
+ * invalid JSON, once the fields have passed.
  */
-export function parseNotification(body: unknown): ParsedNotification {
-  if (!isJsonObject(body)) return reject({ reason: 'invalid_json' });
-  for (const field of REQUIRED_FIELDS) {
+export function notificationBodyRefusal(body: unknown): AppError | null {
+  if (!isJsonObject(body)) return BODY_REFUSALS.invalidJson();
+  for (const { field, check } of FIELD_CHECKS) {
     const value = body[field];
-    if (value === undefined || value === null || value === '') return reject({ reason: 'missing_field', field });
-    if (field === 'amount' && typeof value === 'number') {
+    if (value === undefined || value === null || value === '') return BODY_REFUSALS.missing(field);
+    if (typeof value === 'number') {
       // A JS number has already lost the sent digits: the route was registered without the flag.
-      throw new TypeError('amount is a JS number: parse the callback body with losslessJsonNumbers');
+      throw new TypeError(`${field} is a JS number: parse the callback body with losslessJsonNumbers`);
     }
-    if (typeof value === 'string' ? !isStorableField(value) : !(field === 'amount' && isLosslessNumber(value))) {
-      return reject({ reason: 'invalid_field', field });
+    if (!check.Check(value) || (typeof value === 'string' && hasUnstorableCharacters(value))) {
+      return BODY_REFUSALS.invalid(field);
     }
   }
-  const extra = Object.entries(body).filter(([key]) => !(REQUIRED_FIELDS as readonly string[]).includes(key));
-  if (unacceptableString(Object.fromEntries(extra), 'body')) return reject({ reason: 'invalid_json' });
-  const fields = body as Record<Exclude<NotificationField, 'amount'>, string> & { amount: string | LosslessNumber };
+  const extra = Object.entries(body).filter(([key]) => !(REQUIRED_FIELDS as string[]).includes(key));
+  if (unacceptableString(Object.fromEntries(extra), 'body')) return BODY_REFUSALS.invalidJson();
+  return null;
+}
+
+/** The notification a checked body (notificationBodyRefusal found nothing) carries. */
+export function readNotification(body: NotificationBody): PaymentNotification {
   return {
-    ok: true,
-    notification: {
-      invoiceId: fields.invoice_id,
-      transactionId: fields.transaction_id,
-      status: fields.status,
-      amountText: typeof fields.amount === 'string' ? fields.amount : jsonNumberText(fields.amount),
-      currency: fields.currency,
-      gateway: fields.gateway,
-    },
+    invoiceId: body.invoice_id,
+    transactionId: body.transaction_id,
+    status: body.status,
+    amountText: typeof body.amount === 'string' ? body.amount : jsonNumberText(body.amount),
+    currency: body.currency,
+    gateway: body.gateway,
   };
+}
+
+/** Steps 2 and 3: the notification `body` carries; throws the first check's refusal. */
+export function parseNotification(body: unknown): PaymentNotification {
+  const refusal = notificationBodyRefusal(body);
+  if (refusal) throw refusal;
+  return readNotification(body as NotificationBody);
 }
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   // Excludes arrays and LosslessNumber, which are objects too.
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-}
-
-function reject(rejection: BodyRejection): ParsedNotification {
-  return { ok: false, rejection };
 }
 
 /**

@@ -2,9 +2,10 @@
 // its payment requests with every attempt, and its callbacks as recorded, accepted (payment_events)
 // and refused (refusals.ts). Always within one tenant and, for a partner, one mode: another
 // tenant's or the other mode's invoice is one that does not exist.
-import { and, asc, count, desc, eq, gte, inArray, isNull, lt, max, sql } from 'drizzle-orm';
-import { type Database, type Executor, readInOneSnapshot, rowsOf } from '../db/client.js';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, max } from 'drizzle-orm';
+import { type Database, type Executor, readInOneSnapshot, runIn } from '../db/client.js';
 import { invoices, paymentDeliveries } from '../db/schema.js';
+import { statement } from '../db/statements.js';
 import { notFound } from '../errors.js';
 import type { Page } from '../geo/index.js';
 import type { Mode } from '../tenants/index.js';
@@ -136,6 +137,43 @@ function notApplied(row: LogRow): Pick<NotificationLogEntry, 'notAppliedReason' 
   return { notAppliedReason: reason, note: reason && NOT_APPLIED_NOTES[reason] };
 }
 
+/**
+ * The scope's accepted callbacks ($1 tenant, $2 mode or null, $3 invoice or null), with every column
+ * named as in the refused ones: either may be the whole union.
+ */
+const ACCEPTED = `select e.id, 'accepted' as outcome, i.mode, e.received_at, e.invoice_id, 200 as http_status,
+    null::text as error, e.status, e.transaction_id, e.applied, e.not_applied_reason, e.request_id,
+    e.payload::text as payload,
+    false as payload_truncated
+  from payment_events e join invoices i on i.id = e.invoice_id
+  where e.tenant_id = $1 and ($2::text is null or i.mode = $2)
+    and ($3::uuid is null or e.invoice_id = $3::uuid)`;
+/** The scope's refused callbacks, with the same parameters. */
+const REFUSED = `select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
+    null::text as status, null::text as transaction_id, null::boolean as applied, null::text as not_applied_reason,
+    r.request_id, r.payload,
+    r.payload_truncated
+  from refused_notifications r
+  where r.tenant_id = $1 and ($2::text is null or r.mode = $2)
+    and ($3::uuid is null or r.invoice_id = $3::uuid)`;
+
+type LogScope = [tenantId: string, mode: Mode | null, invoiceId: string | null];
+
+/** The count and one page ($4 limit, $5 offset), newest first, of the callbacks `union` picks. */
+const logStatements = (union: string) => ({
+  count: statement<LogScope, { count: string }>(`select count(*) as count from (${union}) log`),
+  page: statement<[...LogScope, limit: number, offset: number], LogRow>(
+    `select log.*, extract(epoch from log.received_at) * 1000 as received_ms from (${union}) log
+      order by log.received_at desc, log.id desc limit $4 offset $5`,
+  ),
+});
+
+const NOTIFICATION_LOG = {
+  accepted: logStatements(ACCEPTED),
+  refused: logStatements(REFUSED),
+  all: logStatements(`${ACCEPTED} union all ${REFUSED}`),
+};
+
 /** Which callbacks: of one kind (`outcome`), about one invoice. */
 export interface NotificationLogFilter {
   outcome?: NotificationLogOutcome;
@@ -149,30 +187,11 @@ export async function listNotificationLog(
   { outcome, invoiceId }: NotificationLogFilter,
   page: Page,
 ): Promise<{ count: number; rows: NotificationLogEntry[] }> {
-  const mode = scope.mode ?? null;
-  const invoice = invoiceId ?? null;
-  const accepted = sql`select e.id, 'accepted' as outcome, i.mode, e.received_at, e.invoice_id, 200 as http_status,
-      null::text as error, e.status, e.transaction_id, e.applied, e.not_applied_reason, e.request_id,
-      e.payload::text as payload,
-      false as payload_truncated
-    from payment_events e join invoices i on i.id = e.invoice_id
-    where e.tenant_id = ${scope.tenantId} and (${mode}::text is null or i.mode = ${mode})
-      and (${invoice}::uuid is null or e.invoice_id = ${invoice}::uuid)`;
-  // Every column named in both: either may be the whole union.
-  const refused = sql`select r.id, 'refused' as outcome, r.mode, r.received_at, r.invoice_id, r.http_status, r.error,
-      null::text as status, null::text as transaction_id, null::boolean as applied, null::text as not_applied_reason,
-      r.request_id, r.payload,
-      r.payload_truncated
-    from refused_notifications r
-    where r.tenant_id = ${scope.tenantId} and (${mode}::text is null or r.mode = ${mode})
-      and (${invoice}::uuid is null or r.invoice_id = ${invoice}::uuid)`;
-  const parts = outcome === 'accepted' ? [accepted] : outcome === 'refused' ? [refused] : [accepted, refused];
-  const union = sql.join(parts, sql` union all `);
-  const [counted] = rowsOf<{ count: string }>(await db.execute(sql`select count(*) as count from (${union}) log`));
-  const rows = rowsOf<LogRow>(
-    await db.execute(sql`select log.*, extract(epoch from log.received_at) * 1000 as received_ms from (${union}) log
-      order by log.received_at desc, log.id desc limit ${page.limit} offset ${page.offset}`),
-  );
+  const log = NOTIFICATION_LOG[outcome ?? 'all'];
+  const params = [scope.tenantId, scope.mode ?? null, invoiceId ?? null] as const;
+  const run = runIn(db);
+  const [counted] = await run(log.count, params);
+  const rows = await run(log.page, [...params, page.limit, page.offset]);
   return {
     count: Number(counted.count),
     rows: rows.map((row) => ({

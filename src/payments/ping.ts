@@ -2,9 +2,10 @@
 // Webhooks headers and secrets as a payment request, so a partner can test its verification
 // without waiting for an invoice. Every ping is recorded with the tenant.
 import { randomUUID } from 'node:crypto';
-import { desc, eq, sql } from 'drizzle-orm';
-import { type Executor, rowsOf } from '../db/client.js';
+import { desc, eq } from 'drizzle-orm';
+import { type Executor, runIn } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
+import { statement } from '../db/statements.js';
 import { conflict, notFound } from '../errors.js';
 import { type Mode, paymentEndpointIn, sealedPaymentEndpointSecrets } from '../tenants/index.js';
 import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './delivery/send.js';
@@ -78,13 +79,13 @@ export async function lastPing(db: Executor, tenantId: string): Promise<Endpoint
  * signing secret not revoked signs each message, so this is each one's last use.
  */
 export async function lastSignedAt(db: Executor, tenantId: string): Promise<Date | null> {
-  const rows = rowsOf<{ at: string | Date | null }>(
-    await db.execute(sql`select greatest(
-      (select max(d.attempted_at) from payment_deliveries d join invoices i on i.id = d.invoice_id
-        where i.tenant_id = ${tenantId} and d.latency_ms is not null),
-      (select max(p.pinged_at) from endpoint_pings p where p.tenant_id = ${tenantId} and p.latency_ms is not null)
-    ) as at`),
-  );
-  const at = rows[0]?.at;
-  return at ? new Date(at) : null;
+  const [row] = await runIn(db)(LAST_SIGNED_AT, [tenantId]);
+  return row.at ? new Date(row.at) : null;
 }
+
+/** Timestamps are read as text on the pool (Drizzle's parsers). */
+const LAST_SIGNED_AT = statement<[tenantId: string], { at: string | null }>(`select greatest(
+  (select max(d.attempted_at) from payment_deliveries d join invoices i on i.id = d.invoice_id
+    where i.tenant_id = $1 and d.latency_ms is not null),
+  (select max(p.pinged_at) from endpoint_pings p where p.tenant_id = $1 and p.latency_ms is not null)
+) as at`);

@@ -4,10 +4,11 @@
 // takes effect on the next request in the process that made it, in every other as soon as the
 // invalidation notice arrives and within CREDENTIAL_CACHE_MS at worst, while the hot paths skip
 // one query per request.
-import { and, asc, eq, isNotNull, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, or } from 'drizzle-orm';
 import { approximateBytes, type CacheOptions, type Caches, CREDENTIAL_CACHE_MS } from '../cache.js';
-import { type Database, type Executor, rowsOf } from '../db/client.js';
+import { type Database, type Executor, runIn } from '../db/client.js';
 import { credentials, credentialUsage, type TenantRow, tenants } from '../db/schema.js';
+import { statement } from '../db/statements.js';
 import { invalidField, notFound } from '../errors.js';
 import { noteCredentialUse } from './credential-use.js';
 import type { SecretBox } from './secret-box.js';
@@ -240,11 +241,13 @@ async function findPartnerByDigest(db: Executor, digest: string): Promise<Backen
  * (migration 0014), which the payment request worker's take reads too.
  */
 export async function sealedPaymentEndpointSecrets(db: Executor, tenantId: string): Promise<string[]> {
-  const [row] = rowsOf<{ sealed: string[] }>(
-    await db.execute(sql`select payment_endpoint_secrets(${tenantId}::uuid) as sealed`),
-  );
+  const [row] = await runIn(db)(PAYMENT_ENDPOINT_SECRETS, [tenantId]);
   return row.sealed;
 }
+
+const PAYMENT_ENDPOINT_SECRETS = statement<[tenantId: string], { sealed: string[] }>(
+  'select payment_endpoint_secrets($1::uuid) as sealed',
+);
 
 /**
  * How many active signing secrets open with none of the box's keys: the service could sign no

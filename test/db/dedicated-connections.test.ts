@@ -1,12 +1,12 @@
 // DatabaseHandle.dedicatedConnections (src/db/client.ts): the hottest statements on connections of
 // their own, so that they keep to the same warm backends whatever the pool has opened.
 import { describe, expect, it } from 'vitest';
+import { statement } from '../../src/db/statements.js';
 import { useTestContext } from '../support/apps.js';
 
 const test = useTestContext();
 
-const backendOf = async (query: (text: string, values: unknown[]) => Promise<{ pid: number }[]>) =>
-  (await query('select pg_backend_pid() as pid', []))[0].pid;
+const BACKEND = statement<[], { pid: number }>('select pg_backend_pid() as pid');
 
 describe('dedicated connections', () => {
   it('keep to themselves once the pool has opened all of its', async () => {
@@ -22,8 +22,7 @@ describe('dedicated connections', () => {
     );
 
     const dedicatedBackends = new Set<number>();
-    for (let query = 0; query < 20; query++)
-      dedicatedBackends.add(await backendOf((text, values) => dedicated.query(text, values)));
+    for (let query = 0; query < 20; query++) dedicatedBackends.add((await dedicated.run(BACKEND, []))[0].pid);
 
     expect(new Set(poolBackends).size).toBe(pool);
     expect(dedicated.size).toBe(2);

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase, rowsOf } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { PGLITE_DIR_NAME } from '../../src/db/pglite-move.js';
 import { migrationsDir } from '../../src/paths.js';
@@ -68,12 +68,10 @@ describe.skipIf(TEST_DATABASE_URL)('a PGlite DATA_DIR', () => {
       expect(database.movePgliteData).toBeDefined();
       await migrateDatabase(database);
       const count = async (table: string) =>
-        rowsOf<{ n: number }>(await database.db.execute(sql.raw(`select count(*)::int as n from ${table}`)))[0].n;
+        (await database.db.execute<{ n: number }>(sql.raw(`select count(*)::int as n from ${table}`)))[0].n;
       expect(await count('tenants')).toBe(2);
-      const [request] = rowsOf<{ attempt: number; due_then: boolean; state: string }>(
-        await database.db.execute(
-          sql.raw(`select attempt, due_at = '2030-01-01T00:00:00Z' as due_then, state from payment_requests`),
-        ),
+      const [request] = await database.db.execute<{ attempt: number; due_then: boolean; state: string }>(
+        sql.raw(`select attempt, due_at = '2030-01-01T00:00:00Z' as due_then, state from payment_requests`),
       );
       expect(request).toEqual({ attempt: 2, due_then: true, state: 'waiting' });
     } finally {

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { rowsOf } from '../../src/db/client.js';
 import { openContext } from '../../src/server.js';
 import { useApps } from '../support/apps.js';
 import { testEnv } from '../support/env.js';
@@ -25,16 +24,14 @@ interface Snapshot {
 async function snapshot(): Promise<Snapshot> {
   const context = await openContext(loadConfig(testEnv(service.database.target)));
   try {
-    const [row] = rowsOf<Record<string, unknown>>(
-      await context.db.execute(sql`
+    const [row] = await context.db.execute<Record<string, unknown>>(sql`
         select (select count(*) from countries)::int as countries,
                (select count(*) from cities)::int as cities,
                (select count(*) from attractions)::int as attractions,
                (select coalesce(array_agg(code order by code), '{}') from countries where supported) as supported_countries,
                (select coalesce(array_agg(id::text order by id), '{}') from cities where supported) as supported_cities,
                (select count(*) from cities where cardinality(images) > 0)::int as with_images,
-               (select greatest(max(updated_at), (select max(updated_at) from countries))::text from cities) as updated_at_max`),
-    );
+               (select greatest(max(updated_at), (select max(updated_at) from countries))::text from cities) as updated_at_max`);
     return {
       countries: row.countries as number,
       cities: row.cities as number,
@@ -91,7 +88,7 @@ describe('reference data import', () => {
     const run = async (statement: ReturnType<typeof sql>) => {
       const context = await openContext(loadConfig(testEnv(service.database.target)));
       try {
-        return rowsOf<Record<string, unknown>>(await context.db.execute(statement));
+        return await context.db.execute<Record<string, unknown>>(statement);
       } finally {
         await context.database.close();
       }

@@ -104,6 +104,11 @@ describe('Arabic city names', () => {
     [1735161, 'Kuala Lumpur', 'كوالالمبور'],
     [587084, 'Baku', 'باكو'],
     [611717, 'Tbilisi', 'تبليسي'],
+    // Checked against published Arabic text (the override file names it): the Qassim village, not
+    // the Asir town; the Al-Ahsa village without the article; the oil field's settlement with it.
+    [101581, 'Tanūmah', 'التنومة'],
+    [105252, 'Julayjilah', 'جليجلة'],
+    [7288343, 'Shaybah', 'الشيبة'],
   ])('%s %s is %s', (geonamesId, name, nameAr) => {
     expect(city(geonamesId)).toMatchObject({ name, nameAr });
   });

@@ -2,9 +2,16 @@
 // fails two neighbouring checks is answered by the earlier one, so swapping any two of them fails
 // a case here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallbackResult, NotificationStore } from '../../src/payments/index.js';
+import { NotificationStore } from '../../src/payments/index.js';
 import { startTestApps, type TestApps, type TestTenant } from '../support/apps.js';
-import { createInvoice, type InvoiceJson, notificationFor, receiveNotification, showInvoice } from './support.js';
+import {
+  createInvoice,
+  type InvoiceJson,
+  notificationFor,
+  type RuleAnswer,
+  receiveNotification,
+  showInvoice,
+} from './support.js';
 
 let service: TestApps;
 let tenant: TestTenant;
@@ -27,7 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
-const receive = (body: Record<string, unknown>, payloadJson?: string): Promise<CallbackResult> =>
+const receive = (body: Record<string, unknown>, payloadJson?: string): Promise<RuleAnswer> =>
   receiveNotification(store, tenant, body, payloadJson);
 
 const UNKNOWN_INVOICE = '00000000-0000-4000-8000-0000000000ff';
@@ -36,36 +43,36 @@ const unstorable = (body: Record<string, unknown>) =>
   JSON.stringify({ ...body, extra: '§' }).replace('"§"', '1e999999');
 
 describe('the callback checks, two failing at once', () => {
-  const cases: [string, () => Record<string, unknown>, () => CallbackResult][] = [
+  const cases: [string, () => Record<string, unknown>, () => RuleAnswer][] = [
     [
       'fields (3) before the invoice (4)',
       () => ({ ...notificationFor(invoice, { invoice_id: UNKNOWN_INVOICE }), transaction_id: undefined }),
-      () => ({ rejected: { reason: 'missing_field', field: 'transaction_id' } }),
+      () => ({ refused: 'VALIDATION_ERROR', field: 'transaction_id' }),
     ],
     [
       'the invoice (4) before the gateway (6)',
       () => notificationFor(invoice, { invoice_id: UNKNOWN_INVOICE, gateway: 'hyperpay' }),
-      () => ({ rejected: { reason: 'invoice_not_found' } }),
+      () => ({ refused: 'NOT_FOUND', field: 'invoice_id' }),
     ],
     [
       'the tenant (5) before the gateway (6)',
       () => notificationFor(othersInvoice, { gateway: 'hyperpay' }),
-      () => ({ rejected: { reason: 'forbidden' } }),
+      () => ({ refused: 'FORBIDDEN' }),
     ],
     [
       'the gateway (6) before the amount (7)',
       () => notificationFor(invoice, { gateway: 'hyperpay', amount: '1.00' }),
-      () => ({ rejected: { reason: 'gateway_mismatch' } }),
+      () => ({ refused: 'MISMATCH', field: 'gateway' }),
     ],
     [
       'the amount (7) before the currency (8)',
       () => notificationFor(invoice, { amount: '1.00', currency: 'USD' }),
-      () => ({ rejected: { reason: 'amount_mismatch' } }),
+      () => ({ refused: 'MISMATCH', field: 'amount' }),
     ],
     [
       'the currency (8) before the duplicate (9)',
       () => ({ ...stored, currency: 'USD' }),
-      () => ({ rejected: { reason: 'currency_mismatch' } }),
+      () => ({ refused: 'MISMATCH', field: 'currency' }),
     ],
   ];
   it.each(cases)('%s', async (_case, body, answer) => {
@@ -98,8 +105,8 @@ describe('the callback checks, two failing at once', () => {
 
   it('refuses a payload it cannot store (10) only once every check has passed', async () => {
     const mismatched = notificationFor(invoice, { amount: '1.00' });
-    expect(await receive(mismatched, unstorable(mismatched))).toEqual({ rejected: { reason: 'amount_mismatch' } });
+    expect(await receive(mismatched, unstorable(mismatched))).toEqual({ refused: 'MISMATCH', field: 'amount' });
     const fresh = notificationFor(invoice);
-    expect(await receive(fresh, unstorable(fresh))).toEqual({ rejected: { reason: 'invalid_json' } });
+    expect(await receive(fresh, unstorable(fresh))).toEqual({ refused: 'INVALID_JSON' });
   });
 });

@@ -2,7 +2,7 @@
 // arrive together are read by one statement and stored by one, and each is answered as it would be alone.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/db/client.js';
+import type { Statement } from '../../src/db/statements.js';
 import type { CallbackResult } from '../../src/payments/index.js';
 import { NotificationStore, READ_STATEMENT, STORE_STATEMENT } from '../../src/payments/index.js';
 import { useApps, useTenant } from '../support/apps.js';
@@ -11,6 +11,7 @@ import {
   createTrip,
   type InvoiceJson,
   notificationFor,
+  type RuleAnswer,
   receiveNotification,
   showInvoice,
   tripStatus,
@@ -25,7 +26,7 @@ const tenant = useTenant(service, { gateway: 'tap' });
  * dedicated connections as the store asks for.
  */
 function recordingStore(options: { held?: Promise<void> } = {}) {
-  const statements: string[] = [];
+  const statements: Statement<readonly unknown[], unknown>[] = [];
   const sizes: number[] = [];
   const store = new NotificationStore({
     dedicatedConnections: (count) => {
@@ -33,11 +34,11 @@ function recordingStore(options: { held?: Promise<void> } = {}) {
       return {
         size: count,
         deadlineMs: connections.deadlineMs,
-        query: async (text, values) => {
-          statements.push(text);
+        run: async (statement, values) => {
+          statements.push(statement);
           sizes.push(typeof values[0] === 'string' && values[0].startsWith('[') ? JSON.parse(values[0]).length : 1);
           await options.held;
-          return connections.query(text, values);
+          return connections.run(statement, values);
         },
       };
     },
@@ -73,8 +74,8 @@ describe('notifications received together', () => {
       SUCCESS,
       { accepted: 'duplicate' },
       SUCCESS,
-      { rejected: { reason: 'amount_mismatch' } },
-      { rejected: { reason: 'invoice_not_found' } },
+      { refused: 'MISMATCH', field: 'amount' },
+      { refused: 'NOT_FOUND', field: 'invoice_id' },
     ]);
     // The second of the same tuple is stored after the first, in a set of its own, and finds it stored.
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
@@ -117,11 +118,11 @@ describe('notifications received together', () => {
       SUCCESS,
       SUCCESS,
       SUCCESS,
-      { rejected: { reason: 'currency_mismatch' } },
+      { refused: 'MISMATCH', field: 'currency' },
       { accepted: 'duplicate' },
-      { rejected: { reason: 'gateway_mismatch' } },
-      { rejected: { reason: 'forbidden' } },
-      { rejected: { reason: 'invoice_not_found' } },
+      { refused: 'MISMATCH', field: 'gateway' },
+      { refused: 'FORBIDDEN' },
+      { refused: 'NOT_FOUND', field: 'invoice_id' },
     ]);
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT]);
     expect(sizes).toEqual([8, 3]);
@@ -159,7 +160,7 @@ describe('notifications received together', () => {
       receive(store, last),
     ]);
 
-    expect(answers).toEqual([SUCCESS, { rejected: { reason: 'invalid_json' } }, SUCCESS]);
+    expect(answers).toEqual([SUCCESS, { refused: 'INVALID_JSON' }, SUCCESS]);
     expect(statements).toEqual([READ_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT, STORE_STATEMENT]);
     expect(sizes).toEqual([3, 3, 1, 1, 1]);
     const events = await Promise.all(invoices.map(async (invoice) => (await showInvoice(service, invoice.id)).events));
@@ -174,7 +175,7 @@ describe('notifications received together', () => {
     const { store, statements, sizes } = recordingStore({ held });
     const invoices = await Promise.all([1, 2, 3, 4, 5].map(() => createInvoice(service, tenant)));
 
-    const answers: Promise<CallbackResult>[] = [];
+    const answers: Promise<RuleAnswer>[] = [];
     for (const invoice of invoices) {
       answers.push(receive(store, notificationFor(invoice)));
       await nextTurn();
@@ -243,10 +244,10 @@ describe('the read statement', () => {
       await tx.execute(events(20, 'few-'));
       await tx.execute(readGroup(invoices.slice(1, 3)));
       await tx.execute(events(5000, 'many-'));
-      const [before] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
-      const found = rowsOf<{ known: boolean }>(await tx.execute(readGroup(invoices.slice(3, 5))));
+      const [before] = await tx.execute<{ read: string }>(rowsRead);
+      const found = await tx.execute<{ known: boolean }>(readGroup(invoices.slice(3, 5)));
       expect(found.map((row) => row.known)).toEqual([false, false]);
-      const [after] = rowsOf<{ read: string }>(await tx.execute(rowsRead));
+      const [after] = await tx.execute<{ read: string }>(rowsRead);
       return Number(after.read) - Number(before.read);
     });
     expect(read).toBeLessThan(50);

@@ -1,5 +1,6 @@
 import { LosslessNumber, parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
+import { AppError, FIELD_REQUIRED } from '../../src/errors.js';
 import {
   amountMatches,
   type InvoiceStatus,
@@ -31,24 +32,41 @@ function without(field: string): Record<string, unknown> {
   return rest;
 }
 
+/** How parseNotification refused `value`: the code of its AppError and the field it names. */
+function refusalOf(value: unknown) {
+  try {
+    parseNotification(value);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const [first] = error.details ?? [];
+    return { code: error.code, ...(first && { field: first.field, missing: first.message === FIELD_REQUIRED }) };
+  }
+  return null;
+}
+
+const INVALID_JSON = { code: 'INVALID_JSON' };
+const missing = (field: string) => ({ code: 'VALIDATION_ERROR', field, missing: true });
+const invalidOne = (field: string) => ({ code: 'VALIDATION_ERROR', field, missing: false });
+
 describe('parseNotification', () => {
+  it("checks the body schema's fields in DECISIONS §4's order", () => {
+    expect(REQUIRED_FIELDS).toEqual(['invoice_id', 'transaction_id', 'status', 'amount', 'currency', 'gateway']);
+  });
+
   it('reads a valid notification', () => {
     expect(parseNotification(body({ gateway_data: { card: 'visa' } }))).toStrictEqual({
-      ok: true,
-      notification: {
-        invoiceId: INVOICE_ID,
-        transactionId: 'tx_1001',
-        status: 'paid',
-        amountText: '100.00',
-        currency: 'SAR',
-        gateway: 'tap',
-      },
+      invoiceId: INVOICE_ID,
+      transactionId: 'tx_1001',
+      status: 'paid',
+      amountText: '100.00',
+      currency: 'SAR',
+      gateway: 'tap',
     });
   });
 
   it('reads a body straight from the lossless parser', () => {
     const parsed = parse(JSON.stringify(body()).replace('"100.00"', '100.10'));
-    expect(parseNotification(parsed)).toMatchObject({ ok: true, notification: { amountText: '100.10' } });
+    expect(parseNotification(parsed)).toMatchObject({ amountText: '100.10' });
   });
 
   it.each([
@@ -60,14 +78,11 @@ describe('parseNotification', () => {
     ['12345678901234567890.123456789', '12345678901234567890.123456789'],
     ['1e999999', '1e999999'],
   ])('a JSON number amount %s has amountText %s', (number, amountText) => {
-    expect(parseNotification(body({ amount: new LosslessNumber(number) }))).toMatchObject({
-      ok: true,
-      notification: { amountText },
-    });
+    expect(parseNotification(body({ amount: new LosslessNumber(number) }))).toMatchObject({ amountText });
   });
 
   it.each(['100.10', ' 100 ', '1e2', 'abc'])('a string amount %j is kept as given', (amount) => {
-    expect(parseNotification(body({ amount }))).toMatchObject({ ok: true, notification: { amountText: amount } });
+    expect(parseNotification(body({ amount }))).toMatchObject({ amountText: amount });
   });
 
   it.each([
@@ -78,7 +93,7 @@ describe('parseNotification', () => {
     ['null', null],
     ['no body', undefined],
   ])('answers Invalid JSON body for %s', (_name, value) => {
-    expect(parseNotification(value)).toStrictEqual({ ok: false, rejection: { reason: 'invalid_json' } });
+    expect(refusalOf(value)).toStrictEqual(INVALID_JSON);
   });
 
   describe.each(REQUIRED_FIELDS)('%s', (field) => {
@@ -87,36 +102,33 @@ describe('parseNotification', () => {
       ['null', body({ [field]: null })],
       ['empty', body({ [field]: '' })],
     ])('%s: Missing', (_name, value) => {
-      expect(parseNotification(value)).toStrictEqual({ ok: false, rejection: { reason: 'missing_field', field } });
+      expect(refusalOf(value)).toStrictEqual(missing(field));
     });
 
     const wrongTypes: unknown[] = [true, false, {}, [], ['x'], { value: '1' }];
     if (field !== 'amount') wrongTypes.push(new LosslessNumber('5'));
     it.each(wrongTypes)('%j: Invalid', (value) => {
-      expect(parseNotification(body({ [field]: value }))).toStrictEqual({
-        ok: false,
-        rejection: { reason: 'invalid_field', field },
-      });
+      expect(refusalOf(body({ [field]: value }))).toStrictEqual(invalidOne(field));
+    });
+
+    it('at most 255 UTF-16 units, without NUL or an unpaired surrogate', () => {
+      expect(refusalOf(body({ [field]: 'x'.repeat(255) }))).toBeNull();
+      expect(refusalOf(body({ [field]: '😀'.repeat(127) }))).toBeNull();
+      for (const value of ['x'.repeat(256), '😀'.repeat(128), 'tx\u0000', 'tx\ud800']) {
+        expect(refusalOf(body({ [field]: value }))).toStrictEqual(invalidOne(field));
+      }
     });
 
     it('whitespace is present, not missing', () => {
-      expect(parseNotification(body({ [field]: ' ' })).ok).toBe(true);
+      expect(refusalOf(body({ [field]: ' ' }))).toBeNull();
     });
   });
 
   it('answers the first failing field in order, whatever the later ones hold', () => {
-    expect(parseNotification({ invoice_id: new LosslessNumber('5') })).toMatchObject({
-      rejection: { reason: 'invalid_field', field: 'invoice_id' },
-    });
-    expect(parseNotification({ invoice_id: INVOICE_ID })).toMatchObject({
-      rejection: { reason: 'missing_field', field: 'transaction_id' },
-    });
-    expect(parseNotification(body({ status: null, amount: true, gateway: '' }))).toMatchObject({
-      rejection: { reason: 'missing_field', field: 'status' },
-    });
-    expect(parseNotification(body({ amount: [], currency: null }))).toMatchObject({
-      rejection: { reason: 'invalid_field', field: 'amount' },
-    });
+    expect(refusalOf({ invoice_id: new LosslessNumber('5') })).toStrictEqual(invalidOne('invoice_id'));
+    expect(refusalOf({ invoice_id: INVOICE_ID })).toStrictEqual(missing('transaction_id'));
+    expect(refusalOf(body({ status: null, amount: true, gateway: '' }))).toStrictEqual(missing('status'));
+    expect(refusalOf(body({ amount: [], currency: null }))).toStrictEqual(invalidOne('amount'));
   });
 
   it('throws when the amount is a JS number: the route forgot losslessJsonNumbers', () => {
@@ -166,7 +178,7 @@ describe('amountMatches against invoice amount 100.00', () => {
 
   it('compares a JSON number through its amountText', () => {
     const parsed = parseNotification(body({ amount: new LosslessNumber('1e2') }));
-    expect(parsed.ok && amountMatches(parsed.notification.amountText, '100.00')).toBe(true);
+    expect(amountMatches(parsed.amountText, '100.00')).toBe(true);
   });
 
   it('compares three-place and zero-place invoices exactly', () => {

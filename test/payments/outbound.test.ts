@@ -215,6 +215,7 @@ describe('outbound payment request', () => {
         http_status: null,
         latency_ms: null,
         error: 'tenant has no payment endpoint configured (final: not retried)',
+        request: null,
       }),
     ]);
   });
@@ -276,6 +277,7 @@ describe('outbound payment request', () => {
       tenant: { id: tenant.tenant.id, gateway: 'tap', paymentEndpointUrl: url, testPaymentEndpointUrl: null },
       sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
       breaker: null,
+      traceparent: null,
     };
     return { invoice, request };
   }

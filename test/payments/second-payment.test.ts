@@ -128,7 +128,7 @@ describe('two paids of different transactions at once', () => {
         await waitFor('both stores waiting for the invoice lock', async () => (await waitingStores()) === 2);
         return storing;
       });
-      const results: CallbackResult[] = await Promise.all(answers);
+      const results = (await Promise.all(answers)) as CallbackResult[];
 
       expect(results).toHaveLength(2);
       expect(results.filter((result) => result.accepted === 'success')).toHaveLength(2);

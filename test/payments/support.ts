@@ -3,8 +3,14 @@
 import type { Static } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
 import type { components } from '../../clients/typescript/generated/integrations.js';
+import { AppError, type ErrorCode } from '../../src/errors.js';
 import type { Delivery, Invoice, PaymentEvent, RefusedNotification } from '../../src/http/admin/payments.js';
-import { type NotificationStore, processNotification } from '../../src/payments/index.js';
+import {
+  type CallbackResult,
+  type NotificationStore,
+  parseNotification,
+  processNotification,
+} from '../../src/payments/index.js';
 import type { TenantRow } from '../../src/tenants/index.js';
 import type { TestApps, TestTenant } from '../support/apps.js';
 
@@ -86,20 +92,32 @@ export function notify(
 
 export const keyOf = (tenant: TestTenant) => ({ 'x-api-key': tenant.credentials.partner_api_key });
 
-/** processNotification as the callback route calls it for `tenant`'s live key, the body sent as JSON text `payloadJson`. */
-export function receiveNotification(
+/** What the rule answered: its result, or the code of the AppError it refused with and the field that names. */
+export type RuleAnswer = CallbackResult | { refused: ErrorCode; field?: string };
+
+/**
+ * Steps 2 to 10 as the callback route runs them for `tenant`'s live key (the body's schema, then
+ * processNotification), the body sent as JSON text `payloadJson`.
+ */
+export async function receiveNotification(
   store: NotificationStore,
   tenant: TestTenant,
   body: Record<string, unknown>,
   payloadJson = JSON.stringify(body),
-) {
-  return processNotification(store, {
-    tenant: tenant.tenant as unknown as TenantRow,
-    mode: 'live',
-    body,
-    payloadJson,
-    requestId: `req-${Math.random()}`,
-  });
+): Promise<RuleAnswer> {
+  try {
+    return await processNotification(store, {
+      tenant: tenant.tenant as unknown as TenantRow,
+      mode: 'live',
+      notification: parseNotification(body),
+      payloadJson,
+      requestId: `req-${Math.random()}`,
+    });
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const field = error.details?.[0]?.field;
+    return { refused: error.code, ...(field && { field }) };
+  }
 }
 
 /**

@@ -10,7 +10,6 @@ import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ListenerName } from '../../src/config.js';
-import { rowsOf } from '../../src/db/client.js';
 import { createInvoice } from '../payments/support.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
@@ -45,19 +44,17 @@ beforeAll(async () => {
 });
 
 async function rowCount(): Promise<number> {
-  const tables = rowsOf<{ name: string }>(
-    await service.context.db.execute(
-      // credential_usage records that a credential was presented, whatever the request carried;
-      // refused_notifications records every refused callback of an authenticated tenant, by design.
-      sql`select format('%I.%I', schemaname, tablename) as name from pg_tables
+  const tables = await service.context.db.execute<{ name: string }>(
+    // credential_usage records that a credential was presented, whatever the request carried;
+    // refused_notifications records every refused callback of an authenticated tenant, by design.
+    sql`select format('%I.%I', schemaname, tablename) as name from pg_tables
             where schemaname = 'public'
               and tablename not in ('credential_usage', 'refused_notifications')`,
-    ),
   );
   let total = 0;
   for (const { name } of tables) {
-    const [row] = rowsOf<{ count: number }>(
-      await service.context.db.execute(sql.raw(`select count(*)::int as count from ${name}`)),
+    const [row] = await service.context.db.execute<{ count: number }>(
+      sql.raw(`select count(*)::int as count from ${name}`),
     );
     total += row.count;
   }

@@ -78,7 +78,7 @@ describe('the log of a scenario at trace level', () => {
       dedicatedConnections: (count: number) => ({
         size: count,
         deadlineMs: service.context.config.databaseRequestTimeoutMs,
-        query: () => Promise.reject(queryError()),
+        run: () => Promise.reject(queryError()),
       }),
     };
     const app = await buildIntegrationsApp({ ...service.context, db: failing, database }, loggerInto(lines, 'trace'));

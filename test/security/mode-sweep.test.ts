@@ -7,7 +7,6 @@
 import { sql } from 'drizzle-orm';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../src/db/client.js';
 import type { Mode } from '../../src/tenants/index.js';
 import { useApps, useTenant } from '../support/apps.js';
 import { bodySchemaOf, resolve, type Schema, sample } from './openapi-requests.js';
@@ -132,7 +131,7 @@ const refusedForMode = (response: LightMyRequestResponse) =>
 
 async function rowsOfObjects(): Promise<unknown> {
   const { db } = service.context;
-  const read = async (query: ReturnType<typeof sql>) => rowsOf(await db.execute(query));
+  const read = async (query: ReturnType<typeof sql>) => await db.execute(query);
   return {
     prompts: await read(sql`select * from suggested_prompts order by id`),
     trips: await read(sql`select * from trips order by id`),

@@ -8,6 +8,8 @@ import { Webhook } from 'standardwebhooks';
 /** What the partner's endpoint received, and whether each signing secret verified it. */
 export interface Received {
   body: Record<string, unknown>;
+  /** The body as it came, byte for byte. */
+  raw: string;
   headers: http.IncomingHttpHeaders;
   verifiedWith: boolean[];
 }
@@ -62,7 +64,7 @@ export class PartnerEndpoint extends LoopbackServer {
         return false;
       }
     });
-    log.push({ body: JSON.parse(raw), headers: request.headers, verifiedWith });
+    log.push({ body: JSON.parse(raw), raw, headers: request.headers, verifiedWith });
     const script = this.scripts.get(path) ?? [{ status: 404 }];
     const reply = script[Math.min(log.length - 1, script.length - 1)];
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });

@@ -325,7 +325,7 @@ export interface components {
             data: null;
             error: {
                 /** @enum {string} */
-                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "MISDIRECTED_REQUEST" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "UNAUTHORIZED" | "FORBIDDEN" | "TEST_MODE_ONLY" | "VALIDATION_ERROR" | "MALFORMED_REQUEST" | "TENANT_NOT_ALLOWED" | "NOT_FOUND" | "CONFLICT" | "MISMATCH" | "METHOD_NOT_ALLOWED" | "INVALID_JSON" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "MISDIRECTED_REQUEST" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "INTERNAL_ERROR" | "BAD_GATEWAY" | "SERVICE_UNAVAILABLE";
                 /** @description On VALIDATION_ERROR: one entry per invalid field */
                 details?: {
                     /** @description Dotted for nested fields, e.g. travelers.adults */
@@ -632,7 +632,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Extra fields (e.g. a nested object of gateway data) are stored with the event and otherwise ignored. */
+        /** @description Each field in this order is checked for presence (absent, null or `""` is `Missing <field>`), then type (`Invalid <field>`). Extra fields (e.g. a nested object of gateway data) are stored with the event and otherwise ignored. */
         requestBody: {
             content: {
                 /**
@@ -646,10 +646,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description The invoice this payment is for
-                     */
+                    /** @description The invoice this payment is for: its id, a UUID (anything else is `Invoice not found`) */
                     invoice_id: string;
                     /** @description Partner transaction reference or gateway transaction id; stable across retries */
                     transaction_id: string;
@@ -4170,7 +4167,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description 408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same `webhook-id` after 30 s × 2^(n-1), at most an hour apart, until a day after the invoice was created, and until you report an outcome. */
+            /** @description 408, 429 (after `Retry-After`) and 5xx, like network errors and timeouts (15 s), are retried with the same `webhook-id` after 30 s × 2^(n-1) by default, at most 1 h apart, until 24 h after the invoice was created, and until you report an outcome. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { createHostApp, type HostApp } from '../host.js';
+import { createHostApp, type HostApp, UNTRACED } from '../host.js';
 import { documentSharedErrors, finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { onlyAllowedHosts } from './allowed-hosts.js';
@@ -57,7 +57,7 @@ export async function buildAdminApp(
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   // Prometheus scrapes without a token: the admin listener is private (127.0.0.1 by default).
   const { registry } = context.metrics;
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+  app.get('/metrics', { config: UNTRACED, schema: { hide: true } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
   // Before any route: every change on this host, whatever plugin adds its route, is audited.

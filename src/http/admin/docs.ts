@@ -5,6 +5,7 @@
 // answer browsers from other origins no CORS (DECISIONS §3).
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ErrorCode } from '../../errors.js';
 
 const DOCS_PREFIX = '/admin/docs';
 
@@ -86,9 +87,7 @@ async function relay(target: string, request: FastifyRequest, reply: FastifyRepl
       body: hasBody ? new Uint8Array(request.body as Buffer) : undefined,
     });
   } catch {
-    return reply
-      .code(502)
-      .send({ error: { code: 'BAD_GATEWAY', message: `The host at ${base.origin} cannot be reached.` } });
+    throw new AppError(ErrorCode.BAD_GATEWAY, `The host at ${base.origin} cannot be reached.`);
   }
   for (const name of FORWARDED_RESPONSE_HEADERS) {
     const value = response.headers.get(name);

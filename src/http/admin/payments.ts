@@ -20,6 +20,7 @@ import {
   outcomeAlreadyReported,
   type PaymentDeliveryRow,
   type PaymentEventRow,
+  paymentMessageId,
   REFUSED_PAYLOAD_MAX_BYTES,
   RESPONSE_BODY_MAX_BYTES,
   type RefusedNotificationRow,
@@ -180,11 +181,31 @@ export const Delivery = Type.Object({
   next_retry_at: Nullable(
     Type.String({ format: 'date-time', description: 'When the next attempt is due; null when none is planned' }),
   ),
+  request: Nullable(
+    Type.Object(
+      {
+        url: Type.String({ description: 'The payment endpoint it was POSTed to' }),
+        webhook_id: Type.String({ description: 'The `webhook-id` header: `msg_<invoice_id>` on every attempt' }),
+        webhook_timestamp: Type.Integer({ description: 'The `webhook-timestamp` header, Unix seconds' }),
+        body: Type.String({ description: 'The body exactly as signed and sent' }),
+      },
+      {
+        description:
+          'What the attempt sent (its `webhook-signature`, one per active secret, is not kept); null when ' +
+          'nothing was sent (see `error`), and for attempts made before requests were kept',
+      },
+    ),
+  ),
 });
 
-/** The attempt as partners see it (`attemptView`), with its id. */
+/** The attempt as partners see it (`attemptView`), with its id and what it sent. */
 export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
-  return { id: row.id, ...attemptView(row) };
+  const { requestUrl: url, webhookTimestamp, requestBody: body } = row;
+  const request =
+    url === null || webhookTimestamp === null || body === null
+      ? null
+      : { url, webhook_id: paymentMessageId(row.invoiceId), webhook_timestamp: webhookTimestamp, body };
+  return { id: row.id, ...attemptView(row), request };
 }
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {

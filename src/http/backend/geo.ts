@@ -172,7 +172,7 @@ export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const code = /^([A-Za-z]{2})\.svg$/.exec(request.params.file)?.[1].toLowerCase();
       const path = code ? flagSvgPath(code) : null;
-      if (!code || !path) return reply.code(404).send({ detail: 'Not found.' });
+      if (!code || !path) throw new AppError(ErrorCode.NOT_FOUND);
       let svg = svgs.get(code);
       if (!svg) {
         svg = await readFile(path);

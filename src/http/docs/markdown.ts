@@ -3,6 +3,7 @@
 // to `javascript:`, `vbscript:`, `file:` and `data:` are not made. Headings get ids, so a
 // section of the guide can be linked to.
 import MarkdownIt from 'markdown-it';
+import { Html } from '../html.js';
 
 const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
 
@@ -22,5 +23,6 @@ markdown.core.ruler.push('heading_ids', (state) => {
   });
 });
 
-export const renderMarkdown = (source: string): string => markdown.render(source);
-export const renderInlineMarkdown = (source: string): string => markdown.renderInline(source);
+/** markdown-it's HTML, trusted as it is: it escapes what the source holds. */
+export const renderMarkdown = (source: string): Html => new Html(markdown.render(source));
+export const renderInlineMarkdown = (source: string): Html => new Html(markdown.renderInline(source));

@@ -10,13 +10,20 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { AppError, ErrorCode } from '../../errors.js';
 import { PAYMENT_FLOW_PICTURE } from '../../paths.js';
-import { escapeHtml } from '../html.js';
+import { renderScopeErrorsWith } from '../errors.js';
+import { type Html, html } from '../html.js';
 import { renderMarkdown } from './markdown.js';
 import { renderReference } from './reference.js';
 import { DOCS_STYLESHEET } from './style.js';
 
 export const DOCS_PREFIX = '/docs';
+
+const DOCS_ERROR_TEXT: Partial<Record<ErrorCode, string>> = {
+  NOT_FOUND: `Not found. The docs start at ${DOCS_PREFIX}/.`,
+  METHOD_NOT_ALLOWED: 'Method not allowed.',
+};
 
 const CONTENT_SECURITY_POLICY =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -51,14 +58,14 @@ interface PageLanguage {
 const ENGLISH: PageLanguage = { lang: 'en', dir: 'ltr' };
 const ARABIC: PageLanguage = { lang: 'ar', dir: 'rtl' };
 
-function page(title: string, links: Link[], body: string, language = ENGLISH): string {
-  const nav = links.map((link) => `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`).join('\n');
-  return `<!doctype html>
+function page(title: string, links: Link[], body: Html, language = ENGLISH): Html {
+  const nav = links.map((link, index) => html`${index > 0 && '\n'}<a href="${link.href}">${link.text}</a>`);
+  return html`<!doctype html>
 <html lang="${language.lang}" dir="${language.dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
+<title>${title}</title>
 <link rel="stylesheet" href="${DOCS_PREFIX}/docs.css">
 </head>
 <body>
@@ -92,7 +99,7 @@ async function guideSource(file: string, exampleUrls: Record<string, string>): P
   return Object.entries(exampleUrls).reduce((text, [example, own]) => text.replaceAll(example, own), source);
 }
 
-const sendHtml = (reply: FastifyReply, html: string) => reply.type('text/html; charset=utf-8').send(html);
+const sendHtml = (reply: FastifyReply, page: Html) => reply.type('text/html; charset=utf-8').send(page.text);
 
 export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, options) => {
   const { host, document, documentPath, guideFile, arabicGuideFile, partnerToolsFile } = options;
@@ -119,15 +126,19 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
     done(null, payload);
   });
-  app.setNotFoundHandler((request, reply) => {
-    if (request.method === 'GET' || request.method === 'HEAD') {
-      return reply.code(404).type('text/plain; charset=utf-8').send(`Not found. The docs start at ${DOCS_PREFIX}/.`);
-    }
-    return reply.code(405).header('allow', 'GET, HEAD').type('text/plain; charset=utf-8').send('Method not allowed.');
+  app.setNotFoundHandler((request) => {
+    if (request.method === 'GET' || request.method === 'HEAD') throw new AppError(ErrorCode.NOT_FOUND);
+    throw new AppError(ErrorCode.METHOD_NOT_ALLOWED);
   });
-  app.setErrorHandler((error, request, reply) => {
-    request.log.error({ err: error }, 'docs page failed');
-    return reply.code(500).type('text/plain; charset=utf-8').send('The docs page could not be made.');
+  // In plain text: these are pages, not API answers. Anything but a wrong path or method is a page
+  // that could not be made (the one error handler has logged why).
+  renderScopeErrorsWith(app, (error, _request, reply) => {
+    if (error.code === ErrorCode.METHOD_NOT_ALLOWED) reply.header('allow', 'GET, HEAD');
+    const text = DOCS_ERROR_TEXT[error.code];
+    return reply
+      .code(text ? error.statusCode : 500)
+      .type('text/plain; charset=utf-8')
+      .send(text ?? 'The docs page could not be made.');
   });
 
   const hidden = { schema: { hide: true } };
@@ -136,11 +147,12 @@ export const publicDocs: FastifyPluginAsync<PublicDocsOptions> = async (app, opt
   app.get('/docs.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_STYLESHEET));
   if (arabicGuide) app.get('/ar/', hidden, async (_request, reply) => sendHtml(reply, await arabicGuide()));
   if (guideFile) {
-    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png), beside it as in the repository.
+    // The guide's pictures (docs/payment-flow.svg, docs/portal-*.png, docs/guide-*.png), beside it as
+    // in the repository.
     const pictures = path.dirname(guideFile);
     app.get('/:picture', hidden, async (request, reply) => {
       const { picture } = request.params as { picture: string };
-      const type = /^portal-[a-z-]+\.png$/.test(picture)
+      const type = /^(portal|guide)-[a-z-]+\.png$/.test(picture)
         ? 'image/png'
         : picture === PAYMENT_FLOW_PICTURE
           ? 'image/svg+xml; charset=utf-8'

@@ -1,8 +1,9 @@
 // A host's OpenAPI document as one HTML page, rendered on the server from the live document: every
 // operation (and every webhook we send) with its authentication, parameters, body fields, and each
 // response with its examples. Nothing runs in the browser, so the page needs no script and no
-// asset from elsewhere; every text from the document is escaped or rendered as safe markdown.
-import { escapeHtml } from '../html.js';
+// asset from elsewhere; every text from the document is escaped by the `html` tag or rendered as
+// safe markdown.
+import { type Html, html } from '../html.js';
 import type { Json } from '../openapi.js';
 import { renderInlineMarkdown, renderMarkdown } from './markdown.js';
 
@@ -71,24 +72,27 @@ function fieldsOf(document: Json, schema: Json | undefined, prefix = '', depth =
   return fields;
 }
 
-function table(headings: string[], rows: string[][]): string {
+/** Fragments joined by `separator`, as one fragment. */
+const joined = (fragments: Html[], separator = '\n'): Html =>
+  html`${fragments.flatMap((fragment, index) => (index === 0 ? [fragment] : [html`${separator}`, fragment]))}`;
+
+function table(headings: string[], rows: (Html | string)[][]): Html | '' {
   if (rows.length === 0) return '';
-  const head = headings.map((heading) => `<th>${escapeHtml(heading)}</th>`).join('');
-  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('\n');
-  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+  const head = headings.map((heading) => html`<th>${heading}</th>`);
+  const body = joined(rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`));
+  return html`<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
-const methodBadge = (method: string) =>
-  `<span class="method method-${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span>`;
-const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
-const json = (value: unknown) => `<pre><code>${escapeHtml(JSON.stringify(value, null, 2))}</code></pre>`;
+const methodBadge = (method: string) => html`<span class="method method-${method}">${method.toUpperCase()}</span>`;
+const code = (text: string) => html`<code>${text}</code>`;
+const json = (value: unknown) => html`<pre><code>${JSON.stringify(value, null, 2)}</code></pre>`;
 
-function fieldTable(document: Json, schema: Json | undefined): string {
+function fieldTable(document: Json, schema: Json | undefined): Html | '' {
   return table(
     ['field', 'type', 'required', 'description'],
     fieldsOf(document, schema).map((field) => [
       code(field.name),
-      escapeHtml(field.type),
+      field.type,
       field.required ? 'yes' : '',
       renderInlineMarkdown(field.description),
     ]),
@@ -96,83 +100,80 @@ function fieldTable(document: Json, schema: Json | undefined): string {
 }
 
 /** Each example of a media type, named when there are several. */
-function examplesOf(media: Json): string {
+function examplesOf(media: Json): Html {
   if (media.example !== undefined) return json(media.example);
-  return Object.entries((media.examples ?? {}) as Record<string, Json>)
-    .map(
-      ([name, example]) =>
-        `<p class="example-name">${escapeHtml(String(example.summary ?? name))}</p>${json(example.value)}`,
-    )
-    .join('\n');
+  return joined(
+    Object.entries((media.examples ?? {}) as Record<string, Json>).map(
+      ([name, example]) => html`<p class="example-name">${String(example.summary ?? name)}</p>${json(example.value)}`,
+    ),
+  );
 }
 
-function authenticationOf(document: Json, operation: Json): string {
+function authenticationOf(document: Json, operation: Json): Html {
   const requirements: Json[] = operation.security ?? document.security ?? [];
   const names = requirements.flatMap((requirement) => Object.keys(requirement));
-  if (names.length === 0) return '<p class="auth">No credentials.</p>';
+  if (names.length === 0) return html`<p class="auth">No credentials.</p>`;
   const schemes = document.components?.securitySchemes ?? {};
   const described = names.map((name) => {
     const scheme: Json = schemes[name] ?? {};
-    const where = scheme.in === 'header' ? ` (header ${code(String(scheme.name))})` : '';
-    return `<a href="#auth-${escapeHtml(name)}">${escapeHtml(name)}</a>${where}`;
+    const where = scheme.in === 'header' && html` (header ${code(String(scheme.name))})`;
+    return html`<a href="#auth-${name}">${name}</a>${where}`;
   });
-  return `<p class="auth">Credentials: ${described.join(' or ')}.</p>`;
+  return html`<p class="auth">Credentials: ${joined(described, ' or ')}.</p>`;
 }
 
-function parametersOf(document: Json, operation: Json): string {
+function parametersOf(document: Json, operation: Json): Html | '' {
   const parameters = ((operation.parameters ?? []) as Json[]).map((parameter) => resolve(document, parameter)!);
   const rows = parameters.map((parameter) => [
     code(String(parameter.name)),
-    escapeHtml(String(parameter.in)),
-    escapeHtml(typeOf(document, parameter.schema)),
+    String(parameter.in),
+    typeOf(document, parameter.schema),
     parameter.required ? 'yes' : '',
     renderInlineMarkdown(String(parameter.description ?? parameter.schema?.description ?? '')),
   ]);
-  return rows.length > 0 ? `<h4>Parameters</h4>${table(['name', 'in', 'type', 'required', 'description'], rows)}` : '';
+  return rows.length > 0
+    ? html`<h4>Parameters</h4>${table(['name', 'in', 'type', 'required', 'description'], rows)}`
+    : '';
 }
 
-function requestBodyOf(document: Json, operation: Json): string {
+function requestBodyOf(document: Json, operation: Json): Html {
   const content = (resolve(document, operation.requestBody)?.content ?? {}) as Record<string, Json>;
-  return Object.entries(content)
-    .map(
+  return joined(
+    Object.entries(content).map(
       ([type, media]) =>
-        `<h4>Request body <span class="media">${escapeHtml(type)}</span></h4>` +
-        (media.schema?.description ? renderMarkdown(String(media.schema.description)) : '') +
-        fieldTable(document, media.schema) +
-        examplesOf(media),
-    )
-    .join('\n');
+        html`<h4>Request body <span class="media">${type}</span></h4>${
+          media.schema?.description && renderMarkdown(String(media.schema.description))
+        }${fieldTable(document, media.schema)}${examplesOf(media)}`,
+    ),
+  );
 }
 
-function responsesOf(document: Json, operation: Json): string {
+function responsesOf(document: Json, operation: Json): Html | '' {
   const responses = Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, raw]) => {
     const response = resolve(document, raw) ?? {};
     // The fields of what succeeds; an error's examples say all there is to it.
-    const media = Object.entries((response.content ?? {}) as Record<string, Json>)
-      .map(
+    const media = joined(
+      Object.entries((response.content ?? {}) as Record<string, Json>).map(
         ([type, content]) =>
-          `<p class="media">${escapeHtml(type)}</p>` +
-          (status.startsWith('2') ? fieldTable(document, content.schema) : '') +
-          examplesOf(content),
-      )
-      .join('\n');
-    return (
-      `<details${status.startsWith('2') ? ' open' : ''}><summary><span class="status">${escapeHtml(status)}</span> ` +
-      `${renderInlineMarkdown(String(response.description ?? ''))}</summary>${media}</details>`
+          html`<p class="media">${type}</p>${status.startsWith('2') && fieldTable(document, content.schema)}${examplesOf(content)}`,
+      ),
     );
+    return html`<details${status.startsWith('2') && html` open`}><summary><span class="status">${status}</span> ${renderInlineMarkdown(
+      String(response.description ?? ''),
+    )}</summary>${media}</details>`;
   });
-  return responses.length > 0 ? `<h4>Responses</h4>${responses.join('\n')}` : '';
+  return responses.length > 0 ? html`<h4>Responses</h4>${joined(responses)}` : '';
 }
 
 const anchorOf = ({ method, path, operation }: Operation) =>
   String(operation.operationId ?? `${method}-${path}`).replace(/[^\w-]/g, '-');
 
-function operationSection(document: Json, entry: Operation): string {
+function operationSection(document: Json, entry: Operation): Html {
   const { method, path, operation } = entry;
-  return `<section class="operation" id="${escapeHtml(anchorOf(entry))}">
+  return html`<section class="operation" id="${anchorOf(entry)}">
 <h3>${methodBadge(method)} ${code(path)}</h3>
 <p class="summary">${renderInlineMarkdown(String(operation.summary ?? ''))}</p>
-${operation.description ? renderMarkdown(String(operation.description)) : ''}
+${operation.description && renderMarkdown(String(operation.description))}
 ${authenticationOf(document, operation)}
 ${parametersOf(document, operation)}
 ${requestBodyOf(document, operation)}
@@ -186,27 +187,25 @@ function entriesOf(items: Record<string, Json> | undefined): Operation[] {
   );
 }
 
-function contents(groups: [string, Operation[]][]): string {
+function contents(groups: [string, Operation[]][]): Html {
   const items = groups.map(
     ([title, entries]) =>
-      `<li>${escapeHtml(title)}<ul>${entries
-        .map(
-          (entry) =>
-            `<li><a href="#${escapeHtml(anchorOf(entry))}">${methodBadge(entry.method)} ${code(entry.path)}</a> ${renderInlineMarkdown(String(entry.operation.summary ?? ''))}</li>`,
-        )
-        .join('')}</ul></li>`,
+      html`<li>${title}<ul>${entries.map(
+        (entry) =>
+          html`<li><a href="#${anchorOf(entry)}">${methodBadge(entry.method)} ${code(entry.path)}</a> ${renderInlineMarkdown(String(entry.operation.summary ?? ''))}</li>`,
+      )}</ul></li>`,
   );
-  return `<nav class="contents"><h2>Operations</h2><ul>${items.join('\n')}</ul></nav>`;
+  return html`<nav class="contents"><h2>Operations</h2><ul>${joined(items)}</ul></nav>`;
 }
 
-function securitySection(document: Json): string {
+function securitySection(document: Json): Html | '' {
   const schemes = Object.entries((document.components?.securitySchemes ?? {}) as Record<string, Json>);
   if (schemes.length === 0) return '';
   const items = schemes.map(
     ([name, scheme]) =>
-      `<dt id="auth-${escapeHtml(name)}">${escapeHtml(name)}: ${escapeHtml(String(scheme.type))} in ${escapeHtml(String(scheme.in ?? ''))} ${code(String(scheme.name ?? ''))}</dt><dd>${renderMarkdown(String(scheme.description ?? ''))}</dd>`,
+      html`<dt id="auth-${name}">${name}: ${String(scheme.type)} in ${String(scheme.in ?? '')} ${code(String(scheme.name ?? ''))}</dt><dd>${renderMarkdown(String(scheme.description ?? ''))}</dd>`,
   );
-  return `<h2 id="authentication">Authentication</h2><dl>${items.join('\n')}</dl>`;
+  return html`<h2 id="authentication">Authentication</h2><dl>${joined(items)}</dl>`;
 }
 
 /** Operations grouped by their first tag, in the document's order. */
@@ -220,23 +219,23 @@ function byTag(entries: Operation[]): [string, Operation[]][] {
 }
 
 /** The body of the reference page of `document`, whose JSON is served at `documentPath`. */
-export function renderReference(built: object, documentPath: string): string {
+export function renderReference(built: object, documentPath: string): Html {
   const document = built as Json;
   const groups = byTag(entriesOf(document.paths));
   const webhooks = entriesOf(document.webhooks).map((entry) => ({ ...entry, path: `webhook ${entry.path}` }));
   const sections = groups.map(
     ([tag, entries]) =>
-      `<h2 id="tag-${escapeHtml(tag)}">${escapeHtml(tag)}</h2>\n${entries.map((entry) => operationSection(document, entry)).join('\n')}`,
+      html`<h2 id="tag-${tag}">${tag}</h2>\n${joined(entries.map((entry) => operationSection(document, entry)))}`,
   );
-  const sent = webhooks.length
-    ? `<h2 id="webhooks">What we send you</h2>\n${webhooks.map((entry) => operationSection(document, entry)).join('\n')}`
-    : '';
-  const servers = ((document.servers ?? []) as Json[]).map((server) => code(String(server.url))).join(', ');
-  return `<h1>${escapeHtml(String(document.info?.title ?? 'API reference'))}</h1>
-<p class="meta">OpenAPI ${escapeHtml(String(document.openapi ?? ''))}, version ${escapeHtml(String(document.info?.version ?? ''))}${servers ? `; server ${servers}` : ''}. The document itself: <a href="${escapeHtml(documentPath)}">${escapeHtml(documentPath)}</a>, for code generators and API tools.</p>
+  const sent =
+    webhooks.length > 0 &&
+    html`<h2 id="webhooks">What we send you</h2>\n${joined(webhooks.map((entry) => operationSection(document, entry)))}`;
+  const servers = ((document.servers ?? []) as Json[]).map((server) => code(String(server.url)));
+  return html`<h1>${String(document.info?.title ?? 'API reference')}</h1>
+<p class="meta">OpenAPI ${String(document.openapi ?? '')}, version ${String(document.info?.version ?? '')}${servers.length > 0 && html`; server ${joined(servers, ', ')}`}. The document itself: <a href="${documentPath}">${documentPath}</a>, for code generators and API tools.</p>
 ${renderMarkdown(String(document.info?.description ?? ''))}
 ${contents(webhooks.length ? [...groups, ['what we send you', webhooks]] : groups)}
 ${securitySection(document)}
-${sections.join('\n')}
+${joined(sections)}
 ${sent}`;
 }

@@ -16,15 +16,18 @@ const Health = Type.Object({
   }),
 });
 
+/** Routes polled every few seconds (probes, scrapes) are not traced: their traces would bury the others. */
+export const UNTRACED = { otel: false };
+
 export function healthProbes(app: HostApp, context: AppContext): void {
-  app.get('/healthz', { schema: { hide: true, response: { 200: Health } } }, async () => ({
+  app.get('/healthz', { config: UNTRACED, schema: { hide: true, response: { 200: Health } } }, async () => ({
     status: 'ok' as const,
     version: SERVICE_VERSION,
     commit: SERVICE_COMMIT,
   }));
   // Readiness is the database's: a Redis that does not answer only moves the rate limits into
   // each process, which the body says.
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/readyz', { config: UNTRACED, schema: { hide: true } }, async (_request, reply) => {
     const unavailable = await context.database.unavailable();
     const rateLimits = context.rateLimitStore?.degradation();
     const degraded = rateLimits ? { rate_limits: rateLimits } : {};

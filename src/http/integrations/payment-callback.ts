@@ -1,61 +1,35 @@
 // `POST /api/v1/payments/notify/`: the partner's payment backend reports an outcome (spec 4.6).
 // Outside the `/api/v1` SSO scope: its own key (`X-API-KEY`), its own bodies (`{status}` /
-// `{error}`, never the envelope), its own error handler. The checks live in payments/callback.ts.
+// `{error}`, never the envelope: its renderer below). The checks live in payments/callback.ts and
+// payments/notification.ts (the body's schema).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
 import type { AppContext } from '../../context.js';
-import { AppError, ErrorCode } from '../../errors.js';
+import { AppError, ErrorCode, FIELD_REQUIRED } from '../../errors.js';
 import {
-  type CallbackRejection,
+  BODY_REFUSALS,
+  CALLBACK_REFUSALS,
   type CallbackResult,
+  NotificationBody,
   NotificationStore,
   namedInvoiceId,
+  notificationBodyRefusal,
   processNotification,
   RefusalRecorder,
+  readNotification,
 } from '../../payments/index.js';
 import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow } from '../../tenants/index.js';
 import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
-import { type ErrorRenderer, reportedError } from '../errors.js';
+import { type ErrorRenderer, renderScopeErrorsWith } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { EXAMPLE_UUID, namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
+import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
 export const PAYMENT_CALLBACK_PATH = `${PAYMENT_CALLBACK_PREFIX}/`;
-
-const NotificationBody = Type.Object(
-  {
-    invoice_id: Type.String({ format: 'uuid', description: 'The invoice this payment is for' }),
-    transaction_id: Type.String({
-      description: 'Partner transaction reference or gateway transaction id; stable across retries',
-    }),
-    status: Type.String({
-      description: '`paid`, `failed`, `cancelled` or `refunded`; other values are stored without a transition',
-    }),
-    amount: Type.Union([Type.String(), Type.Number()], {
-      description: 'Must equal the invoice amount as an exact decimal (`"100.1"`, `100.10` and `"100.10"` are equal)',
-    }),
-    currency: Type.String({ description: 'Must equal the invoice currency exactly' }),
-    gateway: Type.String({ description: "Must equal the tenant's configured gateway" }),
-  },
-  {
-    additionalProperties: true,
-    description: 'Extra fields (e.g. a nested object of gateway data) are stored with the event and otherwise ignored.',
-    examples: [
-      {
-        invoice_id: EXAMPLE_UUID,
-        transaction_id: 'chg_TS02A5720231433Qs1w0809820',
-        status: 'paid',
-        amount: '100.00',
-        currency: 'SAR',
-        gateway: 'tap',
-      },
-    ],
-  },
-);
 
 const Accepted = Type.Object(
   {
@@ -80,24 +54,43 @@ const INTERNAL = { httpStatus: 500, error: 'Internal server error' };
 type CallbackStatus = 400 | 401 | 403 | 404 | 405 | 408 | 413 | 429 | 431 | 503;
 interface CallbackAnswer {
   httpStatus: CallbackStatus;
-  /** Absent: the error's own message (step 1's, `partnerApiKeyCheck`). */
-  error?: string;
+  /** The exact message, or how to say it from the field the error names. */
+  error: string | ((error: AppError) => string);
 }
 
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** The field the error names first (its details'), if any. */
+const fieldOf = (error: AppError): string | undefined => error.details?.[0]?.field;
+
 /**
- * The callback's renderer table: its status and exact message for each AppError it answers, from
- * its own scope (the authenticator, the body parser, the rate limits, the database), its not-found
- * handler and the host's refusals before routing. Anything else is a 500.
+ * The callback's renderer table: its status and exact message (DECISIONS §4) for each AppError it
+ * answers, from the rule (payments/callback.ts, the body's schema), its own scope (the
+ * authenticator, the body parser, the rate limits, the database), its not-found handler and the
+ * host's refusals before routing. Anything else is a 500.
  */
 const CALLBACK_ANSWERS: Partial<Record<ErrorCode, CallbackAnswer>> = {
-  UNAUTHORIZED: { httpStatus: 401 },
+  // Step 1's two messages are the authenticator's (`partnerApiKeyCheck`).
+  UNAUTHORIZED: { httpStatus: 401, error: (error) => error.message },
   INVALID_JSON: { httpStatus: 400, error: INVALID_JSON_BODY },
   UNSUPPORTED_MEDIA_TYPE: { httpStatus: 400, error: INVALID_JSON_BODY },
-  VALIDATION_ERROR: { httpStatus: 400, error: INVALID_JSON_BODY },
+  VALIDATION_ERROR: {
+    httpStatus: 400,
+    error: (error) => {
+      const [first] = error.details ?? [];
+      if (!first) return INVALID_JSON_BODY;
+      return first.message === FIELD_REQUIRED ? `Missing ${first.field}` : `Invalid ${first.field}`;
+    },
+  },
+  NOT_FOUND: {
+    httpStatus: 404,
+    error: (error) => (fieldOf(error) === 'invoice_id' ? 'Invoice not found' : 'Not found'),
+  },
+  FORBIDDEN: { httpStatus: 403, error: 'Forbidden' },
+  MISMATCH: { httpStatus: 400, error: (error) => `${capitalised(fieldOf(error) ?? 'field')} mismatch` },
   PAYLOAD_TOO_LARGE: { httpStatus: 413, error: 'Payload too large' },
   RATE_LIMITED: { httpStatus: 429, error: 'Too many requests' },
   SERVICE_UNAVAILABLE: { httpStatus: 503, error: 'Service unavailable' },
-  NOT_FOUND: { httpStatus: 404, error: 'Not found' },
   METHOD_NOT_ALLOWED: { httpStatus: 405, error: 'Method not allowed' },
   MALFORMED_REQUEST: { httpStatus: 400, error: 'Malformed request' },
   HEADERS_TOO_LARGE: { httpStatus: 431, error: 'Request header fields too large' },
@@ -106,7 +99,11 @@ const CALLBACK_ANSWERS: Partial<Record<ErrorCode, CallbackAnswer>> = {
 
 function callbackAnswer(appError: AppError): { httpStatus: number; error: string } {
   const answer = CALLBACK_ANSWERS[appError.code];
-  return answer ? { httpStatus: answer.httpStatus, error: answer.error ?? appError.message } : INTERNAL;
+  if (!answer) return INTERNAL;
+  return {
+    httpStatus: answer.httpStatus,
+    error: typeof answer.error === 'string' ? answer.error : answer.error(appError),
+  };
 }
 
 /** How the callback says an AppError: `{"error": "<exact message>"}`. */
@@ -115,27 +112,22 @@ export const callbackErrors: ErrorRenderer = {
   status: (error) => callbackAnswer(error).httpStatus,
 };
 
-/** One of each refusal of steps 2 to 8, to document the exact bodies answered. */
-const EVERY_REFUSAL: CallbackRejection[] = [
-  { reason: 'invalid_json' },
-  { reason: 'missing_field', field: 'transaction_id' },
-  { reason: 'invalid_field', field: 'amount' },
-  { reason: 'invoice_not_found' },
-  { reason: 'forbidden' },
-  { reason: 'gateway_mismatch' },
-  { reason: 'amount_mismatch' },
-  { reason: 'currency_mismatch' },
+/** One of each refusal of steps 2 to 8 and of the scope, to document the exact bodies answered. */
+const EVERY_REFUSAL: AppError[] = [
+  new AppError(ErrorCode.UNAUTHORIZED, MISSING_API_KEY),
+  new AppError(ErrorCode.UNAUTHORIZED, UNAUTHORIZED),
+  BODY_REFUSALS.invalidJson(),
+  BODY_REFUSALS.missing('transaction_id'),
+  BODY_REFUSALS.invalid('amount'),
+  ...Object.values(CALLBACK_REFUSALS).map((refusal) => refusal()),
+  new AppError(ErrorCode.PAYLOAD_TOO_LARGE),
+  new AppError(ErrorCode.RATE_LIMITED),
+  new AppError(ErrorCode.SERVICE_UNAVAILABLE),
 ];
 
 /** A documented error status of the callback, with every body it may carry as an example. */
 function errorResponse(httpStatus: CallbackStatus, description: string) {
-  const scopeErrors: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'];
-  const messages = [
-    { httpStatus: 401, error: MISSING_API_KEY },
-    { httpStatus: 401, error: UNAUTHORIZED },
-    ...EVERY_REFUSAL.map(refusal),
-    ...scopeErrors.map((code) => callbackAnswer(new AppError(code))),
-  ].filter((candidate) => candidate.httpStatus === httpStatus);
+  const messages = EVERY_REFUSAL.map(callbackAnswer).filter((candidate) => candidate.httpStatus === httpStatus);
   return {
     description,
     content: {
@@ -147,27 +139,8 @@ function errorResponse(httpStatus: CallbackStatus, description: string) {
   };
 }
 
-/** Each refusal's status and exact message (DECISIONS §4). */
-function refusal(rejection: CallbackRejection): { httpStatus: CallbackStatus; error: string } {
-  switch (rejection.reason) {
-    case 'invalid_json':
-      return { httpStatus: 400, error: INVALID_JSON_BODY };
-    case 'missing_field':
-      return { httpStatus: 400, error: `Missing ${rejection.field}` };
-    case 'invalid_field':
-      return { httpStatus: 400, error: `Invalid ${rejection.field}` };
-    case 'invoice_not_found':
-      return { httpStatus: 404, error: 'Invoice not found' };
-    case 'forbidden':
-      return { httpStatus: 403, error: 'Forbidden' };
-    case 'gateway_mismatch':
-      return { httpStatus: 400, error: 'Gateway mismatch' };
-    case 'amount_mismatch':
-      return { httpStatus: 400, error: 'Amount mismatch' };
-    case 'currency_mismatch':
-      return { httpStatus: 400, error: 'Currency mismatch' };
-  }
-}
+/** The lossless parse re-stringified: each number keeps the digits it was sent with. */
+const payloadJsonOf = (body: unknown): string => stringify(body) ?? 'null';
 
 /** Only these, and only as short strings, reach the log: never the key, never card data. */
 function loggableFields(body: unknown) {
@@ -223,28 +196,25 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     },
   });
   const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
-  const answer = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult, payload: string | null) => {
-    if (result.accepted) {
-      const mode = modeOf(request);
-      metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
-      if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
-      if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
-      return reply.code(200).send({ status: result.accepted });
-    }
-    const { httpStatus, error } = refusal(result.rejected);
-    return refuse(request, reply, httpStatus, error, payload);
+  const accept = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
+    const mode = modeOf(request);
+    metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
+    if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
+    if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
+    return reply.code(200).send({ status: result.accepted });
   };
-  /**
-   * Answers a refusal; one of an authenticated tenant is recorded afterwards (never stored: anonymous
-   * ones), on the invoice its body names when that is the tenant's, whatever check refused it.
-   */
-  const refuse = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    httpStatus: number,
-    error: string,
-    payload: string | null = null,
-  ) => {
+
+  app.decorateRequest('partnerTenant', null as never);
+
+  // Errors of this scope (the rule's refusals, the body's schema and parser included) in the
+  // callback's own body, never the envelope. A refusal is logged and counted; one of an
+  // authenticated tenant is recorded afterwards (never stored: anonymous ones), with the body when
+  // one was read, on the invoice it names when that is the tenant's, whatever check refused it.
+  // Nothing was stored on a 5xx, and the partner retries the same notification later; a wrong
+  // path or method is no notification.
+  renderScopeErrorsWith(app, (appError, request, reply) => {
+    const { httpStatus, error } = callbackAnswer(appError);
+    if (httpStatus >= 500 || request.is404) return reply.code(httpStatus).send({ error });
     metrics.paymentNotifications.inc({ outcome: error, mode: modeOf(request) });
     request.log.warn({ ...loggableFields(request.body), reason: error }, 'payment notification rejected');
     if (request.partnerTenant) {
@@ -255,30 +225,18 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
         error,
         requestId: request.id,
         invoiceId: namedInvoiceId(request.body),
-        payload,
+        payload: request.body === undefined ? null : payloadJsonOf(request.body),
       });
     }
     return reply.code(httpStatus).send({ error });
-  };
-
-  app.decorateRequest('partnerTenant', null as never);
-
-  // Errors of this scope (body parser included) in the callback's own body, never the envelope:
-  // a refusal is logged, counted and recorded as the rule's are; nothing was stored on a 5xx, and
-  // the partner retries the same notification later.
-  app.setErrorHandler((error, request, reply) => {
-    const { httpStatus, error: message } = callbackAnswer(reportedError(error, request, reply));
-    if (httpStatus >= 500) return reply.code(httpStatus).send({ error: message });
-    return refuse(request, reply, httpStatus, message);
   });
 
   // Other methods on the callback's path answer in its body too (the plugin owns the prefix).
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/+$/, '');
-    const error = new AppError(path === PAYMENT_CALLBACK_PREFIX ? ErrorCode.METHOD_NOT_ALLOWED : ErrorCode.NOT_FOUND);
-    if (error.code === ErrorCode.METHOD_NOT_ALLOWED) reply.header('allow', 'POST');
-    const { httpStatus, error: message } = callbackAnswer(error);
-    return reply.code(httpStatus).send({ error: message });
+    if (path !== PAYMENT_CALLBACK_PREFIX) throw new AppError(ErrorCode.NOT_FOUND);
+    reply.header('allow', 'POST');
+    throw new AppError(ErrorCode.METHOD_NOT_ALLOWED);
   });
 
   // A refused key: the bodies are fixed (DECISIONS §4), so what to fix goes in the challenge,
@@ -299,9 +257,12 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       // Documented as the spec writes it, with the slash; the router takes it without one too.
       prefixTrailingSlash: 'slash',
       config: { losslessJsonNumbers: true },
-      // parseNotification validates the body, in the documented order with the documented
-      // messages; the schema below only documents it, so Ajv neither rejects nor coerces anything.
-      validatorCompiler: () => () => true,
+      // Steps 2 and 3: the body's schema, checked by the rule's own reading of it, in the documented
+      // order with the documented messages (not Ajv's order, and numbers stay lossless).
+      validatorCompiler: () => (body) => {
+        const refusal = notificationBodyRefusal(body);
+        return refusal ? { error: refusal } : true;
+      },
       schema: {
         operationId: 'notifyPayment',
         tags: ['payments'],
@@ -348,17 +309,14 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
       },
     },
     async (request, reply) => {
-      const body: unknown = request.body;
-      // The lossless parse re-stringified: each number keeps the digits it was sent with.
-      const payloadJson = body === undefined ? 'null' : (stringify(body) ?? 'null');
       const result = await processNotification(store, {
         tenant: request.partnerTenant,
         mode: request.partnerMode,
-        body,
-        payloadJson,
+        notification: readNotification(request.body),
+        payloadJson: payloadJsonOf(request.body),
         requestId: request.id,
       });
-      return answer(request, reply, result, payloadJson);
+      return accept(request, reply, result);
     },
   );
 };

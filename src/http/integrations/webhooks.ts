@@ -1,7 +1,7 @@
 // What the service sends partners, for the integrations document's `webhooks` section: the
 // payment request and the ping, their Standard Webhooks headers, and what we read of the reply.
 import { Type } from '@sinclair/typebox';
-import { REQUEST_TIMEOUT_MS } from '../../payments/index.js';
+import { DEFAULT_RETRY_POLICY, REQUEST_TIMEOUT_MS } from '../../payments/index.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 
@@ -90,10 +90,12 @@ const Reply = Type.Object(
   { examples: [{ payment_url: 'https://pay.acme.example/session/8f2c1a' }] },
 );
 
+const RETRY = DEFAULT_RETRY_POLICY;
 const RETRIED = {
   description:
     `408, 429 (after \`Retry-After\`) and 5xx, like network errors and timeouts (${REQUEST_TIMEOUT_MS / 1000} s), are retried with the same ` +
-    '`webhook-id` after 30 s × 2^(n-1), at most an hour apart, until a day after the invoice was created, and ' +
+    `\`webhook-id\` after ${RETRY.baseSeconds} s × 2^(n-1) by default, at most ${RETRY.maxDelaySeconds / 3600} h apart, ` +
+    `until ${RETRY.giveUpAfterSeconds / 3600} h after the invoice was created, and ` +
     'until you report an outcome.',
 };
 const FINAL = { description: 'Any other 4xx, and any redirect, is final: no retry.' };

@@ -17,7 +17,7 @@ import {
   PORTAL_SESSION_HOURS,
   type PortalSession,
 } from '../../tenants/index.js';
-import { reportedError } from '../errors.js';
+import { renderScopeErrorsWith } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { type Html, html } from '../html.js';
 import {
@@ -145,14 +145,11 @@ export async function buildPortalApp(
     }
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = reportedError(error, request, reply);
-    const locale = request.portalView?.locale ?? browserLocale(request);
-    return sendPage(reply, errorPage(request, locale, appError), appError.statusCode);
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const locale = request.portalView?.locale ?? browserLocale(request);
-    return sendPage(reply, errorPage(request, locale, new AppError(ErrorCode.NOT_FOUND)), 404);
+  renderScopeErrorsWith(app, (error, request, reply) =>
+    sendPage(reply, errorPage(request, request.portalView?.locale ?? browserLocale(request), error), error.statusCode),
+  );
+  app.setNotFoundHandler(() => {
+    throw new AppError(ErrorCode.NOT_FOUND);
   });
 
   // The link: spent at once, its session's token in the cookie, then the overview (a redirect

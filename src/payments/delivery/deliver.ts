@@ -60,6 +60,8 @@ interface AttemptOutcome {
   error: string | null;
   responseBody: string | null;
   paymentUrl: string | null;
+  /** The request as signed and sent; null when nothing was. */
+  request: { url: string; webhookTimestamp: number; body: string } | null;
   retry?: { retryAfterSeconds: number | null };
 }
 
@@ -111,12 +113,18 @@ export async function deliver(deps: DeliveryDependencies, worker: string, reques
     error,
     responseBody: outcome.responseBody,
     paymentUrl: outcome.paymentUrl,
+    requestUrl: outcome.request?.url ?? null,
+    webhookTimestamp: outcome.request?.webhookTimestamp ?? null,
+    requestBody: outcome.request?.body ?? null,
     retryInSeconds: retryIn,
     outcome: result === 'delivered' ? 'delivered' : 'failed',
   };
   const change = await recordPatiently(deps, trace, () => record(deps, request, attempt, outcome));
   if (change) logBreakerChange(deps.log, invoice.tenantId, change, outcome.error);
 }
+
+/** The `webhook-id` of every attempt of an invoice's payment request, so the partner can deduplicate retries. */
+export const paymentMessageId = (invoiceId: string) => `msg_${invoiceId}`;
 
 /** The body of a payment request (the `payment.requested` webhook), as every attempt sends it (docs/partners.md). */
 export function paymentContext(invoice: TakenRequest['invoice'], gateway: string, notifyUrl: string) {
@@ -155,25 +163,26 @@ function paymentUrlOf(replyBody: string): string | null {
 /** Signs and sends the request, and says what came of it: never throws for anything the endpoint or the network does. */
 async function send(deps: DeliveryDependencies, request: TakenRequest): Promise<AttemptOutcome> {
   const { invoice, tenant } = request;
-  const nothing = { httpStatus: null, latencyMs: null, responseBody: null, paymentUrl: null };
+  const nothing = { httpStatus: null, latencyMs: null, responseBody: null, paymentUrl: null, request: null };
   const endpoint = paymentEndpointIn(tenant, invoice.mode);
   if (!endpoint) {
     const error = `tenant has no ${invoice.mode === 'test' ? 'test ' : ''}payment endpoint configured`;
     return { ...nothing, kind: 'not_sent', verdict: null, error };
   }
   const body = JSON.stringify(paymentContext(invoice, tenant.gateway, deps.notifyUrl));
-  // The same message id on every attempt, so the partner can deduplicate retries.
   const exchange = await sendSignedMessage(
     deps,
     { url: endpoint, sealedSecrets: request.sealedSecrets },
-    `msg_${invoice.id}`,
+    paymentMessageId(invoice.id),
     body,
     'partner-integrations (payment request)',
   );
   if (exchange.outcome === 'not_sent') return { ...nothing, kind: 'not_sent', verdict: null, error: exchange.error };
+  const sent = exchange.sent && { ...exchange.sent, body };
   if (exchange.outcome === 'network_error') {
     return {
       ...nothing,
+      request: sent,
       kind: exchange.error.startsWith('TimeoutError') ? 'timeout' : 'network_error',
       verdict: 'failing',
       latencyMs: exchange.latencyMs,
@@ -187,6 +196,7 @@ async function send(deps: DeliveryDependencies, request: TakenRequest): Promise<
     latencyMs,
     responseBody: storableStart(reply.body, RESPONSE_BODY_MAX_BYTES),
     paymentUrl: null,
+    request: sent,
   };
   if (isSuccessStatus(reply.status)) {
     return { ...answered, kind: 'success', verdict: 'alive', error: null, paymentUrl: paymentUrlOf(reply.body) };

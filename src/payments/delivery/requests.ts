@@ -7,6 +7,7 @@ import { answerEach, GroupCommit, type Waiting } from '../../db/group-commit.js'
 import { paymentRequests } from '../../db/schema.js';
 import { type RunStatement, statement } from '../../db/statements.js';
 import type { Mode } from '../../tenants/index.js';
+import { activeTraceparent } from '../../tracing.js';
 
 /** NOTIFY channel telling every worker that a payment request is due now. */
 const NEW_WORK_CHANNEL = 'payment_request_due';
@@ -46,6 +47,8 @@ export interface TakenRequest {
   sealedSecrets: string[];
   /** The live endpoint's breaker state when taken; null when it has none (never failed, or a test request). */
   breaker: string | null;
+  /** The trace of the request that created the invoice (W3C `traceparent`), when it was traced. */
+  traceparent: string | null;
 }
 
 /** What `take` observes. */
@@ -81,6 +84,7 @@ interface TakenRow {
   test_payment_endpoint_url: string | null;
   sealed_secrets: string[];
   breaker: string | null;
+  traceparent: string | null;
 }
 
 /**
@@ -137,6 +141,10 @@ export interface RecordedAttempt {
   error: string | null;
   responseBody: string | null;
   paymentUrl: string | null;
+  /** What was sent (payment_deliveries); null when nothing was. */
+  requestUrl: string | null;
+  webhookTimestamp: number | null;
+  requestBody: string | null;
   /** Seconds until the next attempt; null when none is due. */
   retryInSeconds: number | null;
   /** How the request ends when no attempt is due. */
@@ -155,7 +163,8 @@ const RECORD = statement<[attempts: string], { item: number; recorded: boolean; 
   `with attempt as (
      select * from jsonb_to_recordset($1::jsonb) as a(
        item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
-       "responseBody" text, "paymentUrl" text, "retryInSeconds" float8, outcome text)
+       "responseBody" text, "paymentUrl" text, "requestUrl" text, "webhookTimestamp" int8, "requestBody" text,
+       "retryInSeconds" float8, outcome text)
    ),
    request as (
      update payment_requests r
@@ -171,9 +180,10 @@ const RECORD = statement<[attempts: string], { item: number; recorded: boolean; 
      returning a.item, r.tenant_id, r.mode
    ),
    recorded as (
-     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body, next_retry_at)
+     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body,
+                                     request_url, webhook_timestamp, request_body, next_retry_at)
      select a."invoiceId", a.attempt, a."httpStatus", a."latencyMs", a.error, a."responseBody",
-            now() + make_interval(secs => a."retryInSeconds")
+            a."requestUrl", a."webhookTimestamp", a."requestBody", now() + make_interval(secs => a."retryInSeconds")
        from attempt a join request using (item)
    ),
    url as (
@@ -227,9 +237,17 @@ export class PaymentRequests {
     private readonly onUnsent?: (mode: 'live' | 'test') => void,
   ) {}
 
-  /** Asks for attempt 1 of the invoice's payment request inside `tx`: it exists exactly when `tx` commits. */
+  /**
+   * Asks for attempt 1 of the invoice's payment request inside `tx`: it exists exactly when `tx`
+   * commits. It keeps the active span's trace context, which its attempts continue.
+   */
   async enqueue(tx: Transaction, invoice: PaymentRequestInvoice): Promise<void> {
-    await tx.insert(paymentRequests).values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode });
+    await tx.insert(paymentRequests).values({
+      invoiceId: invoice.id,
+      tenantId: invoice.tenantId,
+      mode: invoice.mode,
+      traceparent: activeTraceparent(),
+    });
   }
 
   /**
@@ -247,12 +265,19 @@ export class PaymentRequests {
 
   /**
    * Asks for one more attempt now inside `tx`, numbered after `lastAttempt` (the last recorded);
-   * one under way is followed by it. Returns its number.
+   * one under way is followed by it. Returns its number. The request keeps its trace context; one
+   * made anew (pruned meanwhile) takes the active span's.
    */
   async requestAgain(tx: Transaction, invoice: PaymentRequestInvoice, lastAttempt: number): Promise<number> {
     const [row] = await tx
       .insert(paymentRequests)
-      .values({ invoiceId: invoice.id, tenantId: invoice.tenantId, mode: invoice.mode, attempt: lastAttempt + 1 })
+      .values({
+        invoiceId: invoice.id,
+        tenantId: invoice.tenantId,
+        mode: invoice.mode,
+        attempt: lastAttempt + 1,
+        traceparent: activeTraceparent(),
+      })
       .onConflictDoUpdate({
         target: paymentRequests.invoiceId,
         set: {
@@ -370,6 +395,7 @@ export class PaymentRequests {
       },
       sealedSecrets: row.sealed_secrets,
       breaker: row.breaker,
+      traceparent: row.traceparent,
     }));
   }
 

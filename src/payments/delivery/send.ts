@@ -4,6 +4,8 @@
 import type { LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { Database } from '../../db/client.js';
+import { loggableUrl } from '../../logger.js';
+import { inSpan } from '../../tracing.js';
 import { EndpointRefusedError, pinnedLookup, resolveEndpoint } from '../endpoint-address.js';
 import { signedHeaders } from './sign.js';
 
@@ -29,12 +31,21 @@ export interface SigningDependencies {
   connectTimeoutMs?: number;
 }
 
-/** How one signed POST ended: the endpoint's reply, or why there was none. */
+/** The signed POST as it went out, `webhook-timestamp` in Unix seconds. */
+export interface SentMessage {
+  url: string;
+  webhookTimestamp: number;
+}
+
+/**
+ * How one signed POST ended: the endpoint's reply, or why there was none. `sent` is the message
+ * once signed, null when the network failed before (the host did not resolve).
+ */
 export type SignedExchange =
-  | { outcome: 'answered'; reply: EndpointReply; latencyMs: number }
+  | { outcome: 'answered'; reply: EndpointReply; latencyMs: number; sent: SentMessage }
   /** Nothing was sent: no endpoint, no secret, or an address we refuse to call. */
   | { outcome: 'not_sent'; error: string }
-  | { outcome: 'network_error'; error: string; latencyMs: number };
+  | { outcome: 'network_error'; error: string; latencyMs: number; sent: SentMessage | null };
 
 export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
 
@@ -111,16 +122,25 @@ export async function sendSignedMessage(
   const connectTimeoutMs = deps.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
+  let sent: SentMessage | null = null;
   try {
     const addresses = await resolveEndpoint(url, deps.allowPrivateEndpoints);
+    sent = { url: endpoint.url, webhookTimestamp: Math.floor(Date.now() / 1000) };
     const headers = {
       'user-agent': userAgent,
-      ...signedHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body),
+      ...signedHeaders(secrets, messageId, sent.webhookTimestamp, body),
     };
-    const reply = await postJson(url, addresses, headers, body, connectTimeoutMs);
-    return { outcome: 'answered', reply, latencyMs: latency() };
+    // With tracing on, the request names its span as `traceparent` (docs/partners.md).
+    const exchange = {
+      kind: 'client',
+      attributes: { 'http.request.method': 'POST', 'url.full': loggableUrl(endpoint.url) },
+    } as const;
+    const reply = await inSpan('POST payment endpoint', exchange, (traceparent) =>
+      postJson(url, addresses, traceparent ? { ...headers, traceparent } : headers, body, connectTimeoutMs),
+    );
+    return { outcome: 'answered', reply, latencyMs: latency(), sent };
   } catch (error) {
     if (error instanceof EndpointRefusedError) return { outcome: 'not_sent', error: error.message };
-    return { outcome: 'network_error', error: failureOf(error, connectTimeoutMs), latencyMs: latency() };
+    return { outcome: 'network_error', error: failureOf(error, connectTimeoutMs), latencyMs: latency(), sent };
   }
 }

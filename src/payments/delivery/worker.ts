@@ -4,6 +4,7 @@
 // is held under a lease this worker renews while it runs (requests.ts); deliver.ts makes each attempt.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
+import { inSpan, outsideAnySpan, recordSpan } from '../../tracing.js';
 import type { PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
 
 /** How often the worker looks for retries and probes that came due, renews its leases, and moves release 1.0.0's jobs. */
@@ -60,7 +61,8 @@ export class PaymentWorker {
       this.sweepWanted ||= sweep;
       return;
     }
-    this.taking = this.fill(sweep)
+    // Woken by an invoice's request or an attempt ending, it takes for every trace: for none of them.
+    this.taking = outsideAnySpan(() => this.fill(sweep))
       .catch((error) => this.options.log.error({ err: error }, 'payment requests not taken: trying again shortly'))
       .finally(() => {
         this.taking = null;
@@ -85,15 +87,26 @@ export class PaymentWorker {
     while (!this.stopped) {
       const slots = this.options.concurrency - this.running.size;
       if (slots <= 0) return;
+      const takeStarted = Date.now();
       const taken = await this.requests.take({ ...limits, slots });
-      for (const request of taken) this.run(request);
+      for (const request of taken) {
+        // One take serves many invoices: each taken request's trace gets a span of it.
+        recordSpan(
+          'payment request take',
+          { parent: request.traceparent, attributes: spanAttributes(request) },
+          takeStarted,
+        );
+        this.run(request);
+      }
       if (taken.length < slots) return;
     }
   }
 
   private run(request: TakenRequest): void {
     const invoiceId = request.invoice.id;
-    const done = this.deliver(this.id, request)
+    // Every attempt, retries and resends included, continues the trace of the invoice's creation.
+    const attempt = { parent: request.traceparent, attributes: spanAttributes(request) };
+    const done = inSpan('payment request attempt', attempt, () => this.deliver(this.id, request))
       .catch((error) => {
         // Its outcome could not be recorded (database away, a bug): the next sweep that reaches the
         // database makes it due again.
@@ -135,3 +148,9 @@ export class PaymentWorker {
     // Requests still under way (their answer late) are given back when their lease ends.
   }
 }
+
+/** What a payment request's spans say of it. */
+const spanAttributes = (request: TakenRequest) => ({
+  'payment_request.invoice_id': request.invoice.id,
+  'payment_request.attempt': request.attempt,
+});

@@ -75,10 +75,12 @@ describe('the integrations host', () => {
     expect((await get('integrations', '/docs/')).body).toContain('href="/docs/ar/"');
   });
 
-  it("serves the guide's portal pictures beside it, and nothing else of the docs directory", async () => {
+  it("serves the guide's portal and Arabic guide pictures beside it, and nothing else of the docs directory", async () => {
     const { body } = await get('integrations', '/docs/');
-    const pictures = [...body.matchAll(/<img src="(portal-[a-z-]+\.png)"/g)].map((match) => match[1]);
-    expect(pictures).toHaveLength(24);
+    const pictures = [...body.matchAll(/<img src="((?:portal|guide)-[a-z-]+\.png)"/g)].map((match) => match[1]);
+    // The portal's pages in two languages at two widths, and the Arabic guide at two widths.
+    expect(pictures).toHaveLength(26);
+    expect(pictures).toEqual(expect.arrayContaining(['guide-ar-desktop.png', 'guide-ar-phone.png']));
     for (const picture of pictures) {
       const response = await fetch(`${service.urls.integrations}/docs/${picture}`);
       expect(response.status, picture).toBe(200);
@@ -191,7 +193,7 @@ describe('what the pages render', () => {
   const hostile = '<script>alert(1)</script><img src=x onerror=alert(1)> [x](javascript:alert(1)) "quoted"';
 
   it('escapes raw HTML and drops script links in markdown', () => {
-    const html = renderMarkdown(`# Title <b>\n\n${hostile}`);
+    const html = renderMarkdown(`# Title <b>\n\n${hostile}`).text;
     expect(html).not.toMatch(/<script|<img|href="javascript:|<b>/);
     expect(html).toContain('&lt;script&gt;');
   });
@@ -230,7 +232,7 @@ describe('what the pages render', () => {
         },
       },
     };
-    const html = renderReference(document, hostile);
+    const html = renderReference(document, hostile).text;
     expect(html).not.toMatch(/<script|<img|href="javascript:/);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
   });

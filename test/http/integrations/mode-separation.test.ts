@@ -4,7 +4,6 @@
 // only a test trip and moves it, and a trip's `invoice` is the latest of its own mode.
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rowsOf } from '../../../src/db/client.js';
 import { notificationFor, notify, showInvoice, type TripJson } from '../../payments/support.js';
 import { useApps, useTenant } from '../../support/apps.js';
 import { type ApiRequest, apiAs, expectError, expectOk } from './api.js';
@@ -148,16 +147,12 @@ describe('test and live modes', () => {
 
   it('takes a prompt or trip written without a mode (as release 1.0.0 writes them) for a live one', async () => {
     const { db } = service.context;
-    const [prompt] = rowsOf<{ id: string }>(
-      await db.execute(
-        sql`insert into suggested_prompts (tenant_id, language, text) values (${tenant.tenant.id}, 'ar', 'قديم') returning id`,
-      ),
+    const [prompt] = await db.execute<{ id: string }>(
+      sql`insert into suggested_prompts (tenant_id, language, text) values (${tenant.tenant.id}, 'ar', 'قديم') returning id`,
     );
-    const [trip] = rowsOf<{ id: string }>(
-      await db.execute(
-        sql`insert into trips (tenant_id, title, travelers, destinations, itinerary)
+    const [trip] = await db.execute<{ id: string }>(
+      sql`insert into trips (tenant_id, title, travelers, destinations, itinerary)
             values (${tenant.tenant.id}, 'Old', '{"adults": 1, "children": 0}', '[]', '[]') returning id`,
-      ),
     );
     const listed = (api: ApiRequest) =>
       api('GET', `${PROMPTS}?language=ar`).then((r) => expectOk<'listSuggestedPrompts'>(r).prompts.map((p) => p.id));

@@ -6,7 +6,6 @@
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { rowsOf } from '../../../src/db/client.js';
 import { issuePortalLink, PORTAL_LINK_MINUTES } from '../../../src/tenants/index.js';
 import { createInvoice, keyOf, notificationFor, notify } from '../../payments/support.js';
 import { type TestApps, type TestTenant, useApps, useTenant } from '../../support/apps.js';
@@ -79,15 +78,13 @@ describe('portal links and sessions', () => {
     expect(expires).toBeLessThanOrEqual(PORTAL_LINK_MINUTES * 60_000 + 1000);
 
     const token = new URL(link.url).searchParams.get('token')!;
-    const stored = rowsOf<Record<string, unknown>>(
-      await service.context.db.execute(sql`select * from portal_links where tenant_id = ${tenant.tenant.id}`),
+    const stored = await service.context.db.execute<Record<string, unknown>>(
+      sql`select * from portal_links where tenant_id = ${tenant.tenant.id}`,
     );
     expect(stored).toHaveLength(1);
     expect(JSON.stringify(stored)).not.toContain(token);
-    const audited = rowsOf<{ actor: string; action: string; fields: string[] }>(
-      await service.context.db.execute(
-        sql`select actor, action, fields from audit_events where target_id = ${tenant.tenant.id} order by occurred_at`,
-      ),
+    const audited = await service.context.db.execute<{ actor: string; action: string; fields: string[] }>(
+      sql`select actor, action, fields from audit_events where target_id = ${tenant.tenant.id} order by occurred_at`,
     );
     expect(audited).toContainEqual({
       actor: `tenant ${tenant.tenant.slug} (live SSO secret)`,
@@ -100,10 +97,8 @@ describe('portal links and sessions', () => {
     expect(overview.statusCode).toBe(200);
     expect(overview.body).toContain('<html lang="ar" dir="rtl">');
     expect(overview.body).toContain(tenant.tenant.name);
-    const signedIn = rowsOf<{ action: string }>(
-      await service.context.db.execute(
-        sql`select action from audit_events where target_id = ${tenant.tenant.id} and action = 'portal sign-in'`,
-      ),
+    const signedIn = await service.context.db.execute<{ action: string }>(
+      sql`select action from audit_events where target_id = ${tenant.tenant.id} and action = 'portal sign-in'`,
     );
     expect(signedIn).toHaveLength(1);
 
@@ -141,10 +136,8 @@ describe('portal links and sessions', () => {
     const session = await signIn(service, { url, expires_at: '' });
     const overview = await portalGet(service, '/', session);
     expect(overview.body).toContain('test mode, read and write');
-    const audited = rowsOf<{ action: string; actor: string }>(
-      await service.context.db.execute(
-        sql`select action, actor from audit_events where action = 'POST /console/tenants/:id/portal-link'`,
-      ),
+    const audited = await service.context.db.execute<{ action: string; actor: string }>(
+      sql`select action, actor from audit_events where action = 'POST /console/tenants/:id/portal-link'`,
     );
     expect(audited).toHaveLength(1);
     expect(audited[0].actor).toMatch(/^console session /);

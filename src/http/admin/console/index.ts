@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../../errors.js';
-import { toAppError } from '../../errors.js';
+import { renderScopeErrorsWith } from '../../errors.js';
 import type { HostApp } from '../../host.js';
 import { checkedForm, cookieOptions, serveAssets, servePages, signedCookie } from '../../pages/protection.js';
 import type { RateLimitGuard } from '../../rate-limit.js';
@@ -113,9 +113,7 @@ export async function consolePlugin(
     if (toBody) request.body = toBody(fields);
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.code === ErrorCode.INTERNAL_ERROR) request.log.error({ err: error }, 'unexpected error');
+  renderScopeErrorsWith(app, (appError, request, reply) => {
     const back = backTarget(request.consoleFields);
     if (request.method === 'POST' && back && appError.statusCode < 500 && appError.code !== ErrorCode.FORBIDDEN) {
       setFlash(request, reply, { level: 'error', text: appError.message });
@@ -123,13 +121,9 @@ export async function consolePlugin(
     }
     return sendPage(reply, errorPage(appError, request.consoleView), appError.statusCode);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendPage(
-      reply,
-      errorPage(new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`), request.consoleView),
-      404,
-    ),
-  );
+  app.setNotFoundHandler((request) => {
+    throw new AppError(ErrorCode.NOT_FOUND, `No console page at ${pathOnly(request.url)}.`);
+  });
 
   serveAssets(app, ASSETS);
 

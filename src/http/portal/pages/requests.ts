@@ -11,6 +11,7 @@ import {
   type PaymentDeliveryRow,
   type PaymentRequestSummary,
   paymentContext,
+  paymentMessageId,
   resendPaymentRequest,
 } from '../../../payments/index.js';
 import { getTenant } from '../../../tenants/index.js';
@@ -147,7 +148,7 @@ ${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
       const tenant = await getTenant(db, scope.tenantId);
       const callbacks = await listNotificationLog(db, scope, { invoiceId }, { limit: 50, offset: 0 });
       const sent = {
-        headers: { 'webhook-id': `msg_${invoice.id}`, 'content-type': 'application/json' },
+        headers: { 'webhook-id': paymentMessageId(invoice.id), 'content-type': 'application/json' },
         body: paymentContext(invoice, tenant.gateway, notifyUrl),
       };
       const waiting = invoice.status === 'pending' && !deliveries.some((delivery) => delivery.error === null);

@@ -196,7 +196,7 @@ describe('operators console', () => {
 
   let paying: { tenant: TestTenant; invoiceId: string };
 
-  it('shows a payment request that failed then succeeded as two attempts; "send again" adds a third', async () => {
+  it('shows a payment request that failed then succeeded as two attempts, each with what was sent; "send again" adds a third', async () => {
     const tenant = await service.createTenant({ gateway: 'tap' });
     const endpoint = partner.route(
       '/console',
@@ -217,15 +217,38 @@ describe('operators console', () => {
     const first = page.locator('.event.attempt', { hasText: 'attempt 1' });
     expect(await first.textContent()).toContain('503');
     expect(await first.textContent()).toContain('endpoint answered HTTP 503');
-    expect(await first.locator('details pre').textContent()).toBe('upstream busy');
+    expect(await first.locator('details.reply pre').textContent()).toBe('upstream busy');
     expect(await first.textContent()).toContain('Next retry');
+
+    // Beside each reply, what that attempt sent: the URL, the headers and the body byte for byte.
+    const [sentFirst] = partner.received.get('/console')!;
+    await first.getByText('Request sent').click();
+    const sent = first.locator('details.sent');
+    expect(await sent.locator('pre').textContent()).toBe(sentFirst.raw);
+    const shown = await sent.locator('dl').textContent();
+    expect(shown).toContain(endpoint);
+    expect(shown).toContain(`msg_${invoice.id}`);
+    expect(sentFirst.headers['webhook-id']).toBe(`msg_${invoice.id}`);
+    expect(shown).toContain(String(sentFirst.headers['webhook-timestamp']));
+    expect(shown).not.toContain(String(sentFirst.headers['webhook-signature']));
+    expect(await page.content()).not.toContain(tenant.credentials.payment_endpoint_secret);
     expect(await page.locator('.event.attempt', { hasText: 'attempt 2' }).textContent()).toContain('200');
 
     await page.click('button:has-text("Send the payment request again")');
     await page.getByRole('status').filter({ hasText: 'Attempt 3 of the payment request queued' }).waitFor();
     await reloadUntil(page.locator('.event.attempt', { hasText: 'attempt 3' }));
-    expect((await showInvoice(service, invoice.id)).deliveries).toHaveLength(3);
+    const { deliveries } = await showInvoice(service, invoice.id);
+    expect(deliveries).toHaveLength(3);
     expect(partner.received.get('/console')).toHaveLength(3);
+    // The admin API's invoice view says the same of every attempt.
+    expect(deliveries.map((delivery) => delivery.request)).toEqual(
+      partner.received.get('/console')!.map((received) => ({
+        url: endpoint,
+        webhook_id: `msg_${invoice.id}`,
+        webhook_timestamp: Number(received.headers['webhook-timestamp']),
+        body: received.raw,
+      })),
+    );
   });
 
   it('shows a notification sent to the callback on the timeline, with its payload as sent', async () => {

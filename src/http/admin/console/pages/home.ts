@@ -55,8 +55,8 @@ ${mode === 'live' && html`<div class="stat card"><span class="value">${failing.l
 </div>
 ${failingEndpointsCard(failing)}
 <div class="charts">
-${hourlyChart(`Payment notifications per hour, last 24 h (UTC), ${mode} invoices`, activity.notifications.hours, seriesOf(NOTIFICATION_OUTCOMES, activity.notifications.counts))}
-${hourlyChart(`Payment request attempts per hour, last 24 h (UTC), ${mode} invoices`, activity.attempts.hours, seriesOf(ATTEMPT_OUTCOMES, activity.attempts.counts))}
+${hourlyChart(`Payment notifications per hour, last ${activity.notifications.hours.length} h (UTC), ${mode} invoices`, activity.notifications.hours, seriesOf(NOTIFICATION_OUTCOMES, activity.notifications.counts))}
+${hourlyChart(`Payment request attempts per hour, last ${activity.attempts.hours.length} h (UTC), ${mode} invoices`, activity.attempts.hours, seriesOf(ATTEMPT_OUTCOMES, activity.attempts.counts))}
 </div>
 <h2>Latest invoices</h2>
 ${invoiceTable(latest.invoices, 'No invoice yet.')}
