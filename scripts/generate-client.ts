@@ -1,6 +1,7 @@
 // `npm run generate:client`: the typed client's types in clients/typescript/generated/, from the
 // integrations and backend hosts' OpenAPI documents (openapi-typescript), built from the route
-// schemas without listening, on a throwaway embedded database and the default configuration.
+// schemas without listening, on the default configuration and a database never connected to: the
+// routes query only when answering, and building them answers nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,11 +25,13 @@ export async function generatedClientFiles(): Promise<Record<string, string>> {
   // A fixed configuration, whatever the environment or a .env file says: the output is the same everywhere.
   const config = loadConfig({
     DATA_DIR: dataDir,
+    // No server listens on port 1: a query, were any made, would fail rather than reach a database.
+    DATABASE_URL: 'postgres://documents@127.0.0.1:1/never-connected',
     ENV_FILE: '/dev/null',
     ADMIN_TOKEN: 'generate-client-admin-token-0123456789abcdef',
     LOG_LEVEL: 'silent',
   });
-  const context = await openContext(config);
+  const context = await openContext(config, undefined, { connectOnFirstQuery: true });
   const logger = createLogger('silent');
   try {
     const files: Record<string, string> = {};

@@ -2,7 +2,7 @@
 // §5): one query schema, one language negotiation, one ETag, one flag URL rule. A host only adds
 // its auth and its wrapping (the backend host none, the integrations host the envelope).
 import { hash } from 'node:crypto';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import {
@@ -135,6 +135,20 @@ function serveListing<T, Wrapped>(
   if (version instanceof Promise) version.then(answer).catch((error: unknown) => reply.send(error));
   else answer(version);
 }
+
+/** A listing's answer headers, as its documented 200 and 304 give them. */
+const LISTING_HEADERS = {
+  'Content-Language': { type: 'string' as const, description: 'The language of the names: `en` or `ar`' },
+  Vary: { type: 'string' as const, description: '`Accept-Language`' },
+  ETag: { type: 'string' as const, description: 'Send it back in `If-None-Match`: a 304 while the page is unchanged' },
+  'Cache-Control': { type: 'string' as const, description: '`private, no-cache`: revalidate with the ETag' },
+};
+
+/** The documented answers of a listing whose 200 is `page`: with its headers, and the 304 of a matching ETag. */
+export const listingResponses = <T extends TSchema>(page: T) => ({
+  200: { ...page, headers: LISTING_HEADERS },
+  304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag', headers: LISTING_HEADERS }),
+});
 
 const listingHeaders = (language: Language, etag: string) => ({
   'content-language': language,

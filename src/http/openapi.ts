@@ -1,6 +1,8 @@
 // What the three hosts' OpenAPI documents share once @fastify/swagger has built them: `servers`
 // from the public URL settings, OpenAPI 3.1 tuples, and an example on every request and response
 // that has none of its own, built from the schema (and the `examples` of the schemas inside it).
+// And the one way a host documents the error responses its routes share.
+import type { FastifyInstance, RouteOptions } from 'fastify';
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked as untyped JSON
 export type Json = Record<string, any>;
@@ -167,3 +169,55 @@ export function finishDocument({ servers, webhooks }: DocumentFinish) {
 export function namedExamples(entries: [name: string, value: unknown, summary?: string][]) {
   return Object.fromEntries(entries.map(([name, value, summary]) => [name, { ...(summary && { summary }), value }]));
 }
+
+/** What a route takes and answers, as a host's shared error responses are derived from it. */
+export type DocumentedRoute = Pick<RouteOptions, 'url' | 'method' | 'schema' | 'config'>;
+
+/** Methods whose requests Fastify reads a body of (by its Content-Type): such a route can be refused one. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
+/** Whether a request to `route` may carry a body, so be refused its size, media type or JSON. */
+export const readsBody = (route: DocumentedRoute) =>
+  [route.method].flat().some((method) => !BODYLESS_METHODS.has(method.toUpperCase()));
+
+/**
+ * Documents, on every route `scope` registers from now on, the error responses `sharedOf` derives
+ * from it (a route with a body can be refused its size and media type, ...), a route's own entries
+ * winning; and the RateLimit headers of its answers, as its requests are authenticated.
+ */
+export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
+  scope.addHook('onRoute', (route) => {
+    const response = { ...sharedOf(route), ...(route.schema?.response as object) };
+    route.schema = { ...route.schema, response: withRateLimitHeaders(response) };
+  });
+}
+
+/** Statuses answered before a request is counted against its credential: without RateLimit headers. */
+const UNCOUNTED_STATUSES = new Set(['401', '421']);
+
+/** `responses` (a route's `response` schema) with the RateLimit headers on each a counted request may get. */
+export function withRateLimitHeaders<R extends Record<string, object>>(responses: R): R {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      UNCOUNTED_STATUSES.has(status)
+        ? response
+        : { ...response, headers: { ...(response as { headers?: object }).headers, ...RATE_LIMIT_HEADERS } },
+    ]),
+  ) as R;
+}
+
+/** RateLimit-Limit, -Remaining and -Reset: on every answer to a request counted against a credential's budget. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { type: 'integer' as const, description: 'Requests the budget allows per window' },
+  'RateLimit-Remaining': { type: 'integer' as const, description: 'Requests left in this window' },
+  'RateLimit-Reset': { type: 'integer' as const, description: 'Seconds until the window resets' },
+};
+
+/** The `Retry-After` of a response the client may retry (`headers` of a documented response). */
+export const retryAfterHeader = {
+  'Retry-After': { type: 'integer' as const, minimum: 1, description: 'Seconds to wait before retrying' },
+};
+
+/** The `Allow` of a 405: the methods the path serves. */
+export const allowHeader = { Allow: { type: 'string' as const, description: 'The methods this path serves' } };

@@ -12,4 +12,4 @@ export {
   resolveOperatorToken,
   updateOperator,
 } from './operators.js';
-export { OPERATOR_ROLES, type OperatorRole, requiredRole, roleAllows } from './roles.js';
+export { OPERATOR_ROLES, type OperatorRole, requiredRole, roleAllows, roleBelow, roleRefusal } from './roles.js';

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/logger.js';
 import { HOST_BUILDERS, openContext } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { copyTemplateDatabase, type TestDatabase } from './database.js';
+import { checkAnswersAgainstDocument } from './documented-answers.js';
 import { TEST_ADMIN_TOKEN, testEnv } from './env.js';
 
 /** A tenant as the admin API shows it on creation, with its three secrets. */
@@ -126,6 +127,7 @@ export async function startTestApps(
   try {
     for (const name of hosts) {
       apps[name] = await HOST_BUILDERS[name](opened.context, logger);
+      checkAnswersAgainstDocument(apps[name], name);
       const port = held[name];
       if (port) urls[name] = await port.listen(apps[name]);
       else await apps[name].ready();

@@ -79,6 +79,8 @@ export interface operations {
             /** @description The flag */
             200: {
                 headers: {
+                    /** @description `public, max-age=2592000` */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -120,6 +122,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -178,6 +194,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -198,6 +228,12 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -209,6 +245,12 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -226,6 +268,14 @@ export interface operations {
             /** @description Over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -237,6 +287,31 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -270,6 +345,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -344,6 +433,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -364,6 +467,12 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -375,6 +484,12 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -392,6 +507,14 @@ export interface operations {
             /** @description Over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -403,6 +526,31 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

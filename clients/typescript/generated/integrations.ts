@@ -667,6 +667,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -682,6 +688,12 @@ export interface operations {
             /** @description `Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch` */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -706,6 +718,12 @@ export interface operations {
             /** @description `Forbidden`: the invoice belongs to another tenant */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -717,6 +735,12 @@ export interface operations {
             /** @description `Invoice not found` */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -728,6 +752,12 @@ export interface operations {
             /** @description `Payload too large`: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,6 +769,14 @@ export interface operations {
             /** @description `Too many requests`: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -750,6 +788,14 @@ export interface operations {
             /** @description `Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing was stored; retry the same notification after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -775,6 +821,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -814,6 +866,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -834,6 +892,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -843,6 +907,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -852,6 +924,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -861,6 +939,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -870,6 +956,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -879,6 +971,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -929,6 +1029,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -966,6 +1072,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -986,6 +1098,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -995,6 +1113,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1004,6 +1130,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1013,6 +1160,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1022,6 +1177,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1031,6 +1192,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1054,6 +1223,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1105,6 +1280,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1125,6 +1306,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1134,6 +1321,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1143,6 +1338,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1152,6 +1353,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1161,6 +1370,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1170,6 +1385,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1193,6 +1416,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1224,6 +1453,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,6 +1479,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1253,6 +1494,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1262,6 +1511,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1271,6 +1541,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1280,6 +1558,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1289,6 +1573,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1343,6 +1635,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1380,6 +1678,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1400,6 +1704,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1409,6 +1719,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1736,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1427,6 +1766,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1436,6 +1783,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1445,6 +1798,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1468,6 +1829,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1533,6 +1900,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1553,6 +1926,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1562,6 +1941,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1571,6 +1958,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1580,6 +1973,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1589,6 +1990,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1598,6 +2005,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1627,6 +2042,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1696,6 +2125,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1703,6 +2146,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1723,6 +2172,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1732,6 +2187,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1741,6 +2204,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1750,6 +2219,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1759,6 +2236,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1768,6 +2251,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1799,6 +2290,20 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,6 +2389,20 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description The language of the names: `en` or `ar` */
+                    "Content-Language"?: string;
+                    /** @description `Accept-Language` */
+                    Vary?: string;
+                    /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
+                    ETag?: string;
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1891,6 +2410,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1911,6 +2436,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1920,6 +2451,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1929,6 +2468,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1938,6 +2483,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1947,6 +2500,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,6 +2515,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1983,6 +2550,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2050,6 +2623,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2070,6 +2649,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2079,6 +2664,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2088,6 +2681,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2097,6 +2696,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2106,6 +2713,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2115,6 +2728,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2138,6 +2759,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2231,6 +2858,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2251,6 +2884,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,6 +2899,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2269,6 +2916,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2278,6 +2931,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2287,6 +2948,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2296,6 +2963,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2319,6 +2994,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2352,6 +3033,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2372,6 +3059,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2381,6 +3074,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2390,6 +3091,12 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2399,6 +3106,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2408,6 +3136,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2417,6 +3153,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2426,6 +3168,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +3196,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2497,6 +3253,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,6 +3279,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2526,6 +3294,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2535,6 +3311,12 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2544,6 +3326,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2553,6 +3356,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2562,6 +3373,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2571,6 +3388,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2598,6 +3423,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2658,6 +3489,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2678,6 +3515,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2687,6 +3530,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2696,6 +3547,12 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2705,6 +3562,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,6 +3579,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2723,6 +3594,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2764,6 +3643,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2814,6 +3699,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2834,6 +3725,12 @@ export interface operations {
             /** @description TEST_MODE_ONLY: a live SSO secret was sent */
             403: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,6 +3740,12 @@ export interface operations {
             /** @description NOT_FOUND: `trip_id` names no test trip of yours */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2852,6 +3755,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2861,6 +3772,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2870,6 +3802,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,6 +3819,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,6 +3834,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2930,6 +3884,12 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2971,6 +3931,12 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2991,6 +3957,12 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3000,6 +3972,14 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3009,6 +3989,27 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
+            415: {
+                headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,6 +4019,14 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3027,6 +4036,12 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3036,6 +4051,14 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

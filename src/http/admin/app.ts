@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { SERVICE_VERSION } from '../../version.js';
 import { createHostApp, type HostApp, UNTRACED } from '../host.js';
-import { finishDocument } from '../openapi.js';
+import { documentSharedErrors, finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { onlyAllowedHosts } from './allowed-hosts.js';
 import { adminAuditRoutes, recordAdminChanges } from './audit.js';
@@ -73,12 +73,7 @@ export async function buildAdminApp(
   await app.register(
     async (admin) => {
       // Every route documents the errors it can answer, with their exact bodies.
-      admin.addHook('onRoute', (route) => {
-        route.schema = {
-          ...route.schema,
-          response: { ...adminErrorResponses(route), ...(route.schema?.response as object | undefined) },
-        };
-      });
+      documentSharedErrors(admin, adminErrorResponses);
       admin.addHook('onRequest', authenticateOperator(context, limits));
       await admin.register(adminTenantRoutes, { context });
       await admin.register(adminGeoRoutes, { context });

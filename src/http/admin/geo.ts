@@ -123,6 +123,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.get(
     '/countries/:id',
     {
+      config: { resource: 'Country' },
       schema: {
         operationId: 'getCountry',
         summary: 'A country by id or two-letter code, with its Arabic name',
@@ -137,6 +138,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.patch(
     '/countries/:id',
     {
+      config: { resource: 'Country' },
       schema: {
         operationId: 'updateCountry',
         tags: ['geo'],
@@ -213,6 +215,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.get(
     '/cities/:id',
     {
+      config: { resource: 'City' },
       schema: {
         operationId: 'getCity',
         summary: 'A city, with its Arabic name and whether it is supported',
@@ -227,6 +230,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.patch(
     '/cities/:id',
     {
+      config: { resource: 'City' },
       schema: {
         operationId: 'updateCity',
         tags: ['geo'],
@@ -242,6 +246,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.get(
     '/cities/:id/attractions',
     {
+      config: { resource: 'City' },
       schema: {
         operationId: 'listAttractions',
         summary: "A city's attractions",
@@ -257,6 +262,7 @@ export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> 
   app.post(
     '/cities/:id/attractions',
     {
+      config: { resource: 'City' },
       schema: {
         operationId: 'addAttraction',
         tags: ['geo'],

@@ -20,6 +20,7 @@ import {
   requiredRole,
   resolveOperatorToken,
   roleAllows,
+  roleRefusal,
   updateOperator,
 } from '../../operators/index.js';
 import { authenticator, type CredentialCheck } from '../authentication.js';
@@ -98,9 +99,7 @@ export function enforceRoles(app: HostApp): void {
     const operator = request.adminOperator;
     if (!operator) return;
     const needed = request.routeOptions.config.operatorRole ?? requiredRole(request.method);
-    if (!roleAllows(operator.role, needed)) {
-      throw new AppError(ErrorCode.FORBIDDEN, `Your role (${operator.role}) may not do this: it needs ${needed}.`);
-    }
+    if (!roleAllows(operator.role, needed)) throw roleRefusal(operator.role, needed);
   });
 }
 
@@ -174,7 +173,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
   app.patch(
     '/operators/:id',
     {
-      config,
+      config: { ...config, resource: 'Operator' },
       schema: {
         operationId: 'updateOperator',
         tags,
@@ -190,7 +189,7 @@ export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContex
   app.delete(
     '/operators/:id',
     {
-      config,
+      config: { ...config, resource: 'Operator' },
       schema: {
         operationId: 'deleteOperator',
         tags,

@@ -216,7 +216,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     {
       // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
       // The invoice, its payment request and its audit event: one transaction.
-      config: { losslessJsonNumbers: true, auditedInItsTransaction: true },
+      config: { resource: 'Tenant', losslessJsonNumbers: true, auditedInItsTransaction: true },
       schema: {
         operationId: 'createInvoice',
         tags: ['invoices'],
@@ -274,6 +274,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.get(
     '/invoices',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'listInvoices',
         tags: ['invoices'],
@@ -314,6 +315,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.get(
     '/invoices/:id',
     {
+      config: { resource: 'Invoice' },
       schema: {
         operationId: 'getInvoice',
         tags: ['invoices'],
@@ -351,6 +353,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
   app.post(
     '/invoices/:id/payment-requests',
     {
+      config: { resource: 'Invoice' },
       schema: {
         operationId: 'resendPaymentRequest',
         tags: ['invoices'],

@@ -193,6 +193,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.get(
     '/tenants/:id',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'getTenant',
         summary: "A tenant, with its latest payment endpoint ping and its endpoint's circuit breaker",
@@ -220,6 +221,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.post(
     '/tenants/:id/payment-endpoint/ping',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'pingPaymentEndpoint',
         tags: ['tenants'],
@@ -241,6 +243,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.patch(
     '/tenants/:id',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'updateTenant',
         tags: ['tenants'],
@@ -256,6 +259,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.get(
     '/tenants/:id/credentials',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'listTenantCredentials',
         summary: "A tenant's credentials (hints only, never the secrets), revoked ones included",
@@ -275,6 +279,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.post(
     '/tenants/:id/credentials',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'issueTenantCredential',
         tags: ['credentials'],
@@ -294,6 +299,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.delete(
     '/credentials/:id',
     {
+      config: { resource: 'Credential' },
       schema: {
         operationId: 'revokeTenantCredential',
         tags: ['credentials'],
@@ -310,6 +316,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.post(
     '/partner-keys',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'createPartnerKey',
         tags: ['partner keys'],
@@ -329,6 +336,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.get(
     '/partner-keys',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'listPartnerKeys',
         summary: 'List backend partner keys (hints only), revoked ones included',
@@ -342,6 +350,7 @@ export const adminTenantRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
   app.delete(
     '/partner-keys/:id',
     {
+      config: { resource: 'Credential' },
       schema: {
         operationId: 'revokePartnerKey',
         tags: ['partner keys'],

@@ -72,6 +72,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
   app.post(
     '/trips',
     {
+      config: { resource: 'Tenant' },
       schema: {
         operationId: 'createTrip',
         tags: ['trips'],
@@ -90,6 +91,7 @@ export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }>
   app.get(
     '/trips/:id',
     {
+      config: { resource: 'Trip' },
       schema: {
         operationId: 'getTrip',
         summary: 'A trip, in the API shape partners see',

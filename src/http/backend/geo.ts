@@ -10,9 +10,9 @@ import { type BackendPartner, type BackendScope, resolveBackendPartnerKey } from
 import { apiKeyFromAuthorization } from '../api-key.js';
 import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
-import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
-import { namedExamples } from '../openapi.js';
+import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { City, Country } from '../shapes/geo.js';
@@ -64,12 +64,20 @@ const errorResponses = (scope: BackendScope) => ({
   422: detailResponse('Invalid query parameters, one entry each', ValidationDetail, [
     ['invalid', { detail: [{ loc: ['query', 'limit'], msg: 'must be >= 1', type: 'greater_than_equal' }] }],
   ]),
-  429: detailResponse('Over the rate limit; retry after `Retry-After` seconds', Detail, [
-    ['limited', { detail: DEFAULT_MESSAGE.RATE_LIMITED }],
-  ]),
+  429: {
+    ...detailResponse('Over the rate limit; retry after `Retry-After` seconds', Detail, [
+      ['limited', { detail: DEFAULT_MESSAGE.RATE_LIMITED }],
+    ]),
+    headers: retryAfterHeader,
+  },
   500: detailResponse('Unexpected server error', Detail, [['error', { detail: DEFAULT_MESSAGE.INTERNAL_ERROR }]]),
+  503: {
+    ...detailResponse('The database is unavailable; retry after `Retry-After` seconds', Detail, [
+      ['unavailable', { detail: DEFAULT_MESSAGE.SERVICE_UNAVAILABLE }],
+    ]),
+    headers: retryAfterHeader,
+  },
 });
-const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 /** 401 without a valid key, 403 without the route's scope (checked before the query is validated). */
 const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> => ({
@@ -109,7 +117,10 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CountryQuery,
-        response: { 200: PagedList(Country), ...NOT_MODIFIED, ...errorResponses('countries:read') },
+        response: withRateLimitHeaders({
+          ...listingResponses(PagedList(Country)),
+          ...errorResponses('countries:read'),
+        }),
       },
     },
     (request, reply) => serveCountries(context, request, request.query, reply, 'backend', (list) => list),
@@ -125,7 +136,7 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
         security: [{ ApiKey: [] }],
         querystring: CityQuery,
-        response: { 200: PagedList(City), ...NOT_MODIFIED, ...errorResponses('cities:read') },
+        response: withRateLimitHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
       },
     },
     (request, reply) => serveCities(context, request, request.query, reply, 'backend', (list) => list),
@@ -147,7 +158,11 @@ export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [],
         params: Type.Object({ file: Type.String({ description: '<lower-case country code>.svg, e.g. sa.svg' }) }),
         response: {
-          200: { description: 'The flag', content: { 'image/svg+xml': { schema: Type.String() } } },
+          200: {
+            description: 'The flag',
+            content: { 'image/svg+xml': { schema: Type.String() } },
+            headers: { 'Cache-Control': { type: 'string', description: `\`${FLAG_CACHE_CONTROL}\`` } },
+          },
           404: detailResponse('No flag for this file name', Detail, [
             ['unknown', { detail: DEFAULT_MESSAGE.NOT_FOUND }],
           ]),

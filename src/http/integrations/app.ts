@@ -9,8 +9,9 @@ import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import { createHostApp, type HostApp } from '../host.js';
+import { documentSharedErrors } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
-import { ERROR_RESPONSES, renderEnvelopeError } from './envelope.js';
+import { envelopeErrorResponses, renderEnvelopeError } from './envelope.js';
 import { geoRoutes } from './geo.js';
 import { registerOpenApi } from './openapi.js';
 import { callbackErrors, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
@@ -70,10 +71,8 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   await app.register(
     async (api) => {
-      // Every resource route documents the errors it can answer; a route's own entries win.
-      api.addHook('onRoute', (route) => {
-        route.schema = { ...route.schema, response: { ...ERROR_RESPONSES, ...(route.schema?.response as object) } };
-      });
+      // Every resource route documents the errors it can answer.
+      documentSharedErrors(api, envelopeErrorResponses);
       api.decorateRequest('tenant', null as never);
       api.decorateRequest('mode', null as never);
       api.addHook('onRequest', authenticate);

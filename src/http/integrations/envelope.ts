@@ -6,7 +6,7 @@ import { AppError, ErrorCode, invalid, notFound } from '../../errors.js';
 import { isUuid } from '../../text.js';
 import { challengeHeader, credentialHint } from '../credential-hints.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { namedExamples } from '../openapi.js';
+import { allowHeader, type DocumentedRoute, namedExamples, readsBody, retryAfterHeader } from '../openapi.js';
 import { ErrorCodeSchema, FieldErrorDetails } from '../schemas.js';
 
 /** A success envelope around `data`. */
@@ -67,8 +67,8 @@ export const errorResponse = (description: string, errors: AppError[]) => ({
   },
 });
 
-/** The error responses every `/api/v1/` route may give, to spread into its `response` schema. */
-export const ERROR_RESPONSES = {
+/** The error responses every `/api/v1/` route may give. */
+const ERROR_RESPONSES = {
   400: errorResponse('VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON', [
     invalid([{ field: 'language', message: 'must be one of en, ar', location: 'query' }]),
     new AppError(ErrorCode.TENANT_NOT_ALLOWED),
@@ -90,18 +90,37 @@ export const ERROR_RESPONSES = {
     headers: challengeHeader('`Api-Key`: the scheme `Authorization` takes here'),
   },
   404: errorResponse('NOT_FOUND: no such resource for this tenant', [notFound('Trip')]),
-  405: errorResponse('METHOD_NOT_ALLOWED', [
-    new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
-  ]),
+  405: {
+    ...errorResponse('METHOD_NOT_ALLOWED', [
+      new AppError(ErrorCode.METHOD_NOT_ALLOWED, 'Method PUT is not allowed here.'),
+    ]),
+    headers: allowHeader,
+  },
   413: errorResponse(`PAYLOAD_TOO_LARGE: body over ${BODY_LIMIT_TEXT}`, [new AppError(ErrorCode.PAYLOAD_TOO_LARGE)]),
-  429: errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
-    new AppError(ErrorCode.RATE_LIMITED),
-  ]),
+  429: {
+    ...errorResponse('RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds', [
+      new AppError(ErrorCode.RATE_LIMITED),
+    ]),
+    headers: retryAfterHeader,
+  },
   500: errorResponse('INTERNAL_ERROR', [new AppError(ErrorCode.INTERNAL_ERROR)]),
-  503: errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
-    new AppError(ErrorCode.SERVICE_UNAVAILABLE),
-  ]),
+  503: {
+    ...errorResponse('SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds', [
+      new AppError(ErrorCode.SERVICE_UNAVAILABLE),
+    ]),
+    headers: retryAfterHeader,
+  },
 };
+
+/** The error responses of an `/api/v1/` route: those of every route, and a body's media type for one that reads a body. */
+export const envelopeErrorResponses = (route: DocumentedRoute) => ({
+  ...ERROR_RESPONSES,
+  ...(readsBody(route) && {
+    415: errorResponse('UNSUPPORTED_MEDIA_TYPE: the body is not `application/json`', [
+      new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE),
+    ]),
+  }),
+});
 
 /** Path id of a resource: any text is accepted by the schema, since a malformed id is a 404 here, not a 400. */
 export const ResourceIdParams = Type.Object({ id: Type.String({ description: 'UUID; anything else is a 404' }) });

@@ -1,14 +1,11 @@
 // `/api/v1/countries/` and `/api/v1/cities/` (spec 4.1, 4.2; DECISIONS §3): the backend host's
 // paged lists, with the same filters and paging, inside the envelope; links point at this host.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { CityQuery, CountryQuery, serveCities, serveCountries } from '../geo-listings.js';
+import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { PagedList } from '../paging.js';
 import { City, Country } from '../shapes/geo.js';
 import { Envelope, ok } from './envelope.js';
-
-const NOT_MODIFIED = { 304: Type.Null({ description: 'Not modified: `If-None-Match` named the current ETag' }) };
 
 export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
   app.get(
@@ -20,7 +17,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         summary:
           'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`; `data` is the paged list',
         querystring: CountryQuery,
-        response: { 200: Envelope(PagedList(Country)), ...NOT_MODIFIED },
+        response: listingResponses(Envelope(PagedList(Country))),
       },
     },
     (request, reply) =>
@@ -36,7 +33,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = asy
         summary:
           'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`; `data` is the paged list',
         querystring: CityQuery,
-        response: { 200: Envelope(PagedList(City)), ...NOT_MODIFIED },
+        response: listingResponses(Envelope(PagedList(City))),
       },
     },
     (request, reply) =>

@@ -25,7 +25,7 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { type ErrorRenderer, renderScopeErrorsWith } from '../errors.js';
 import { BODY_LIMIT_TEXT } from '../host.js';
-import { namedExamples } from '../openapi.js';
+import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
@@ -274,7 +274,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           'gateway, amount, currency.',
         security: [{ PartnerApiKey: [] }],
         body: NotificationBody,
-        response: {
+        response: withRateLimitHeaders({
           200: Accepted,
           400: errorResponse(
             400,
@@ -293,13 +293,19 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
           403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
           404: errorResponse(404, '`Invoice not found`'),
           413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
-          429: errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
-          503: errorResponse(
-            503,
-            '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
-              'was stored; retry the same notification after `Retry-After` seconds',
-          ),
-        },
+          429: {
+            ...errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+            headers: retryAfterHeader,
+          },
+          503: {
+            ...errorResponse(
+              503,
+              '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
+                'was stored; retry the same notification after `Retry-After` seconds',
+            ),
+            headers: retryAfterHeader,
+          },
+        }),
       },
     },
     async (request, reply) => {
