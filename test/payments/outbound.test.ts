@@ -397,6 +397,12 @@ describe('outbound payment request', () => {
     expect(received).toHaveLength(2);
     expect(received[1].verifiedWith).toEqual([true]);
     expect(received[1].headers['webhook-id']).toBe(received[0].headers['webhook-id']);
+    const shownByCli = await partnerctl(['invoices', 'show', invoice.id], env);
+    expect(shownByCli.code, shownByCli.stderr).toBe(0);
+    expect(shownByCli.stdout).toContain(
+      `last request sent (attempt 2):\nPOST ${partner.url}/resend\nwebhook-id: msg_${invoice.id}\n` +
+        `webhook-timestamp: ${received[1].headers['webhook-timestamp']}\n${received[1].raw}`,
+    );
 
     await notify(service, notificationFor(invoice), keyOf(tenant));
     const refused = await service.admin('POST', `/invoices/${invoice.id}/payment-requests`);

@@ -24,6 +24,28 @@ const INVOICE_COLUMNS = [
 ];
 const DELIVERY_COLUMNS = ['attempt', 'attempted_at', 'http_status', 'latency_ms', 'error', 'next_retry_at'];
 
+/** What an attempt sent (`deliveries[].request` of GET /admin/v1/invoices/{id}). */
+interface SentRequest {
+  url: string;
+  webhook_id: string;
+  webhook_timestamp: number;
+  body: string;
+}
+
+/** The last attempt's request as sent, the body exactly as signed; what a partner compares with. */
+function lastRequestSent(deliveries: Row[]): string {
+  const sent = deliveries.filter((delivery) => delivery.request).at(-1);
+  if (!sent) return 'last request sent: none';
+  const request = sent.request as SentRequest;
+  return [
+    `last request sent (attempt ${sent.attempt}):`,
+    `POST ${request.url}`,
+    `webhook-id: ${request.webhook_id}`,
+    `webhook-timestamp: ${request.webhook_timestamp}`,
+    request.body,
+  ].join('\n');
+}
+
 export const paymentCommands: Command[] = [
   {
     name: 'invoices create',
@@ -98,6 +120,7 @@ export const paymentCommands: Command[] = [
         record(shown.invoice),
         `events:\n${table(shown.events, EVENT_COLUMNS)}`,
         `deliveries:\n${table(shown.deliveries, DELIVERY_COLUMNS)}`,
+        lastRequestSent(shown.deliveries),
       ].join('\n\n');
       invocation.output(text, shown);
     },

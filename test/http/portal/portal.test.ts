@@ -159,7 +159,11 @@ describe('partner portal in a browser', () => {
     await target.getByRole('heading', { level: 1, name: `Payment request ${invoice.id.slice(0, 8)}` }).waitFor();
     await target.getByText('Your endpoint answered HTTP 503').waitFor();
     await target.getByText('Your endpoint answered HTTP 200').waitFor();
-    expect(await target.locator('pre', { hasText: '"webhook-id"' }).textContent()).toContain(`msg_${invoice.id}`);
+    // What the last attempt sent, as recorded: its headers and the body exactly as signed.
+    const sent = target.locator('section', { hasText: 'What we sent' });
+    await sent.getByText(`msg_${invoice.id}`).waitFor();
+    const delivered = partner.received.get('/live')!.filter((received) => received.body.invoice_id === invoice.id);
+    expect(await sent.locator('pre').textContent()).toBe(delivered.at(-1)!.raw);
     await target.getByRole('table').getByText('chg_portal_1', { exact: true }).waitFor();
   });
 

@@ -64,7 +64,10 @@ export const ar: Messages = {
   'request.paidAt': 'تاريخ الدفع',
   'request.nextRetry': 'المحاولة التالية',
   'request.sent': 'ما أرسلناه',
-  'request.sentLead': 'طلب POST موقّع إلى نقطة الاستقبال لديكم، وهو نفسه في كل محاولة.',
+  'request.sentLead':
+    'طلب POST الموقّع في المحاولة {number} إلى نقطة الاستقبال لديكم، ونصّه كما وُقّع تمامًا: كل محاولة ترسل النص نفسه.',
+  'request.toSend': 'ما سنرسله',
+  'request.toSendLead': 'لم تُرسله أي محاولة بعد: هذا طلب POST الموقّع الذي ستستقبله نقطة الاستقبال لديكم.',
   'request.attempts': 'المحاولات',
   'request.noAttempts': 'لا توجد محاولة بعد.',
   'request.waiting': 'بانتظار المحاولة الأولى: تتحدث هذه الصفحة تلقائيًا.',

@@ -61,7 +61,10 @@ export const en = {
   'request.paidAt': 'Paid',
   'request.nextRetry': 'Next attempt',
   'request.sent': 'What we sent',
-  'request.sentLead': 'A signed POST to your payment endpoint, the same at every attempt.',
+  'request.sentLead':
+    'The signed POST of attempt {number} to your payment endpoint, its body exactly as signed: every attempt sends the same body.',
+  'request.toSend': 'What we will send',
+  'request.toSendLead': 'No attempt has sent it yet: this is the signed POST your payment endpoint will receive.',
   'request.attempts': 'Attempts',
   'request.noAttempts': 'No attempt yet.',
   'request.waiting': 'Waiting for the first attempt: this page refreshes itself.',

@@ -15,6 +15,7 @@ import {
   resendPaymentRequest,
 } from '../../../payments/index.js';
 import { getTenant } from '../../../tenants/index.js';
+import { isUuid } from '../../../text.js';
 import { type Html, html } from '../../html.js';
 import { badge, cardTable } from '../../pages/blocks.js';
 import { sendPage } from '../../pages/protection.js';
@@ -26,7 +27,6 @@ import { PageNumber, type PortalDependencies, pageCount, rowsOfPage, scopeOf } f
 
 const INVOICE_STATUSES = ['pending', 'failed', 'paid', 'refunded'] as const;
 const STATUS_KIND: Record<string, string> = { pending: 'wait', failed: 'bad', paid: 'ok', refunded: 'off' };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const statusBadge = (locale: Locale, status: string) =>
   badge(
@@ -83,6 +83,29 @@ ${delivery.nextRetryAt && html`<dl class="inline"><dt>${t('request.nextRetry')}<
 <details><summary>${t('request.answerBody')}</summary><pre dir="ltr">${delivery.responseBody || t('request.emptyBody')}</pre></details>
 </div></li>`;
 }
+
+/** The last attempt that sent the request, with what it sent as recorded. */
+type SentAttempt = PaymentDeliveryRow & { requestUrl: string; webhookTimestamp: number; requestBody: string };
+
+const lastSent = (deliveries: PaymentDeliveryRow[]) =>
+  deliveries
+    .filter(
+      (delivery): delivery is SentAttempt =>
+        delivery.requestUrl !== null && delivery.webhookTimestamp !== null && delivery.requestBody !== null,
+    )
+    .at(-1);
+
+/** What the last attempt sent: its URL, the headers a partner verifies with, the body exactly as signed. */
+const sentCard = (locale: Locale, sent: SentAttempt) =>
+  html`<section class="card"><h2>${locale.t('request.sent')}</h2><p class="hint">${locale.t('request.sentLead', { number: locale.number(sent.attempt) })}</p>
+<dl dir="ltr"><dt>POST</dt><dd class="mono wrap">${sent.requestUrl}</dd>
+<dt>webhook-id</dt><dd class="mono wrap">${paymentMessageId(sent.invoiceId)}</dd>
+<dt>webhook-timestamp</dt><dd class="mono">${sent.webhookTimestamp}</dd></dl>
+<pre class="payload" dir="ltr">${sent.requestBody}</pre></section>`;
+
+/** Before any attempt has sent it: what the first will send. */
+const upcomingCard = (locale: Locale, upcoming: unknown) =>
+  html`<section class="card"><h2>${locale.t('request.toSend')}</h2><p class="hint">${locale.t('request.toSendLead')}</p><pre class="payload" dir="ltr">${JSON.stringify(upcoming, null, 2)}</pre></section>`;
 
 export const requestRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = async (app, { context, notifyUrl }) => {
   const { db, paymentQueue } = context;
@@ -143,14 +166,16 @@ ${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
       const t = locale.t;
       const scope = scopeOf(request);
       const invoiceId = request.params.invoice_id;
-      if (!UUID.test(invoiceId)) throw notFound('Payment request');
+      if (!isUuid(invoiceId)) throw notFound('Payment request');
       const { invoice, deliveries } = await getPaymentRequest(db, scope, invoiceId);
-      const tenant = await getTenant(db, scope.tenantId);
       const callbacks = await listNotificationLog(db, scope, { invoiceId }, { limit: 50, offset: 0 });
-      const sent = {
-        headers: { 'webhook-id': paymentMessageId(invoice.id), 'content-type': 'application/json' },
-        body: paymentContext(invoice, tenant.gateway, notifyUrl),
-      };
+      const sent = lastSent(deliveries);
+      const sentOrUpcoming = sent
+        ? sentCard(locale, sent)
+        : upcomingCard(locale, {
+            headers: { 'webhook-id': paymentMessageId(invoice.id), 'content-type': 'application/json' },
+            body: paymentContext(invoice, (await getTenant(db, scope.tenantId)).gateway, notifyUrl),
+          });
       const waiting = invoice.status === 'pending' && !deliveries.some((delivery) => delivery.error === null);
       const resend =
         view.session.access === 'write' &&
@@ -172,7 +197,7 @@ ${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
 <dt>${t('request.gatewayReference')}</dt><dd class="mono wrap">${invoice.gatewayReference ?? '—'}</dd>
 <dt>${t('request.paidAt')}</dt><dd>${invoice.paidAt ? locale.time(invoice.paidAt) : '—'}</dd>
 </dl></section>
-<section class="card"><h2>${t('request.sent')}</h2><p class="hint">${t('request.sentLead')}</p><pre class="payload" dir="ltr">${JSON.stringify(sent, null, 2)}</pre></section>
+${sentOrUpcoming}
 </div>
 <h2>${t('request.attempts')}</h2>
 ${waiting && html`<p class="flash warning" data-refresh-seconds="2">${t('request.waiting')}</p>`}
@@ -192,7 +217,7 @@ ${callbackTable(locale, callbacks.rows, t('request.noCallbacks'))}`;
     { schema: { hide, params: Type.Object({ invoice_id: Type.String() }) }, config: { portalWrite: true } },
     async (request, reply) => {
       const invoiceId = request.params.invoice_id;
-      if (!UUID.test(invoiceId)) throw notFound('Payment request');
+      if (!isUuid(invoiceId)) throw notFound('Payment request');
       await resendPaymentRequest(db, paymentQueue, invoiceId, scopeOf(request));
       return reply.redirect(`${requestPath(invoiceId)}?notice=request.resent`, 303);
     },
