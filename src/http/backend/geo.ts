@@ -86,8 +86,11 @@ const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> =
   rateLimitKey: (partner) => partner.keyId,
   // Every backend key with the scope reads the same answers.
   audienceOf: () => '',
-  refusal: (request) =>
-    new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED),
+  // The body is `{"detail"}` as specified; what to fix goes in the challenge.
+  refusal(request, reply) {
+    reply.header('www-authenticate', challenge('Api-Key', credentialHint('backend', request.headers)));
+    return new AppError(ErrorCode.UNAUTHORIZED, request.headers.authorization ? INVALID_KEY : NOT_PROVIDED);
+  },
   accept(request, partner) {
     const scope = request.routeOptions.config.scope;
     return scope && !partner.scopes.includes(scope) ? new AppError(ErrorCode.FORBIDDEN, lacksScope(scope)) : undefined;
@@ -100,12 +103,6 @@ export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { context, limits }) => {
   app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
   app.addHook('onRequest', answerFromCache(context));
-  app.addHook('onSend', (request, reply, payload, done) => {
-    // The body is `{"detail"}` as specified; what to fix goes in the challenge.
-    if (reply.statusCode === 401)
-      reply.header('www-authenticate', challenge('Api-Key', credentialHint('backend', request.headers)));
-    done(null, payload);
-  });
 
   app.get(
     '/countries/',
