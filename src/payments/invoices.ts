@@ -101,6 +101,12 @@ function invoiceOf(row: InvoiceColumns): InvoiceRow {
 
 const WITHIN_WINDOW = `now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
 
+/** An Idempotency-Key, and the digest of the request that sent it (requestDigest). */
+interface KeyedRequest {
+  key: string;
+  digest: string;
+}
+
 /** The invoice an earlier request with the key `$1` made within the window, and that request's digest. */
 const EARLIER_INVOICE = statement<[key: string], InvoiceColumns & { request_digest: string }>(
   `select k.request_digest, i.*
@@ -112,10 +118,10 @@ const EARLIER_INVOICE = statement<[key: string], InvoiceColumns & { request_dige
  * The invoice an earlier request with this key made within the window; a 409 when that request
  * had another body; null when the key is new (or older than the window).
  */
-async function earlierInvoice(run: RunStatement, key: string, digest: string): Promise<InvoiceRow | null> {
-  const [found] = await run(EARLIER_INVOICE, [key]);
+async function earlierInvoice(run: RunStatement, keyed: KeyedRequest): Promise<InvoiceRow | null> {
+  const [found] = await run(EARLIER_INVOICE, [keyed.key]);
   if (!found) return null;
-  if (found.request_digest !== digest) {
+  if (found.request_digest !== keyed.digest) {
     throw conflict(idempotencyKeyReused(found.id));
   }
   return invoiceOf(found);
@@ -154,7 +160,7 @@ const CREATE_INVOICE = statement<
     unsentError: string,
     audit: string | null,
     idempotencyKey: string | null,
-    digest: string,
+    digest: string | null,
   ],
   Creation
 >(
@@ -225,13 +231,13 @@ export async function createInvoice(
   audit?: (invoiceId: string) => AuditEventInput,
 ): Promise<CreatedInvoice> {
   const amount = checkedAmount(input.amount, input.currency);
-  const digest = requestDigest(input, amount);
+  const keyed = idempotencyKey ? { key: idempotencyKey, digest: requestDigest(input, amount) } : null;
   const replay = async (earlier: InvoiceRow): Promise<CreatedInvoice> => {
     if (audit) await recordAuditEvent(database.db, audit(earlier.id));
     return { invoice: earlier, replayed: true };
   };
-  if (idempotencyKey) {
-    const earlier = await earlierInvoice(database.run, idempotencyKey, digest);
+  if (keyed) {
+    const earlier = await earlierInvoice(database.run, keyed);
     if (earlier) return replay(earlier);
   }
   const mode = input.mode ?? 'live';
@@ -252,14 +258,13 @@ export async function createInvoice(
         activeTraceparent(),
         `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
         audit ? auditEventRecord(audit(id)) : null,
-        idempotencyKey ?? null,
-        digest,
+        keyed?.key ?? null,
+        keyed?.digest ?? null,
       ]),
     );
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
-    const earlier =
-      idempotencyKey && isUniqueViolation(error) ? await earlierInvoice(database.run, idempotencyKey, digest) : null;
+    const earlier = keyed && isUniqueViolation(error) ? await earlierInvoice(database.run, keyed) : null;
     if (earlier) return replay(earlier);
     throw error;
   }
