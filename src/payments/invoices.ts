@@ -140,10 +140,10 @@ type Creation = {
 } & ({ [Column in keyof InvoiceColumns]: null } | InvoiceColumns);
 
 /**
- * Creates invoice `$1` in one statement, its own transaction, when its tenant `$2` is active and
- * its trip `$3` (or none) is of that tenant and mode `$6` (DECISIONS §11): the invoice; its trip
- * moved to `pending_payment` (DECISIONS §6); its payment request when the tenant has an endpoint
- * for the mode (paymentEndpointIn), else the failed first attempt `$8`; the audit event `$9`
+ * Creates invoice `$1` in one statement when its tenant `$2` is active and its trip `$3` (or none)
+ * is of that tenant and mode `$6` (DECISIONS §11): the invoice; its trip moved to
+ * `pending_payment` (DECISIONS §6); its payment request when the tenant has an endpoint for the
+ * mode (as paymentEndpointIn reads it), else the failed first attempt `$8`; the audit event `$9`
  * (auditEventRecord) when given; the Idempotency-Key `$10` with the request's digest `$11` when
  * given, in place of an expired one of the same key (deleted first: the insert reads the delete's
  * count). A key another request holds fails the statement with a unique violation, undoing it all.
@@ -166,8 +166,8 @@ const CREATE_INVOICE = statement<
 >(
   `with tenant as (
      select id, is_active,
-            case when $6::text = 'test' then test_payment_endpoint_url else payment_endpoint_url end
-              is not null as has_endpoint
+            coalesce(case when $6::text = 'test' then test_payment_endpoint_url else payment_endpoint_url end, '')
+              <> '' as has_endpoint
        from tenants where id = $2::uuid
    ),
    trip as (select tenant_id, mode from trips where id = $3::uuid),
