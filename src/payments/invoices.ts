@@ -148,7 +148,7 @@ type Creation = {
  * given, in place of an expired one of the same key (deleted first: the insert reads the delete's
  * count). A key another request holds fails the statement with a unique violation, undoing it all.
  */
-const CREATE_INVOICE = statement<
+export const CREATE_INVOICE = statement<
   [
     id: string,
     tenantId: string,
