@@ -2,8 +2,10 @@
 // them), the scenarios on the real service, and each one's ceiling measured in the same run.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { auditEventRecord } from '../../src/audit/index.js';
 import {
   type AcceptedNotification,
+  CREATE_INVOICE,
   type InvoiceLookup,
   plannedMoves,
   READ_STATEMENT,
@@ -264,25 +266,47 @@ export const INVOICE_CREATION = 'invoice creation (admin API), its payment reque
 
 /**
  * Invoices created through the admin API, as an operator's or a partner's system creates them.
- * The ceiling: pgbench running the statements of one creation (src/payments/invoices.ts,
- * createInvoice: the tenant read, the invoice, its payment request and its audit event in one
- * transaction). The NOTIFY that wakes workers after commits, shared by the commits of its moment,
- * is not in it.
+ * The ceiling: pgbench running what the service sends for one creation (src/payments/invoices.ts,
+ * createInvoice): CREATE_INVOICE in a transaction, with an invoice id of its own and an audit event
+ * of the service's size. The NOTIFY that wakes workers after commits, shared by the commits of its
+ * moment, is not in it.
  */
 export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: string, workDir: string): Scenario {
+  // CREATE_INVOICE's parameters, by number, as SQL.
+  const parameters: Record<string, string> = {
+    1: 'gen_random_uuid()',
+    2: ':tenant',
+    3: 'null',
+    4: `'${AMOUNT}'`,
+    5: `'${CURRENCY}'`,
+    6: "'live'",
+    7: 'null',
+    8: "'tenant has no payment endpoint configured (final: not retried)'",
+    9: ':audit',
+    10: 'null',
+    11: 'null',
+  };
+  const creation = CREATE_INVOICE.text.replace(/\$(\d+)/g, (_placeholder, number: string) => {
+    const sql = parameters[number];
+    if (sql === undefined) throw new Error(`CREATE_INVOICE's $${number} has no value in the ceiling`);
+    return sql;
+  });
+  const audit = auditEventRecord({
+    actor: 'admin',
+    action: 'invoice.create',
+    route: 'POST /admin/v1/invoices',
+    summary: `Created invoice 00000000 (${AMOUNT} ${CURRENCY})`,
+    targetType: 'invoice',
+    targetLabel: `00000000 (${AMOUNT} ${CURRENCY})`,
+    targetId: '00000000-0000-4000-8000-000000000000',
+    fields: ['tenant_id', 'amount', 'currency'],
+    status: 201,
+    address: '127.0.0.1',
+    requestId: '00000000-0000-4000-8000-000000000000',
+    operator: { id: null, name: 'admin' },
+  });
   const script = path.join(workDir, 'invoice-creation.sql');
-  writeFileSync(
-    script,
-    `${[
-      'begin;',
-      'select * from tenants where id = :tenant::uuid;',
-      `insert into invoices (tenant_id, trip_id, amount, currency, mode) values (:tenant::uuid, null, ${AMOUNT}, '${CURRENCY}', 'live') returning id \\gset`,
-      "insert into payment_requests (invoice_id, tenant_id, mode) values (:id::uuid, :tenant::uuid, 'live');",
-      'insert into audit_events (actor, action, target_id, fields, status, address, request_id, route, summary, target_type, target_label, changes)',
-      `  values ('admin', 'invoice.create', :id::text, '{tenant_id,amount,currency}', 201, '127.0.0.1', :request_id::text, 'POST /admin/v1/invoices', 'Created invoice', 'invoice', '${AMOUNT} ${CURRENCY}', '[]'::jsonb);`,
-      'commit;',
-    ].join('\n')}\n`,
-  );
+  writeFileSync(script, `begin;\n${creation};\ncommit;\n`);
   return {
     label: INVOICE_CREATION,
     load: {
@@ -296,7 +320,7 @@ export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: stri
     ceiling: {
       kind: 'pgbench',
       script,
-      defines: { tenant: fixtures.invoiceTenantId, request_id: '00000000-0000-4000-8000-000000000000' },
+      defines: { tenant: fixtures.invoiceTenantId, audit },
     },
   };
 }

@@ -1,8 +1,9 @@
 // The audit trail of operators' changes: recorded by the admin host for every change it makes and
 // by partnerctl commands that change the database directly; listed newest first.
 import { and, desc, eq, gte } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import { type Executor, runIn } from '../db/client.js';
 import { auditEvents } from '../db/schema.js';
+import { statement } from '../db/statements.js';
 import type { Page } from '../geo/index.js';
 import type { FieldChange, TargetType } from './targets.js';
 
@@ -35,23 +36,43 @@ export interface AuditEventInput {
   operator?: { id: string | null; name: string } | null;
 }
 
-export async function recordAuditEvent(db: Executor, event: AuditEventInput): Promise<void> {
-  await db.insert(auditEvents).values({
+/** The columns an event fills (the id and the time are the table's defaults). */
+const EVENT_COLUMNS =
+  'actor, action, target_id, fields, status, address, request_id, operator_id, operator_name, route, summary, ' +
+  'target_type, target_label, changes';
+
+/**
+ * The insert of one event from `record`, the SQL of a jsonb `auditEventRecord`: recordAuditEvent's
+ * statement, and a part of a statement of several writes that records its change with them.
+ */
+export const insertAuditEvent = (record: string) =>
+  `insert into audit_events (${EVENT_COLUMNS})
+   select ${EVENT_COLUMNS} from jsonb_populate_record(null::audit_events, ${record})`;
+
+/** The event as the jsonb `insertAuditEvent` reads: its columns by name. */
+export function auditEventRecord(event: AuditEventInput): string {
+  return JSON.stringify({
     actor: event.actor,
     action: event.action,
-    targetId: event.targetId ?? null,
+    target_id: event.targetId ?? null,
     fields: event.fields ?? [],
     status: event.status ?? null,
     address: event.address ?? null,
-    requestId: event.requestId ?? null,
-    operatorId: event.operator?.id ?? null,
-    operatorName: event.operator?.name ?? null,
+    request_id: event.requestId ?? null,
+    operator_id: event.operator?.id ?? null,
+    operator_name: event.operator?.name ?? null,
     route: event.route ?? null,
     summary: event.summary ?? null,
-    targetType: event.targetType ?? null,
-    targetLabel: event.targetLabel ?? null,
+    target_type: event.targetType ?? null,
+    target_label: event.targetLabel ?? null,
     changes: event.changes ?? [],
   });
+}
+
+const RECORD_AUDIT_EVENT = statement<[record: string], never>(insertAuditEvent('$1::jsonb'));
+
+export async function recordAuditEvent(db: Executor, event: AuditEventInput): Promise<void> {
+  await runIn(db)(RECORD_AUDIT_EVENT, [auditEventRecord(event)]);
 }
 
 interface AuditEventFilter {

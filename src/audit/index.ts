@@ -2,6 +2,8 @@
 export {
   type AuditEventInput,
   type AuditEventRow,
+  auditEventRecord,
+  insertAuditEvent,
   listAuditActions,
   listAuditEvents,
   recordAuditEvent,

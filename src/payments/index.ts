@@ -16,6 +16,7 @@ export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './delivery/retry.js';
 export { isSuccessStatus, REQUEST_TIMEOUT_MS, type SigningDependencies } from './delivery/send.js';
 export { PaymentWorker } from './delivery/worker.js';
 export {
+  CREATE_INVOICE,
   createInvoice,
   getInvoice,
   IDEMPOTENCY_WINDOW_HOURS,

@@ -1,16 +1,17 @@
 // Invoices: created by operators (or the booking flow) for a tenant and optionally a trip; their
 // status then moves only through the payment callback (callback.ts). Amounts stay decimal text.
-import { createHash } from 'node:crypto';
-import { and, asc, count, desc, eq, gt, gte, lt, lte, max, or, sql } from 'drizzle-orm';
-import { type AuditEventInput, recordAuditEvent } from '../audit/index.js';
-import { type Database, type Executor, readInOneSnapshot, type Transaction } from '../db/client.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { and, asc, count, desc, eq, gte, lt, max, or, sql } from 'drizzle-orm';
+import { type AuditEventInput, auditEventRecord, insertAuditEvent, recordAuditEvent } from '../audit/index.js';
+import { type Database, type DatabaseHandle, type Executor, readInOneSnapshot } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { invoiceIdempotencyKeys, invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
+import { invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
+import { type RunStatement, statement } from '../db/statements.js';
 import { conflict, invalidField, notFound } from '../errors.js';
-import { type Mode, paymentEndpointIn } from '../tenants/index.js';
+import type { Mode } from '../tenants/index.js';
 import { isUuid } from '../text.js';
-import { setTripStatus } from '../trips/index.js';
-import type { PaymentRequests } from './delivery/requests.js';
+import { activeTraceparent } from '../tracing.js';
+import { enqueueFirstAttempts, type PaymentRequests } from './delivery/requests.js';
 import { minorUnits, validateInvoiceAmount } from './money.js';
 import { listRefusedNotifications } from './refusals.js';
 
@@ -63,23 +64,156 @@ export const idempotencyKeyReused = (invoiceId: string) =>
   `(invoice ${invoiceId}); use a new key for a new invoice.`;
 export const INACTIVE_TENANT = 'The tenant is inactive: it cannot be invoiced.';
 
-const withinWindow = sql`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+/** An invoice as the statements below return it: its columns, timestamps as their text. */
+interface InvoiceColumns {
+  id: string;
+  tenant_id: string;
+  trip_id: string | null;
+  amount: string;
+  currency: string;
+  status: string;
+  gateway_reference: string | null;
+  paid_at: string | null;
+  payment_url: string | null;
+  mode: Mode;
+  possible_double_charge: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+function invoiceOf(row: InvoiceColumns): InvoiceRow {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    tripId: row.trip_id,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    gatewayReference: row.gateway_reference,
+    paidAt: row.paid_at === null ? null : new Date(row.paid_at),
+    paymentUrl: row.payment_url,
+    mode: row.mode,
+    possibleDoubleCharge: row.possible_double_charge,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+const WITHIN_WINDOW = `now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+
+/** An Idempotency-Key, and the digest of the request that sent it (requestDigest). */
+interface KeyedRequest {
+  key: string;
+  digest: string;
+}
+
+/** The invoice an earlier request with the key `$1` made within the window, and that request's digest. */
+const EARLIER_INVOICE = statement<[key: string], InvoiceColumns & { request_digest: string }>(
+  `select k.request_digest, i.*
+     from invoice_idempotency_keys k join invoices i on i.id = k.invoice_id
+    where k.key = $1 and k.created_at > ${WITHIN_WINDOW}`,
+);
 
 /**
  * The invoice an earlier request with this key made within the window; a 409 when that request
  * had another body; null when the key is new (or older than the window).
  */
-async function earlierInvoice(db: Executor, key: string, digest: string): Promise<InvoiceRow | null> {
-  const [found] = await db
-    .select({ digest: invoiceIdempotencyKeys.requestDigest, invoice: invoices })
-    .from(invoiceIdempotencyKeys)
-    .innerJoin(invoices, eq(invoices.id, invoiceIdempotencyKeys.invoiceId))
-    .where(and(eq(invoiceIdempotencyKeys.key, key), gt(invoiceIdempotencyKeys.createdAt, withinWindow)));
+async function earlierInvoice(run: RunStatement, keyed: KeyedRequest): Promise<InvoiceRow | null> {
+  const [found] = await run(EARLIER_INVOICE, [keyed.key]);
   if (!found) return null;
-  if (found.digest !== digest) {
-    throw conflict(idempotencyKeyReused(found.invoice.id));
+  if (found.request_digest !== keyed.digest) {
+    throw conflict(idempotencyKeyReused(found.id));
   }
-  return found.invoice;
+  return invoiceOf(found);
+}
+
+/** What CREATE_INVOICE read of the tenant and the trip, and the invoice when it made one. */
+type Creation = {
+  /** Null: no such tenant. */
+  tenant_found_id: string | null;
+  tenant_active: boolean | null;
+  /** Whether its payment request was enqueued (the tenant has an endpoint for the mode). */
+  enqueued: boolean | null;
+  /** Null: no trip named, or no such trip. */
+  trip_tenant_id: string | null;
+  trip_mode: Mode | null;
+} & ({ [Column in keyof InvoiceColumns]: null } | InvoiceColumns);
+
+/**
+ * Creates invoice `$1` in one statement when its tenant `$2` is active and its trip `$3` (or none)
+ * is of that tenant and mode `$6` (DECISIONS §11): the invoice; its trip moved to
+ * `pending_payment` (DECISIONS §6); its payment request when the tenant has an endpoint for the
+ * mode (as paymentEndpointIn reads it), else the failed first attempt `$8`; the audit event `$9`
+ * (auditEventRecord) when given; the Idempotency-Key `$10` with the request's digest `$11` when
+ * given, in place of an expired one of the same key (deleted first: the insert reads the delete's
+ * count). A key another request holds fails the statement with a unique violation, undoing it all.
+ */
+export const CREATE_INVOICE = statement<
+  [
+    id: string,
+    tenantId: string,
+    tripId: string | null,
+    amount: string,
+    currency: string,
+    mode: Mode,
+    traceparent: string | null,
+    unsentError: string,
+    audit: string | null,
+    idempotencyKey: string | null,
+    digest: string | null,
+  ],
+  Creation
+>(
+  `with tenant as (
+     select id, is_active,
+            coalesce(case when $6::text = 'test' then test_payment_endpoint_url else payment_endpoint_url end, '')
+              <> '' as has_endpoint
+       from tenants where id = $2::uuid
+   ),
+   trip as (select tenant_id, mode from trips where id = $3::uuid),
+   invoice as (
+     insert into invoices (id, tenant_id, trip_id, amount, currency, mode)
+     select $1::uuid, tenant.id, $3::uuid, $4::numeric, $5::text, $6::text from tenant
+      where tenant.is_active
+        and ($3::uuid is null or exists (select from trip where trip.tenant_id = tenant.id and trip.mode = $6::text))
+     returning *
+   ),
+   moved_trip as (
+     update trips set status = 'pending_payment', updated_at = now() where id = (select trip_id from invoice)
+   ),
+   requested as (select invoice.* from invoice join tenant on tenant.has_endpoint),
+   request as (${enqueueFirstAttempts('requested', '$7::text')}),
+   unsent as (
+     insert into payment_deliveries (invoice_id, attempt, error)
+     select invoice.id, 1, $8::text from invoice join tenant on not tenant.has_endpoint
+   ),
+   audit as (${insertAuditEvent('$9::jsonb')} where $9::jsonb is not null and exists (select from invoice)),
+   expired_key as (
+     delete from invoice_idempotency_keys where key = $10::text and created_at <= ${WITHIN_WINDOW} returning 1
+   ),
+   idempotency_key as (
+     insert into invoice_idempotency_keys (key, request_digest, invoice_id)
+     select $10::text, $11::text, invoice.id from invoice
+      where $10::text is not null and (select count(*) from expired_key) >= 0
+   )
+   select tenant.id as tenant_found_id, tenant.is_active as tenant_active, tenant.has_endpoint as enqueued,
+          trip.tenant_id as trip_tenant_id, trip.mode as trip_mode, invoice.*
+     from (values (1)) as one (row) left join tenant on true left join trip on true left join invoice on true`,
+);
+
+/**
+ * Why CREATE_INVOICE made no invoice: an invoice names only a trip of its own tenant and mode
+ * (DECISIONS §11). Test invoices are the partner's own requests, where another tenant's or mode's
+ * trip is one that does not exist; an operator is told which rule the trip breaks.
+ */
+function refusal(found: Creation, mode: Mode) {
+  if (found.tenant_found_id === null) return notFound('Tenant');
+  if (!found.tenant_active) return conflict(INACTIVE_TENANT);
+  if (found.trip_tenant_id === null) return notFound('Trip');
+  const ownTenant = found.trip_tenant_id === found.tenant_found_id;
+  if (mode === 'test' && (!ownTenant || found.trip_mode !== mode)) return notFound('Trip');
+  if (!ownTenant) return invalidField('trip_id', 'belongs to another tenant');
+  return invalidField('trip_id', 'is a test trip: a live invoice names only a live trip');
 }
 
 /**
@@ -90,88 +224,56 @@ async function earlierInvoice(db: Executor, key: string, digest: string): Promis
  * an operator's change, is recorded in the same transaction (or alone for a repeat).
  */
 export async function createInvoice(
-  db: Database,
+  database: DatabaseHandle,
   requests: PaymentRequests,
   input: NewInvoice,
   idempotencyKey?: string,
   audit?: (invoiceId: string) => AuditEventInput,
 ): Promise<CreatedInvoice> {
   const amount = checkedAmount(input.amount, input.currency);
-  const digest = requestDigest(input, amount);
+  const keyed = idempotencyKey ? { key: idempotencyKey, digest: requestDigest(input, amount) } : null;
   const replay = async (earlier: InvoiceRow): Promise<CreatedInvoice> => {
-    if (audit) await recordAuditEvent(db, audit(earlier.id));
+    if (audit) await recordAuditEvent(database.db, audit(earlier.id));
     return { invoice: earlier, replayed: true };
   };
-  if (idempotencyKey) {
-    const earlier = await earlierInvoice(db, idempotencyKey, digest);
+  if (keyed) {
+    const earlier = await earlierInvoice(database.run, keyed);
     if (earlier) return replay(earlier);
   }
+  const mode = input.mode ?? 'live';
+  // Made here, so that the audit event names it in the statement that creates it.
+  const id = randomUUID();
+  let found: Creation;
   try {
-    const { invoice, enqueued } = await db.transaction(async (tx) => {
-      const created = await insertInvoice(tx, requests, input, amount);
-      if (audit) await recordAuditEvent(tx, audit(created.invoice.id));
-      if (idempotencyKey) {
-        await tx
-          .delete(invoiceIdempotencyKeys)
-          .where(
-            and(eq(invoiceIdempotencyKeys.key, idempotencyKey), lte(invoiceIdempotencyKeys.createdAt, withinWindow)),
-          );
-        await tx
-          .insert(invoiceIdempotencyKeys)
-          .values({ key: idempotencyKey, requestDigest: digest, invoiceId: created.invoice.id });
-      }
-      return created;
-    });
-    // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
-    if (enqueued) requests.announce();
-    else requests.countUnsent(invoice.mode);
-    return { invoice, replayed: false };
+    // A transaction, not the statement alone: one abandoned at the deadline rolls back rather than
+    // commit once its locks come, so that an answered 503 never becomes an invoice later.
+    [found] = await database.transact((run) =>
+      run(CREATE_INVOICE, [
+        id,
+        input.tenant_id,
+        input.trip_id ?? null,
+        amount,
+        input.currency,
+        mode,
+        activeTraceparent(),
+        `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
+        audit ? auditEventRecord(audit(id)) : null,
+        keyed?.key ?? null,
+        keyed?.digest ?? null,
+      ]),
+    );
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
-    const earlier =
-      idempotencyKey && isUniqueViolation(error) ? await earlierInvoice(db, idempotencyKey, digest) : null;
+    const earlier = keyed && isUniqueViolation(error) ? await earlierInvoice(database.run, keyed) : null;
     if (earlier) return replay(earlier);
     throw error;
   }
-}
-
-/**
- * An invoice names only a trip of its own tenant and mode (DECISIONS §11), and moves it as
- * DECISIONS §6 says: a test invoice its test trip, never a live one.
- */
-async function insertInvoice(tx: Transaction, requests: PaymentRequests, input: NewInvoice, amount: string) {
-  const mode = input.mode ?? 'live';
-  const [tenant] = await tx.select().from(tenants).where(eq(tenants.id, input.tenant_id));
-  if (!tenant) throw notFound('Tenant');
-  if (!tenant.isActive) throw conflict(INACTIVE_TENANT);
-  const tripId = input.trip_id ?? null;
-  if (tripId) {
-    const [trip] = await tx
-      .select({ tenantId: trips.tenantId, mode: trips.mode })
-      .from(trips)
-      .where(eq(trips.id, tripId));
-    if (!trip) throw notFound('Trip');
-    // Test invoices are the partner's own requests, where another tenant's or mode's object is one
-    // that does not exist; an operator is told which rule the trip breaks.
-    if (mode === 'test' && (trip.tenantId !== tenant.id || trip.mode !== mode)) throw notFound('Trip');
-    if (trip.tenantId !== tenant.id) throw invalidField('trip_id', 'belongs to another tenant');
-    if (trip.mode !== mode) throw invalidField('trip_id', 'is a test trip: a live invoice names only a live trip');
-  }
-  const [invoice] = await tx
-    .insert(invoices)
-    .values({ tenantId: tenant.id, tripId, amount, currency: input.currency, mode })
-    .returning();
-  if (tripId) await setTripStatus(tx, tripId, 'pending_payment');
-  if (paymentEndpointIn(tenant, mode)) {
-    await requests.enqueue(tx, invoice);
-    return { invoice, enqueued: true };
-  }
-  await tx.insert(paymentDeliveries).values({
-    invoiceId: invoice.id,
-    attempt: 1,
-    error: `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
-  });
-  return { invoice, enqueued: false };
+  if (found.id === null) throw refusal(found, mode);
+  const invoice = invoiceOf(found);
+  // Committed: this process's worker starts on it, or the attempt that could not be made is counted.
+  if (found.enqueued) requests.announce();
+  else requests.countUnsent(invoice.mode);
+  return { invoice, replayed: false };
 }
 
 export async function getInvoice(db: Executor, id: string): Promise<InvoiceRow> {

@@ -56,6 +56,15 @@ describe('idempotent invoice creation', () => {
     expect(later.json().invoice.id).not.toBe(first.id);
   });
 
+  it('answers requests racing with one key as the first: one invoice, one payment request', async () => {
+    const racing = await Promise.all(Array.from({ length: 6 }, () => create('order-1004', { amount: '9.00' })));
+    expect(racing.map((response) => response.statusCode)).toEqual(Array(6).fill(201));
+    const ids = new Set(racing.map((response) => response.json().invoice.id));
+    expect(ids.size).toBe(1);
+    expect(racing.filter((response) => response.headers['idempotent-replayed'] === 'true')).toHaveLength(5);
+    expect(await queuedRequests([...ids][0])).toBe(1);
+  });
+
   it('refuses a malformed key with a 400 naming the header', async () => {
     const response = await create('has space', { amount: '1.00' });
     expect(response.statusCode).toBe(400);

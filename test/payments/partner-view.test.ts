@@ -10,8 +10,8 @@ describe('a payment request read while attempts are recorded', () => {
   const tenant = useTenant(opened);
 
   it('never shows an attempt without the payment_url stored with it, to partners or operators', async () => {
-    const { db, paymentQueue } = opened.context;
-    const { invoice } = await createInvoice(db, paymentQueue, {
+    const { database, db, paymentQueue } = opened.context;
+    const { invoice } = await createInvoice(database, paymentQueue, {
       tenant_id: tenant.tenant.id,
       amount: '10.00',
       currency: 'SAR',

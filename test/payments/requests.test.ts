@@ -73,7 +73,7 @@ describe('the payment request backlog', () => {
       test_payment_endpoint_url: 'https://sandbox.partner.example/requests',
     });
     const invoice = (mode: Mode) =>
-      createInvoiceIn(context.db, context.paymentQueue, {
+      createInvoiceIn(context.database, context.paymentQueue, {
         tenant_id: tenant.id,
         amount: '10.00',
         currency: 'SAR',

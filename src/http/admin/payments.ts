@@ -209,7 +209,7 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
 }
 
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, paymentQueue } = context;
+  const { database, db, paymentQueue } = context;
 
   app.post(
     '/invoices',
@@ -255,7 +255,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
     async (request, reply) => {
       let change: AuditEventInput | undefined;
       const { invoice, replayed } = await createInvoice(
-        db,
+        database,
         paymentQueue,
         request.body,
         request.headers['idempotency-key'],

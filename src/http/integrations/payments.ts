@@ -53,7 +53,7 @@ const CONFLICT_RESPONSE = (examples: string[]) =>
   );
 
 export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, paymentQueue } = context;
+  const { database, db, paymentQueue } = context;
   const listingPath = (request: FastifyRequest) => request.url.split('?')[0];
 
   app.get(
@@ -257,7 +257,7 @@ export const partnerPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppConte
     },
     async (request, reply) => {
       if (request.mode !== 'test') throw new AppError(ErrorCode.TEST_MODE_ONLY);
-      const { invoice } = await createInvoice(db, paymentQueue, {
+      const { invoice } = await createInvoice(database, paymentQueue, {
         ...request.body,
         tenant_id: request.tenant.id,
         mode: 'test',

@@ -14,6 +14,15 @@ const NEW_WORK_CHANNEL = 'payment_request_due';
 /** Serialises takes across instances, so that each endpoint's window is counted exactly. */
 const TAKE_LOCK = 0x7061_7932;
 
+/**
+ * Asks for attempt 1 of the payment requests of `invoices` (a CTE of invoice rows) in the statement
+ * that inserts them, a part of it: they exist exactly when it commits. `traceparent`, the SQL of
+ * the creating request's trace context (activeTraceparent), which their attempts continue.
+ */
+export const enqueueFirstAttempts = (invoices: string, traceparent: string) =>
+  `insert into payment_requests (invoice_id, tenant_id, mode, traceparent)
+   select id, tenant_id, mode, ${traceparent} from ${invoices}`;
+
 /** Payment requests waiting in one mode, and the age of the oldest (0 when none). */
 export interface Backlog {
   waiting: number;
@@ -236,19 +245,6 @@ export class PaymentRequests {
     private readonly database: DatabaseHandle,
     private readonly onUnsent?: (mode: 'live' | 'test') => void,
   ) {}
-
-  /**
-   * Asks for attempt 1 of the invoice's payment request inside `tx`: it exists exactly when `tx`
-   * commits. It keeps the active span's trace context, which its attempts continue.
-   */
-  async enqueue(tx: Transaction, invoice: PaymentRequestInvoice): Promise<void> {
-    await tx.insert(paymentRequests).values({
-      invoiceId: invoice.id,
-      tenantId: invoice.tenantId,
-      mode: invoice.mode,
-      traceparent: activeTraceparent(),
-    });
-  }
 
   /**
    * Locks the invoice's request, if it has one, inside `tx`. A transaction that locks the invoice

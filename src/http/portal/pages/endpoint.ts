@@ -35,7 +35,7 @@ const paymentRequest = webhook.verify(rawBody, {
 });`;
 
 export const endpointRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = async (app, { context }) => {
-  const { db, paymentQueue } = context;
+  const { database, db, paymentQueue } = context;
   const hide = true;
 
   app.get('/endpoint', { schema: { hide } }, async (request, reply) => {
@@ -141,7 +141,7 @@ ${
     async (request, reply) => {
       testOnly(request.portalView);
       const { amount, currency } = request.body;
-      const { invoice } = await createInvoice(db, paymentQueue, {
+      const { invoice } = await createInvoice(database, paymentQueue, {
         amount,
         currency,
         tenant_id: request.portalSession.tenantId,
