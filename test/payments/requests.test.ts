@@ -23,6 +23,16 @@ describe('payment requests', () => {
     expect(setting).toBe('on');
   });
 
+  it('are taken without JIT compilation (jit off on the take function)', async () => {
+    // The take's plan is costed far above jit_above_cost: with JIT on, each take compiled it
+    // first, many times its own work, and the drain of a backlog was bounded by that. A take
+    // made anew (DROP and CREATE, or CREATE OR REPLACE) loses the setting unless it says it again.
+    const [take] = await sql<{ config: string[] }>(
+      `select proconfig as config from pg_proc where proname = 'take_payment_requests_due'`,
+    );
+    expect(take.config).toContain('jit=off');
+  });
+
   it("move from release 1.0.0's queue once, keeping attempt and due time; a running job stays until its worker is silent", async () => {
     await sql(PGBOSS_JOB_TABLE);
     const waiting = await createInvoice(service, tenant);
