@@ -19,8 +19,10 @@ async function openSocket(baseUrl: string): Promise<{ socket: Socket; closed: Pr
   const socket = connect({ host: hostname, port: Number(port) });
   socket.on('error', () => {});
   socket.on('data', () => {});
+  // 'close' follows an 'error' too: a reset (the server cutting a client off while it still writes)
+  // is a close, which `once(socket, 'close')` would take for a failure.
   const closed = Promise.race([
-    once(socket, 'close').then(() => Date.now()),
+    new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now()))),
     delay(CLOSE_DEADLINE_MS, null, { ref: false }),
   ]);
   await once(socket, 'connect');
