@@ -1,7 +1,6 @@
 // The admin host's audit trail: every successful change on the host (any method but GET, HEAD and
 // OPTIONS, on any route, present or added later) is recorded before its answer leaves, and
 // `GET /admin/v1/audit-events` lists them.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import {
@@ -18,6 +17,7 @@ import {
 import type { AppContext } from '../../context.js';
 import { type HostApp, listenerUrl } from '../host.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
+import { route } from '../route.js';
 import { Nullable, Timestamp, Uuid } from '../schemas.js';
 import { AUDITED_ACTIONS, FAILED_SIGN_IN } from './audit-actions.js';
 
@@ -224,33 +224,32 @@ export async function recordFailedSignIn(context: AppContext, request: FastifyRe
   }
 }
 
-export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  app.get(
-    '/audit-events',
-    {
-      schema: {
-        operationId: 'listAuditEvents',
-        tags: ['audit'],
-        summary: "Operators' changes, newest first",
-        querystring: Type.Object({
-          ...PagingQuery,
-          target_id: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 200, description: 'Only changes to this resource' }),
-          ),
-          operator_id: Type.Optional(Type.String({ format: 'uuid', description: "Only this operator's changes" })),
-          action: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 200,
-              description: 'Only this action, e.g. `tenant.deactivate`',
-            }),
-          ),
-          since: Type.Optional(Type.String({ format: 'date-time', description: 'Only changes at or after this time' })),
-        }),
-        response: { 200: PagedList(AuditEvent) },
-      },
+export const adminAuditRoutes = [
+  route({
+    method: 'GET',
+    url: '/audit-events',
+    schema: {
+      operationId: 'listAuditEvents',
+      tags: ['audit'],
+      summary: "Operators' changes, newest first",
+      querystring: Type.Object({
+        ...PagingQuery,
+        target_id: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 200, description: 'Only changes to this resource' }),
+        ),
+        operator_id: Type.Optional(Type.String({ format: 'uuid', description: "Only this operator's changes" })),
+        action: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: 'Only this action, e.g. `tenant.deactivate`',
+          }),
+        ),
+        since: Type.Optional(Type.String({ format: 'date-time', description: 'Only changes at or after this time' })),
+      }),
+      response: { 200: PagedList(AuditEvent) },
     },
-    async (request) => {
+    handler: (context) => async (request) => {
       const { target_id: targetId, operator_id: operatorId, action, since } = request.query;
       const page = pageFrom(request.query);
       const filter = { targetId, operatorId, action, since: since === undefined ? undefined : new Date(since) };
@@ -260,7 +259,14 @@ export const adminAuditRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }
           (entry): entry is [string, string] => entry[1] !== undefined,
         ),
       );
-      return pagedList(listenerUrl(app), requestPath(request.url), filters, page, count, rows.map(auditEventView));
+      return pagedList(
+        listenerUrl(request.server),
+        requestPath(request.url),
+        filters,
+        page,
+        count,
+        rows.map(auditEventView),
+      );
     },
-  );
-};
+  }),
+];

@@ -2,37 +2,35 @@
 // (src/maintenance/backup.ts); `partnerctl backup FILE` saves it. An admin's: it holds every digest
 // and sealed secret.
 import { PassThrough } from 'node:stream';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../context.js';
 import { BACKUP_FORMAT, writeBackup } from '../../maintenance/index.js';
 import { keysOfSealedSecrets } from '../../tenants/index.js';
+import { route } from '../route.js';
 
 export const BACKUP_MEDIA_TYPE = `application/vnd.${BACKUP_FORMAT}`;
 
-export const adminBackupRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  app.post(
-    '/backups',
-    {
-      config: { operatorRole: 'admin' },
-      schema: {
-        operationId: 'takeBackup',
-        tags: ['operations'],
-        summary: 'Stream a consistent backup of the database, taken while the service serves',
-        description:
-          'One snapshot of every table (a REPEATABLE READ READ ONLY transaction), streamed as it is read. ' +
-          'The file ends with a record of the rows per table: a file without it is incomplete. Its first line names ' +
-          'the encryption keys its signing secrets need (`sealed_with`: key fingerprints). ' +
-          'Restore with `partnerctl restore FILE` into an empty database.',
-        produces: [BACKUP_MEDIA_TYPE],
-        response: {
-          200: {
-            description: 'The backup file',
-            content: { [BACKUP_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } },
-          },
+export const adminBackupRoutes = [
+  route({
+    method: 'POST',
+    url: '/backups',
+    config: { operatorRole: 'admin' },
+    schema: {
+      operationId: 'takeBackup',
+      tags: ['operations'],
+      summary: 'Stream a consistent backup of the database, taken while the service serves',
+      description:
+        'One snapshot of every table (a REPEATABLE READ READ ONLY transaction), streamed as it is read. ' +
+        'The file ends with a record of the rows per table: a file without it is incomplete. Its first line names ' +
+        'the encryption keys its signing secrets need (`sealed_with`: key fingerprints). ' +
+        'Restore with `partnerctl restore FILE` into an empty database.',
+      produces: [BACKUP_MEDIA_TYPE],
+      response: {
+        200: {
+          description: 'The backup file',
+          content: { [BACKUP_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } },
         },
       },
     },
-    async (request, reply) => {
+    handler: (context) => async (request, reply) => {
       const body = new PassThrough();
       const started = Date.now();
       const sealedWith = await keysOfSealedSecrets(context.db, context.secretBox);
@@ -56,5 +54,5 @@ export const adminBackupRoutes: FastifyPluginAsyncTypebox<{ context: AppContext 
         )
         .send(body);
     },
-  );
-};
+  }),
+];

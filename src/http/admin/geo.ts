@@ -1,7 +1,6 @@
 // Admin routes for countries, cities and attractions (DECISIONS §8). Answers carry the API shape of
 // spec 2.3/2.4 (English names, flag URL from BACKEND_PUBLIC_URL or the request's host name) plus
 // what operators also need to see: `name_ar` and, for cities, `supported`.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { AttractionRow, CityRow, CountryRow } from '../../db/schema.js';
@@ -20,6 +19,7 @@ import {
 } from '../../geo/index.js';
 import { UUID_PATTERN_SOURCE } from '../../text.js';
 import { flagUrlFor } from '../geo-listings.js';
+import { route } from '../route.js';
 import { IdParams, Nullable, Uuid } from '../schemas.js';
 import { City, Country, cityView, countryView } from '../shapes/geo.js';
 import { conflictResponse } from './error-responses.js';
@@ -85,196 +85,199 @@ const CountryIdParams = Type.Object({
   }),
 });
 
-export const adminGeoRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, caches } = context;
-  const countryOut = (row: CountryRow) => ({
-    ...countryView(row, 'en', flagUrlFor(context)),
-    name_ar: row.nameAr,
-  });
-  const cityOut = (row: CityRow) => ({ ...cityView(row, 'en'), name_ar: row.nameAr, supported: row.supported });
+const countryOut = (context: AppContext, row: CountryRow) => ({
+  ...countryView(row, 'en', flagUrlFor(context)),
+  name_ar: row.nameAr,
+});
+const cityOut = (row: CityRow) => ({ ...cityView(row, 'en'), name_ar: row.nameAr, supported: row.supported });
 
-  app.post(
-    '/countries',
-    {
-      schema: {
-        operationId: 'createCountry',
-        tags: ['geo'],
-        summary: 'Add a country; a code already present is a 409',
-        body: Type.Object(
-          {
-            code: CountryCode,
-            name: Name,
-            name_ar: Type.Optional(NameAr),
-            phone_code: PhoneCode,
-            supported: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
-          201: Type.Object({ country: AdminCountry }),
+export const adminGeoRoutes = [
+  route({
+    method: 'POST',
+    url: '/countries',
+    schema: {
+      operationId: 'createCountry',
+      tags: ['geo'],
+      summary: 'Add a country; a code already present is a 409',
+      body: Type.Object(
+        {
+          code: CountryCode,
+          name: Name,
+          name_ar: Type.Optional(NameAr),
+          phone_code: PhoneCode,
+          supported: Type.Optional(Type.Boolean()),
         },
+        { additionalProperties: false },
+      ),
+      response: {
+        409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+        201: Type.Object({ country: AdminCountry }),
       },
     },
-    async (request, reply) =>
-      reply.code(201).send({ country: countryOut(await createCountry(db, caches, request.body)) }),
-  );
+    handler: (context) => async (request, reply) =>
+      reply
+        .code(201)
+        .send({ country: countryOut(context, await createCountry(context.db, context.caches, request.body)) }),
+  }),
 
-  app.get(
-    '/countries/:id',
-    {
-      config: { resource: 'Country' },
-      schema: {
-        operationId: 'getCountry',
-        summary: 'A country by id or two-letter code, with its Arabic name',
-        tags: ['geo'],
-        params: CountryIdParams,
-        response: { 200: Type.Object({ country: AdminCountry }) },
+  route({
+    method: 'GET',
+    url: '/countries/:id',
+    config: { resource: 'Country' },
+    schema: {
+      operationId: 'getCountry',
+      summary: 'A country by id or two-letter code, with its Arabic name',
+      tags: ['geo'],
+      params: CountryIdParams,
+      response: { 200: Type.Object({ country: AdminCountry }) },
+    },
+    handler: (context) => async (request) => ({
+      country: countryOut(context, await getCountry(context.db, request.params.id)),
+    }),
+  }),
+
+  route({
+    method: 'PATCH',
+    url: '/countries/:id',
+    config: { resource: 'Country' },
+    schema: {
+      operationId: 'updateCountry',
+      tags: ['geo'],
+      summary: 'Change a country (by id or code), e.g. mark it supported',
+      params: CountryIdParams,
+      body: CountryChangesBody,
+      response: {
+        409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
+        200: Type.Object({ country: AdminCountry }),
       },
     },
-    async (request) => ({ country: countryOut(await getCountry(db, request.params.id)) }),
-  );
+    handler: (context) => async (request) => ({
+      country: countryOut(context, await updateCountry(context.db, context.caches, request.params.id, request.body)),
+    }),
+  }),
 
-  app.patch(
-    '/countries/:id',
-    {
-      config: { resource: 'Country' },
-      schema: {
-        operationId: 'updateCountry',
-        tags: ['geo'],
-        summary: 'Change a country (by id or code), e.g. mark it supported',
-        params: CountryIdParams,
-        body: CountryChangesBody,
-        response: {
-          409: conflictResponse({ 'code taken': countryCodeTaken('SA') }),
-          200: Type.Object({ country: AdminCountry }),
-        },
-      },
-    },
-    async (request) => ({ country: countryOut(await updateCountry(db, caches, request.params.id, request.body)) }),
-  );
-
-  app.get(
-    '/cities',
-    {
-      schema: {
-        operationId: 'findCities',
-        tags: ['geo'],
-        summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
-        querystring: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 200 }),
-          country: Type.Optional(Type.String({ description: 'Country id or two-letter code' })),
+  route({
+    method: 'GET',
+    url: '/cities',
+    schema: {
+      operationId: 'findCities',
+      tags: ['geo'],
+      summary: 'Find cities by name (English or Arabic, substring), most populous first; at most 50',
+      querystring: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        country: Type.Optional(Type.String({ description: 'Country id or two-letter code' })),
+      }),
+      response: {
+        200: Type.Object({
+          cities: Type.Array(
+            Type.Composite([
+              AdminCity,
+              Type.Object({ country_code: Type.String(), population: Type.Integer(), attractions: Type.Integer() }),
+            ]),
+          ),
         }),
-        response: {
-          200: Type.Object({
-            cities: Type.Array(
-              Type.Composite([
-                AdminCity,
-                Type.Object({ country_code: Type.String(), population: Type.Integer(), attractions: Type.Integer() }),
-              ]),
-            ),
-          }),
-        },
       },
     },
-    async (request) => ({
-      cities: (await findCities(db, request.query)).map((match) => ({
+    handler: (context) => async (request) => ({
+      cities: (await findCities(context.db, request.query)).map((match) => ({
         ...cityOut(match.city),
         country_code: match.countryCode,
         population: match.city.population,
         attractions: match.attractions,
       })),
     }),
-  );
+  }),
 
-  app.post(
-    '/cities',
-    {
-      schema: {
-        operationId: 'createCity',
-        tags: ['geo'],
-        summary: 'Add a city',
-        body: Type.Object(
-          {
-            name: Name,
-            name_ar: Type.Optional(NameAr),
-            country: Uuid,
-            coordinates: Point,
-            capital: Type.Optional(Capital),
-            images: Type.Optional(Images),
-            supported: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
+  route({
+    method: 'POST',
+    url: '/cities',
+    schema: {
+      operationId: 'createCity',
+      tags: ['geo'],
+      summary: 'Add a city',
+      body: Type.Object(
+        {
+          name: Name,
+          name_ar: Type.Optional(NameAr),
+          country: Uuid,
+          coordinates: Point,
+          capital: Type.Optional(Capital),
+          images: Type.Optional(Images),
+          supported: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 201: Type.Object({ city: AdminCity }) },
+    },
+    handler: (context) => async (request, reply) =>
+      reply.code(201).send({ city: cityOut(await createCity(context.db, context.caches, request.body)) }),
+  }),
+
+  route({
+    method: 'GET',
+    url: '/cities/:id',
+    config: { resource: 'City' },
+    schema: {
+      operationId: 'getCity',
+      summary: 'A city, with its Arabic name and whether it is supported',
+      tags: ['geo'],
+      params: IdParams,
+      response: { 200: Type.Object({ city: AdminCity }) },
+    },
+    handler: (context) => async (request) => ({ city: cityOut(await getCity(context.db, request.params.id)) }),
+  }),
+
+  route({
+    method: 'PATCH',
+    url: '/cities/:id',
+    config: { resource: 'City' },
+    schema: {
+      operationId: 'updateCity',
+      tags: ['geo'],
+      summary: 'Change a city, e.g. supported or images',
+      params: IdParams,
+      body: CityChangesBody,
+      response: { 200: Type.Object({ city: AdminCity }) },
+    },
+    handler: (context) => async (request) => ({
+      city: cityOut(await updateCity(context.db, context.caches, request.params.id, request.body)),
+    }),
+  }),
+
+  route({
+    method: 'GET',
+    url: '/cities/:id/attractions',
+    config: { resource: 'City' },
+    schema: {
+      operationId: 'listAttractions',
+      summary: "A city's attractions",
+
+      tags: ['geo'],
+      params: IdParams,
+      response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) },
+    },
+    handler: (context) => async (request) => ({
+      attractions: (await listAttractions(context.db, request.params.id)).map(attractionView),
+    }),
+  }),
+
+  route({
+    method: 'POST',
+    url: '/cities/:id/attractions',
+    config: { resource: 'City' },
+    schema: {
+      operationId: 'addAttraction',
+      tags: ['geo'],
+      summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
+      params: IdParams,
+      body: NewAttractionBody,
+      response: { 201: Type.Object({ attraction: Attraction }) },
+    },
+    handler: (context) => async (request, reply) =>
+      reply.code(201).send({
+        attraction: attractionView(
+          await addAttraction(context.db, context.caches, request.params.id, request.body.name),
         ),
-        response: { 201: Type.Object({ city: AdminCity }) },
-      },
-    },
-    async (request, reply) => reply.code(201).send({ city: cityOut(await createCity(db, caches, request.body)) }),
-  );
-
-  app.get(
-    '/cities/:id',
-    {
-      config: { resource: 'City' },
-      schema: {
-        operationId: 'getCity',
-        summary: 'A city, with its Arabic name and whether it is supported',
-        tags: ['geo'],
-        params: IdParams,
-        response: { 200: Type.Object({ city: AdminCity }) },
-      },
-    },
-    async (request) => ({ city: cityOut(await getCity(db, request.params.id)) }),
-  );
-
-  app.patch(
-    '/cities/:id',
-    {
-      config: { resource: 'City' },
-      schema: {
-        operationId: 'updateCity',
-        tags: ['geo'],
-        summary: 'Change a city, e.g. supported or images',
-        params: IdParams,
-        body: CityChangesBody,
-        response: { 200: Type.Object({ city: AdminCity }) },
-      },
-    },
-    async (request) => ({ city: cityOut(await updateCity(db, caches, request.params.id, request.body)) }),
-  );
-
-  app.get(
-    '/cities/:id/attractions',
-    {
-      config: { resource: 'City' },
-      schema: {
-        operationId: 'listAttractions',
-        summary: "A city's attractions",
-
-        tags: ['geo'],
-        params: IdParams,
-        response: { 200: Type.Object({ attractions: Type.Array(Attraction) }) },
-      },
-    },
-    async (request) => ({ attractions: (await listAttractions(db, request.params.id)).map(attractionView) }),
-  );
-
-  app.post(
-    '/cities/:id/attractions',
-    {
-      config: { resource: 'City' },
-      schema: {
-        operationId: 'addAttraction',
-        tags: ['geo'],
-        summary: 'Add an attraction to a city (a supported city with one is listed by has_attractions=true)',
-        params: IdParams,
-        body: NewAttractionBody,
-        response: { 201: Type.Object({ attraction: Attraction }) },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send({ attraction: attractionView(await addAttraction(db, caches, request.params.id, request.body.name)) }),
-  );
-};
+      }),
+  }),
+];

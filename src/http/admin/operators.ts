@@ -3,7 +3,6 @@
 // route of the host, the console's included, before the body is even read), and the admin
 // routes that manage operators.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
@@ -26,6 +25,7 @@ import {
 import { authenticator, type CredentialCheck } from '../authentication.js';
 import type { HostApp } from '../host.js';
 import type { RateLimitGuard } from '../rate-limit.js';
+import { route } from '../route.js';
 import { IdParams, Uuid } from '../schemas.js';
 import { conflictResponse } from './error-responses.js';
 
@@ -135,69 +135,68 @@ const nameConflict = conflictResponse({ 'name taken': 'An operator named "Alice"
 /** Managing operators is an admin's: an operator could otherwise make themselves one. */
 const config = { operatorRole: 'admin' as const };
 
-export const adminOperatorRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, caches } = context;
-  const tags = ['operators'];
+const tags = ['operators'];
 
-  app.post(
-    '/operators',
-    {
-      config,
-      schema: {
-        operationId: 'createOperator',
-        tags,
-        summary: 'Name an operator with a role; their token is shown once',
-        body: NewOperatorBody,
-        response: { 201: Type.Object({ operator: OperatorShape, token: Type.String() }), 409: nameConflict },
-      },
+export const adminOperatorRoutes = [
+  route({
+    method: 'POST',
+    url: '/operators',
+    config,
+    schema: {
+      operationId: 'createOperator',
+      tags,
+      summary: 'Name an operator with a role; their token is shown once',
+      body: NewOperatorBody,
+      response: { 201: Type.Object({ operator: OperatorShape, token: Type.String() }), 409: nameConflict },
     },
-    async (request, reply) => {
-      const { operator, token } = await createOperator(db, request.body);
+    handler: (context) => async (request, reply) => {
+      const { operator, token } = await createOperator(context.db, request.body);
       return reply.code(201).send({ operator: operatorView(operator), token });
     },
-  );
+  }),
 
-  app.get(
-    '/operators',
-    {
-      schema: {
-        operationId: 'listOperators',
-        tags,
-        summary: 'Operators not deleted, oldest first',
-        response: { 200: Type.Object({ operators: Type.Array(OperatorShape) }) },
-      },
+  route({
+    method: 'GET',
+    url: '/operators',
+    schema: {
+      operationId: 'listOperators',
+      tags,
+      summary: 'Operators not deleted, oldest first',
+      response: { 200: Type.Object({ operators: Type.Array(OperatorShape) }) },
     },
-    async () => ({ operators: (await listOperators(db)).map(operatorView) }),
-  );
+    handler: (context) => async () => ({ operators: (await listOperators(context.db)).map(operatorView) }),
+  }),
 
-  app.patch(
-    '/operators/:id',
-    {
-      config: { ...config, resource: 'Operator' },
-      schema: {
-        operationId: 'updateOperator',
-        tags,
-        summary: 'Rename an operator or change their role (effective on their next request)',
-        params: IdParams,
-        body: OperatorChangesBody,
-        response: { 200: Type.Object({ operator: OperatorShape }), 409: nameConflict },
-      },
+  route({
+    method: 'PATCH',
+    url: '/operators/:id',
+    config: { ...config, resource: 'Operator' },
+    schema: {
+      operationId: 'updateOperator',
+      tags,
+      summary: 'Rename an operator or change their role (effective on their next request)',
+      params: IdParams,
+      body: OperatorChangesBody,
+      response: { 200: Type.Object({ operator: OperatorShape }), 409: nameConflict },
     },
-    async (request) => ({ operator: operatorView(await updateOperator(db, caches, request.params.id, request.body)) }),
-  );
+    handler: (context) => async (request) => ({
+      operator: operatorView(await updateOperator(context.db, context.caches, request.params.id, request.body)),
+    }),
+  }),
 
-  app.delete(
-    '/operators/:id',
-    {
-      config: { ...config, resource: 'Operator' },
-      schema: {
-        operationId: 'deleteOperator',
-        tags,
-        summary: 'Delete an operator: their token and console sessions stop at once',
-        params: IdParams,
-        response: { 200: Type.Object({ operator: OperatorShape }) },
-      },
+  route({
+    method: 'DELETE',
+    url: '/operators/:id',
+    config: { ...config, resource: 'Operator' },
+    schema: {
+      operationId: 'deleteOperator',
+      tags,
+      summary: 'Delete an operator: their token and console sessions stop at once',
+      params: IdParams,
+      response: { 200: Type.Object({ operator: OperatorShape }) },
     },
-    async (request) => ({ operator: operatorView(await deleteOperator(db, caches, request.params.id)) }),
-  );
-};
+    handler: (context) => async (request) => ({
+      operator: operatorView(await deleteOperator(context.db, context.caches, request.params.id)),
+    }),
+  }),
+];

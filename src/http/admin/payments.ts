@@ -1,9 +1,7 @@
 // Admin routes for invoices, their payment events and delivery attempts (DECISIONS §8).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import { stringify } from 'lossless-json';
 import type { AuditEventInput } from '../../audit/index.js';
-import type { AppContext } from '../../context.js';
 import {
   createInvoice,
   getInvoice,
@@ -31,6 +29,7 @@ import { listenerUrl } from '../host.js';
 import { storedJson } from '../json-body.js';
 import { EXAMPLE_UUID } from '../openapi.js';
 import { PagedList, PagingQuery, pagedList, pageFrom, requestPath } from '../paging.js';
+import { route } from '../route.js';
 import { IdParams, isoOrNull, ModeSchema, Nullable, Timestamp, Uuid } from '../schemas.js';
 import { attemptView, CurrencyCode, InvoiceAmount } from '../shapes/payment-request.js';
 import { adminChange } from './audit.js';
@@ -208,55 +207,52 @@ export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
   return { id: row.id, ...attemptView(row), request };
 }
 
-export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { database, db, paymentQueue } = context;
-
-  app.post(
-    '/invoices',
-    {
-      // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
-      // The invoice, its payment request and its audit event: one transaction.
-      config: { resource: 'Tenant', losslessJsonNumbers: true, auditedInItsTransaction: true },
-      schema: {
-        operationId: 'createInvoice',
-        tags: ['invoices'],
-        summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
-        body: Type.Object(
-          {
-            tenant_id: Uuid,
-            amount: InvoiceAmount,
-            currency: CurrencyCode,
-            trip_id: Type.Optional(Nullable(Uuid)),
-          },
-          { additionalProperties: false },
-        ),
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 255,
-              pattern: '^[!-~]+$',
-              description:
-                `Makes a retried call safe: the same key with the same body within ${IDEMPOTENCY_WINDOW_HOURS} h ` +
-                'answers the first invoice (header `Idempotent-Replayed: true`) and sends no second payment ' +
-                'request; the same key with another body is a 409. 1 to 255 visible ASCII characters, e.g. a UUID.',
-            }),
-          ),
-        }),
-        response: {
-          409: conflictResponse({
-            'inactive tenant': INACTIVE_TENANT,
-            'Idempotency-Key reused': idempotencyKeyReused(EXAMPLE_UUID),
-          }),
-          201: Type.Object({ invoice: Invoice }),
+export const adminPaymentRoutes = [
+  route({
+    method: 'POST',
+    url: '/invoices',
+    // A JSON number arrives as a lossless number, not a string: refused rather than coerced.
+    // The invoice, its payment request and its audit event: one transaction.
+    config: { resource: 'Tenant', losslessJsonNumbers: true, auditedInItsTransaction: true },
+    schema: {
+      operationId: 'createInvoice',
+      tags: ['invoices'],
+      summary: "Create an invoice; its payment request goes to the tenant's payment endpoint",
+      body: Type.Object(
+        {
+          tenant_id: Uuid,
+          amount: InvoiceAmount,
+          currency: CurrencyCode,
+          trip_id: Type.Optional(Nullable(Uuid)),
         },
+        { additionalProperties: false },
+      ),
+      headers: Type.Object({
+        'idempotency-key': Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 255,
+            pattern: '^[!-~]+$',
+            description:
+              `Makes a retried call safe: the same key with the same body within ${IDEMPOTENCY_WINDOW_HOURS} h ` +
+              'answers the first invoice (header `Idempotent-Replayed: true`) and sends no second payment ' +
+              'request; the same key with another body is a 409. 1 to 255 visible ASCII characters, e.g. a UUID.',
+          }),
+        ),
+      }),
+      response: {
+        409: conflictResponse({
+          'inactive tenant': INACTIVE_TENANT,
+          'Idempotency-Key reused': idempotencyKeyReused(EXAMPLE_UUID),
+        }),
+        201: Type.Object({ invoice: Invoice }),
       },
     },
-    async (request, reply) => {
+    handler: (context) => async (request, reply) => {
       let change: AuditEventInput | undefined;
       const { invoice, replayed } = await createInvoice(
-        database,
-        paymentQueue,
+        context.database,
+        context.paymentQueue,
         request.body,
         request.headers['idempotency-key'],
         (invoiceId) => {
@@ -269,25 +265,24 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
       if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send({ invoice: invoiceView(invoice) });
     },
-  );
+  }),
 
-  app.get(
-    '/invoices',
-    {
-      config: { resource: 'Tenant' },
-      schema: {
-        operationId: 'listInvoices',
-        tags: ['invoices'],
-        summary: 'Invoices of every tenant, newest first, both modes unless `mode` is given',
-        description: 'An unknown filter value (a status or mode that does not exist, a malformed id or time) is a 400.',
-        querystring: InvoiceListQuery,
-        response: { 200: PagedList(Invoice) },
-      },
+  route({
+    method: 'GET',
+    url: '/invoices',
+    config: { resource: 'Tenant' },
+    schema: {
+      operationId: 'listInvoices',
+      tags: ['invoices'],
+      summary: 'Invoices of every tenant, newest first, both modes unless `mode` is given',
+      description: 'An unknown filter value (a status or mode that does not exist, a malformed id or time) is a 400.',
+      querystring: InvoiceListQuery,
+      response: { 200: PagedList(Invoice) },
     },
-    async (request) => {
+    handler: (context) => async (request) => {
       const { tenant_id: tenantId, status, mode, since, possible_double_charge: flagged } = request.query;
       const page = pageFrom(request.query);
-      const listing = await listInvoices(db, {
+      const listing = await listInvoices(context.db, {
         tenantId,
         status,
         mode,
@@ -302,7 +297,7 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
           .map(([name, value]) => [name, String(value)]),
       );
       return pagedList(
-        listenerUrl(app),
+        listenerUrl(request.server),
         requestPath(request.url),
         filters,
         page,
@@ -310,66 +305,64 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ context: AppContext
         listing.invoices.map(invoiceView),
       );
     },
-  );
+  }),
 
-  app.get(
-    '/invoices/:id',
-    {
-      config: { resource: 'Invoice' },
-      schema: {
-        operationId: 'getInvoice',
-        tags: ['invoices'],
-        summary: 'An invoice with its stored payment events, its refused callbacks and its delivery attempts',
-        description:
-          '`refused_notifications`: callbacks of its tenant (in its mode) naming this invoice that were refused, ' +
-          'whatever check refused them (a missing field, a gateway, amount or currency mismatch...), oldest first, ' +
-          'kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
-        params: IdParams,
-        response: {
-          200: Type.Object({
-            invoice: Invoice,
-            events: Type.Array(PaymentEvent),
-            refused_notifications: Type.Array(RefusedNotification),
-            deliveries: Type.Array(Delivery),
-          }),
-        },
+  route({
+    method: 'GET',
+    url: '/invoices/:id',
+    config: { resource: 'Invoice' },
+    schema: {
+      operationId: 'getInvoice',
+      tags: ['invoices'],
+      summary: 'An invoice with its stored payment events, its refused callbacks and its delivery attempts',
+      description:
+        '`refused_notifications`: callbacks of its tenant (in its mode) naming this invoice that were refused, ' +
+        'whatever check refused them (a missing field, a gateway, amount or currency mismatch...), oldest first, ' +
+        'kept for RETENTION_REFUSED_NOTIFICATIONS_DAYS.',
+      params: IdParams,
+      response: {
+        200: Type.Object({
+          invoice: Invoice,
+          events: Type.Array(PaymentEvent),
+          refused_notifications: Type.Array(RefusedNotification),
+          deliveries: Type.Array(Delivery),
+        }),
       },
     },
-    async (request, reply) => {
-      const invoice = invoiceView(await getInvoice(db, request.params.id));
-      const events = (await listPaymentEvents(db, invoice.id)).map(({ event, payloadJson }) =>
+    handler: (context) => async (request, reply) => {
+      const invoice = invoiceView(await getInvoice(context.db, request.params.id));
+      const events = (await listPaymentEvents(context.db, invoice.id)).map(({ event, payloadJson }) =>
         paymentEventView(event, storedJson(payloadJson)),
       );
-      const refused = (await listRefusedNotifications(db, invoice.id)).map(refusedNotificationView);
-      const deliveries = (await listDeliveries(db, invoice.id)).map(deliveryView);
+      const refused = (await listRefusedNotifications(context.db, invoice.id)).map(refusedNotificationView);
+      const deliveries = (await listDeliveries(context.db, invoice.id)).map(deliveryView);
       // Serialised losslessly: a payload's `100.10` must not come back as 100.1.
       return reply
         .type('application/json; charset=utf-8')
         .serializer((payload) => stringify(payload) ?? 'null')
         .send({ invoice, events, refused_notifications: refused, deliveries });
     },
-  );
+  }),
 
-  app.post(
-    '/invoices/:id/payment-requests',
-    {
-      config: { resource: 'Invoice' },
-      schema: {
-        operationId: 'resendPaymentRequest',
-        tags: ['invoices'],
-        summary: 'Send the payment request again: one more attempt now, even after a final failure',
-        description:
-          "Same `webhook-id`, recorded like every attempt (see the invoice's `deliveries`). A 409 once the partner has reported an outcome.",
-        params: IdParams,
-        response: {
-          202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }),
-          409: conflictResponse({ 'outcome reported': outcomeAlreadyReported('paid') }),
-        },
+  route({
+    method: 'POST',
+    url: '/invoices/:id/payment-requests',
+    config: { resource: 'Invoice' },
+    schema: {
+      operationId: 'resendPaymentRequest',
+      tags: ['invoices'],
+      summary: 'Send the payment request again: one more attempt now, even after a final failure',
+      description:
+        "Same `webhook-id`, recorded like every attempt (see the invoice's `deliveries`). A 409 once the partner has reported an outcome.",
+      params: IdParams,
+      response: {
+        202: Type.Object({ invoice_id: Uuid, attempt: Type.Integer({ minimum: 1 }) }),
+        409: conflictResponse({ 'outcome reported': outcomeAlreadyReported('paid') }),
       },
     },
-    async (request, reply) => {
-      const attempt = await resendPaymentRequest(db, paymentQueue, request.params.id);
+    handler: (context) => async (request, reply) => {
+      const attempt = await resendPaymentRequest(context.db, context.paymentQueue, request.params.id);
       return reply.code(202).send({ invoice_id: request.params.id, attempt });
     },
-  );
-};
+  }),
+];

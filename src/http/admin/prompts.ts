@@ -1,7 +1,5 @@
 // Admin routes for the default suggested prompt sets, one per language (DECISIONS §8).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
 import {
   listDefaultPrompts,
   replaceDefaultPrompts,
@@ -9,6 +7,7 @@ import {
   SORT_ORDER_MIN,
   TEXT_MAX_CHARACTERS,
 } from '../../prompts/index.js';
+import { route } from '../route.js';
 import { Language, PromptObject, promptView } from '../shapes/prompt.js';
 
 const LanguageParams = Type.Object({ language: Language });
@@ -30,39 +29,40 @@ export const DefaultPromptsBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const adminPromptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, caches } = context;
-  const tags = ['default prompts'];
+const tags = ['default prompts'];
 
-  app.get(
-    '/default-prompts/:language',
-    {
-      schema: {
-        operationId: 'getDefaultPrompts',
-        tags,
-        summary: "A language's default prompt set",
-        params: LanguageParams,
-        response: { 200: DefaultPrompts },
-      },
+export const adminPromptRoutes = [
+  route({
+    method: 'GET',
+    url: '/default-prompts/:language',
+    schema: {
+      operationId: 'getDefaultPrompts',
+      tags,
+      summary: "A language's default prompt set",
+      params: LanguageParams,
+      response: { 200: DefaultPrompts },
     },
-    async (request) => ({ prompts: (await listDefaultPrompts(db, request.params.language)).map(promptView) }),
-  );
-
-  app.put(
-    '/default-prompts/:language',
-    {
-      schema: {
-        operationId: 'replaceDefaultPrompts',
-        tags,
-        summary: "Replace a language's default prompt set, at once",
-        description: 'A prompt without sort_order takes its position in the list.',
-        params: LanguageParams,
-        body: DefaultPromptsBody,
-        response: { 200: DefaultPrompts },
-      },
-    },
-    async (request) => ({
-      prompts: (await replaceDefaultPrompts(db, caches, request.params.language, request.body.prompts)).map(promptView),
+    handler: (context) => async (request) => ({
+      prompts: (await listDefaultPrompts(context.db, request.params.language)).map(promptView),
     }),
-  );
-};
+  }),
+
+  route({
+    method: 'PUT',
+    url: '/default-prompts/:language',
+    schema: {
+      operationId: 'replaceDefaultPrompts',
+      tags,
+      summary: "Replace a language's default prompt set, at once",
+      description: 'A prompt without sort_order takes its position in the list.',
+      params: LanguageParams,
+      body: DefaultPromptsBody,
+      response: { 200: DefaultPrompts },
+    },
+    handler: (context) => async (request) => ({
+      prompts: (
+        await replaceDefaultPrompts(context.db, context.caches, request.params.language, request.body.prompts)
+      ).map(promptView),
+    }),
+  }),
+];

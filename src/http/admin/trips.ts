@@ -1,9 +1,8 @@
 // Admin routes for trips (DECISIONS §8): operators create a tenant's trip; partners then read it.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
 import { getTenant } from '../../tenants/index.js';
 import { createTrip, getTrip, type TripWithInvoice } from '../../trips/index.js';
+import { route } from '../route.js';
 import { IdParams, ModeSchema, Nullable, Uuid } from '../schemas.js';
 import { Destination, IsoDate, Travelers, TripObject, tripView } from '../shapes/trip.js';
 
@@ -66,40 +65,36 @@ const adminTripView = (found: TripWithInvoice): Static<typeof AdminTrip> => ({
   mode: found.trip.mode,
 });
 
-export const adminTripRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db } = context;
-
-  app.post(
-    '/trips',
-    {
-      config: { resource: 'Tenant' },
-      schema: {
-        operationId: 'createTrip',
-        tags: ['trips'],
-        summary: "Create a tenant's trip (status draft)",
-        body: TripBody,
-        response: { 201: TripResponse },
-      },
+export const adminTripRoutes = [
+  route({
+    method: 'POST',
+    url: '/trips',
+    config: { resource: 'Tenant' },
+    schema: {
+      operationId: 'createTrip',
+      tags: ['trips'],
+      summary: "Create a tenant's trip (status draft)",
+      body: TripBody,
+      response: { 201: TripResponse },
     },
-    async (request, reply) => {
+    handler: (context) => async (request, reply) => {
       const { tenant_id: tenantId, ...input } = request.body;
-      await getTenant(db, tenantId);
-      return reply.code(201).send({ trip: adminTripView(await createTrip(db, tenantId, input)) });
+      await getTenant(context.db, tenantId);
+      return reply.code(201).send({ trip: adminTripView(await createTrip(context.db, tenantId, input)) });
     },
-  );
+  }),
 
-  app.get(
-    '/trips/:id',
-    {
-      config: { resource: 'Trip' },
-      schema: {
-        operationId: 'getTrip',
-        summary: 'A trip, in the API shape partners see',
-        tags: ['trips'],
-        params: IdParams,
-        response: { 200: TripResponse },
-      },
+  route({
+    method: 'GET',
+    url: '/trips/:id',
+    config: { resource: 'Trip' },
+    schema: {
+      operationId: 'getTrip',
+      summary: 'A trip, in the API shape partners see',
+      tags: ['trips'],
+      params: IdParams,
+      response: { 200: TripResponse },
     },
-    async (request) => ({ trip: adminTripView(await getTrip(db, request.params.id)) }),
-  );
-};
+    handler: (context) => async (request) => ({ trip: adminTripView(await getTrip(context.db, request.params.id)) }),
+  }),
+];

@@ -1,19 +1,15 @@
 // The backend host: `/v1/` countries and cities for backend partner keys, paged lists without
 // the envelope, errors as `{"detail": ...}` (DECISIONS §5), flag images, and its OpenAPI document.
-import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
-import { SERVICE_VERSION } from '../../version.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { type ErrorRenderer, schemaFieldErrors } from '../errors.js';
 import { createHostApp, type HostApp } from '../host.js';
-import { finishDocument } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
-import { apiKeyAuthorizationScheme } from '../schemas.js';
-import { backendGeoRoutes, flagRoutes } from './geo.js';
-
-const BACKEND_PREFIX = '/v1';
+import { mountScope, registerDocument } from '../route.js';
+import { guardBackendLists } from './geo.js';
+import { BACKEND_PREFIX, backendDocument, FLAG_SCOPE, LIST_SCOPE } from './openapi.js';
 
 /** Pydantic-style error types for the schema keywords a query can fail. */
 const ERROR_TYPES: Record<string, string> = {
@@ -65,35 +61,10 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
     errors: backendErrors,
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Partner Integrations: backend host',
-        version: SERVICE_VERSION,
-        description:
-          'Countries and cities for partners, as paged lists `{count, next, previous, results}` ' +
-          '(`limit` default 20, at most 100; `offset` default 0). Names are Arabic with ' +
-          '`Accept-Language: ar` where known. List responses carry an `ETag`; send it back in ' +
-          '`If-None-Match` to get a 304 while nothing changed. Errors are `{"detail": "..."}`; a 422 ' +
-          'lists every invalid parameter as `{"detail": [{"loc": ["query", "<param>"], "msg", "type"}]}`. ' +
-          'A reference of this document is served at `/docs/`, without credentials.\n\n' +
-          'City data © GeoNames (https://www.geonames.org/), licensed under Creative Commons ' +
-          'Attribution 4.0 (https://creativecommons.org/licenses/by/4.0/); selected and reshaped. ' +
-          'Flags: flag-icons (MIT).',
-      },
-      components: {
-        securitySchemes: {
-          ApiKey: apiKeyAuthorizationScheme(
-            'A backend partner key as `Api-Key <key>`, with scope `countries:read` or `cities:read` for ' +
-              'the list it reads. Missing, invalid or revoked: 401; lacking the scope: 403.',
-          ),
-        },
-      },
-    },
-    transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.backend }] }),
-  });
-  app.get(`${BACKEND_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await registerDocument(
+    app,
+    backendDocument(() => context.publicUrls.backend),
+  );
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,
     host: 'backend host',
@@ -106,7 +77,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
     throw new AppError(ErrorCode.NOT_FOUND);
   });
 
-  await app.register(flagRoutes);
-  await app.register(backendGeoRoutes, { context, limits, prefix: BACKEND_PREFIX });
+  await mountScope(app, FLAG_SCOPE, context);
+  await mountScope(app, LIST_SCOPE, context, guardBackendLists(context, limits));
   return app;
 }

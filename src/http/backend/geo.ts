@@ -1,7 +1,6 @@
 // `/v1/countries/` and `/v1/cities/` for backend partner keys (spec 4.5, 5.3), and the flag images
 // the country objects of both hosts point at.
 import { readFile } from 'node:fs/promises';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { AppError, DEFAULT_MESSAGE, ErrorCode } from '../../errors.js';
@@ -12,9 +11,11 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
+import type { HostApp } from '../host.js';
 import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
+import { route } from '../route.js';
 import { City, Country } from '../shapes/geo.js';
 
 declare module 'fastify' {
@@ -97,89 +98,88 @@ const partnerKeyCheck = (context: AppContext): CredentialCheck<BackendPartner> =
   },
 });
 
-export const backendGeoRoutes: FastifyPluginAsyncTypebox<{
-  context: AppContext;
-  limits: RateLimitGuard;
-}> = async (app, { context, limits }) => {
-  app.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
-  app.addHook('onRequest', answerFromCache(context));
-
-  app.get(
-    '/countries/',
-    {
-      config: { scope: 'countries:read' },
-      schema: {
-        operationId: 'listCountries',
-        tags: ['geo'],
-        summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
-        security: [{ ApiKey: [] }],
-        querystring: CountryQuery,
-        response: withRateLimitHeaders({
-          ...listingResponses(PagedList(Country)),
-          ...errorResponses('countries:read'),
-        }),
-      },
-    },
-    (request, reply) => serveCountries(context, request, request.query, reply, 'backend', (list) => list),
-  );
-
-  app.get(
-    '/cities/',
-    {
-      config: { scope: 'cities:read' },
-      schema: {
-        operationId: 'listCities',
-        tags: ['geo'],
-        summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
-        security: [{ ApiKey: [] }],
-        querystring: CityQuery,
-        response: withRateLimitHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
-      },
-    },
-    (request, reply) => serveCities(context, request, request.query, reply, 'backend', (list) => list),
-  );
+/** The hooks of the lists' scope: the partner key and its scope, then the cached answer. */
+export const guardBackendLists = (context: AppContext, limits: RateLimitGuard) => (scope: HostApp) => {
+  scope.addHook('onRequest', authenticator(limits, partnerKeyCheck(context)));
+  scope.addHook('onRequest', answerFromCache(context));
 };
+
+export const backendGeoRoutes = [
+  route({
+    method: 'GET',
+    url: '/countries/',
+    config: { scope: 'countries:read' },
+    schema: {
+      operationId: 'listCountries',
+      tags: ['geo'],
+      summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
+      security: [{ ApiKey: [] }],
+      querystring: CountryQuery,
+      response: withRateLimitHeaders({
+        ...listingResponses(PagedList(Country)),
+        ...errorResponses('countries:read'),
+      }),
+    },
+    handler: (context) => (request, reply) =>
+      serveCountries(context, request, request.query, reply, 'backend', (list) => list),
+  }),
+
+  route({
+    method: 'GET',
+    url: '/cities/',
+    config: { scope: 'cities:read' },
+    schema: {
+      operationId: 'listCities',
+      tags: ['geo'],
+      summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
+      security: [{ ApiKey: [] }],
+      querystring: CityQuery,
+      response: withRateLimitHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
+    },
+    handler: (context) => (request, reply) =>
+      serveCities(context, request, request.query, reply, 'backend', (list) => list),
+  }),
+];
 
 /** Flags change only with the flag-icons package: cache them for a month. */
 const FLAG_CACHE_CONTROL = 'public, max-age=2592000';
 
-export const flagRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const svgs = new Map<string, Buffer>();
-  app.get(
-    '/static/flags/:file',
-    {
-      schema: {
-        operationId: 'getFlag',
-        tags: ['geo'],
-        summary: 'A country flag (SVG, 4:3), without auth',
-        security: [],
-        params: Type.Object({ file: Type.String({ description: '<lower-case country code>.svg, e.g. sa.svg' }) }),
-        response: {
-          200: {
-            description: 'The flag',
-            content: { 'image/svg+xml': { schema: Type.String() } },
-            headers: { 'Cache-Control': { type: 'string', description: `\`${FLAG_CACHE_CONTROL}\`` } },
-          },
-          404: detailResponse('No flag for this file name', Detail, [
-            ['unknown', { detail: DEFAULT_MESSAGE.NOT_FOUND }],
-          ]),
+export const flagRoutes = [
+  route({
+    method: 'GET',
+    url: '/static/flags/:file',
+    schema: {
+      operationId: 'getFlag',
+      tags: ['geo'],
+      summary: 'A country flag (SVG, 4:3), without auth',
+      security: [],
+      params: Type.Object({ file: Type.String({ description: '<lower-case country code>.svg, e.g. sa.svg' }) }),
+      response: {
+        200: {
+          description: 'The flag',
+          content: { 'image/svg+xml': { schema: Type.String() } },
+          headers: { 'Cache-Control': { type: 'string', description: `\`${FLAG_CACHE_CONTROL}\`` } },
         },
+        404: detailResponse('No flag for this file name', Detail, [['unknown', { detail: DEFAULT_MESSAGE.NOT_FOUND }]]),
       },
     },
-    async (request, reply) => {
-      const code = /^([A-Za-z]{2})\.svg$/.exec(request.params.file)?.[1].toLowerCase();
-      const path = code ? flagSvgPath(code) : null;
-      if (!code || !path) throw new AppError(ErrorCode.NOT_FOUND);
-      let svg = svgs.get(code);
-      if (!svg) {
-        svg = await readFile(path);
-        svgs.set(code, svg);
-      }
-      return reply
-        .type('image/svg+xml')
-        .header('cache-control', FLAG_CACHE_CONTROL)
-        .header('x-content-type-options', 'nosniff')
-        .send(svg as never);
+    handler: () => {
+      const svgs = new Map<string, Buffer>();
+      return async (request, reply) => {
+        const code = /^([A-Za-z]{2})\.svg$/.exec(request.params.file)?.[1].toLowerCase();
+        const path = code ? flagSvgPath(code) : null;
+        if (!code || !path) throw new AppError(ErrorCode.NOT_FOUND);
+        let svg = svgs.get(code);
+        if (!svg) {
+          svg = await readFile(path);
+          svgs.set(code, svg);
+        }
+        return reply
+          .type('image/svg+xml')
+          .header('cache-control', FLAG_CACHE_CONTROL)
+          .header('x-content-type-options', 'nosniff')
+          .send(svg as never);
+      };
     },
-  );
-};
+  }),
+];

@@ -9,19 +9,12 @@ import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import { createHostApp, type HostApp } from '../host.js';
-import { documentSharedErrors } from '../openapi.js';
 import { rateLimitGuard } from '../rate-limit.js';
-import { envelopeErrorResponses, renderEnvelopeError } from './envelope.js';
-import { geoRoutes } from './geo.js';
-import { registerOpenApi } from './openapi.js';
-import { callbackErrors, PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
-import { partnerPaymentRoutes } from './payments.js';
-import { portalSessionRoutes } from './portal-sessions.js';
-import { promptRoutes } from './prompts.js';
+import { mountScope, registerDocument } from '../route.js';
+import { renderEnvelopeError } from './envelope.js';
+import { API_PREFIX, CALLBACK_SCOPE, integrationsDocument, RESOURCE_SCOPE } from './openapi.js';
+import { callbackErrors, guardPaymentCallback, PAYMENT_CALLBACK_PREFIX } from './payment-callback.js';
 import { authenticateTenant, refuseTenantInPath, refuseTenantInRequest } from './tenant-auth.js';
-import { tripRoutes } from './trips.js';
-
-const API_PREFIX = '/api/v1';
 
 export async function buildIntegrationsApp(context: AppContext, logger: FastifyBaseLogger): Promise<HostApp> {
   const limits = rateLimitGuard(context, 'integrations');
@@ -33,7 +26,10 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   });
   const allowedMethods = trackAllowedMethods(app);
   const authenticate = authenticateTenant(context, limits);
-  await registerOpenApi(app, context, API_PREFIX);
+  await registerDocument(
+    app,
+    integrationsDocument(() => context.publicUrls.integrations),
+  );
   await app.register(publicDocs, {
     prefix: DOCS_PREFIX,
     host: 'integrations host',
@@ -64,30 +60,15 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
     throw new AppError(ErrorCode.NOT_FOUND, 'No such resource.');
   });
 
-  await app.register(paymentCallbackRoutes, {
-    context,
-    limits,
-    prefix: PAYMENT_CALLBACK_PREFIX,
+  await mountScope(app, CALLBACK_SCOPE, context, guardPaymentCallback(context, limits));
+  await mountScope(app, RESOURCE_SCOPE, context, (api) => {
+    api.decorateRequest('tenant', null as never);
+    api.decorateRequest('mode', null as never);
+    api.addHook('onRequest', authenticate);
+    api.addHook('onRequest', answerFromCache(context));
+    api.addHook('preValidation', refuseTenantInRequest);
+    // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
+    api.removeContentTypeParser('text/plain');
   });
-  await app.register(
-    async (api) => {
-      // Every resource route documents the errors it can answer.
-      documentSharedErrors(api, envelopeErrorResponses);
-      api.decorateRequest('tenant', null as never);
-      api.decorateRequest('mode', null as never);
-      api.addHook('onRequest', authenticate);
-      api.addHook('onRequest', answerFromCache(context));
-      api.addHook('preValidation', refuseTenantInRequest);
-      // Bodies are JSON only: a text/plain body is a 415, not a string that fails validation.
-      api.removeContentTypeParser('text/plain');
-      // Resource routes, each a plugin of its domain, are registered here.
-      await api.register(promptRoutes, { context });
-      await api.register(tripRoutes, { context });
-      await api.register(geoRoutes, { context });
-      await api.register(partnerPaymentRoutes, { context });
-      await api.register(portalSessionRoutes, { context });
-    },
-    { prefix: API_PREFIX },
-  );
   return app;
 }

@@ -1,23 +1,40 @@
-// The integrations host's OpenAPI 3.1 document, generated from the route schemas and served at
-// `/api/v1/openapi.json` without auth. Register before the routes, so @fastify/swagger sees them.
-import swagger from '@fastify/swagger';
-import type { AppContext } from '../../context.js';
+// The integrations host's routes by scope, and its OpenAPI 3.1 document built from them, served at
+// `/api/v1/openapi.json` without auth.
 import { SERVICE_VERSION } from '../../version.js';
-import type { HostApp } from '../host.js';
 import { finishDocument } from '../openapi.js';
+import type { DocumentedHost, RouteScope } from '../route.js';
 import { apiKeyAuthorizationScheme } from '../schemas.js';
 import { PaymentNotification, PaymentRequest } from '../shapes/payment-request.js';
-import { ErrorEnvelope } from './envelope.js';
-import { Prompt } from './prompts.js';
-import { Trip } from './trips.js';
+import { ErrorEnvelope, envelopeErrorResponses } from './envelope.js';
+import { geoRoutes } from './geo.js';
+import { PAYMENT_CALLBACK_PREFIX, paymentCallbackRoutes } from './payment-callback.js';
+import { partnerPaymentRoutes } from './payments.js';
+import { portalSessionRoutes } from './portal-sessions.js';
+import { Prompt, promptRoutes } from './prompts.js';
+import { Trip, tripRoutes } from './trips.js';
 import { WEBHOOKS } from './webhooks.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** The `/api/v1/` resources, in the envelope, for the tenant of the SSO secret. */
+export const RESOURCE_SCOPE: RouteScope = {
+  prefix: API_PREFIX,
+  routes: [...promptRoutes, ...tripRoutes, ...geoRoutes, ...partnerPaymentRoutes, ...portalSessionRoutes],
+  sharedErrors: envelopeErrorResponses,
+};
+
+/** The payment callback: its own key and bodies, outside the resources' scope. */
+export const CALLBACK_SCOPE: RouteScope = { prefix: PAYMENT_CALLBACK_PREFIX, routes: paymentCallbackRoutes };
 
 /** Schemas shared by several routes: components in the document, `$ref`s in the routes. */
 const SHARED_SCHEMAS = [ErrorEnvelope, Prompt, Trip, PaymentRequest, PaymentNotification];
 
-export async function registerOpenApi(app: HostApp, context: AppContext, prefix: string): Promise<void> {
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  await app.register(swagger, {
+/** The host's document, naming the host at `publicUrl` (read when the document is built). */
+export const integrationsDocument = (publicUrl: () => string): DocumentedHost => ({
+  documentPath: `${API_PREFIX}/openapi.json`,
+  sharedSchemas: SHARED_SCHEMAS,
+  scopes: [CALLBACK_SCOPE, RESOURCE_SCOPE],
+  swagger: {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -47,9 +64,8 @@ export async function registerOpenApi(app: HostApp, context: AppContext, prefix:
       },
       security: [{ ApiKey: [] }],
     },
-    transformObject: finishDocument({ servers: () => [{ url: context.publicUrls.integrations }], webhooks: WEBHOOKS }),
+    transformObject: finishDocument({ servers: () => [{ url: publicUrl() }], webhooks: WEBHOOKS }),
     // Components keep the names of their `$id`s (`ErrorEnvelope`, ...), not `def-0`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
-  });
-  app.get(`${prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-}
+  },
+});

@@ -2,7 +2,6 @@
 // Outside the `/api/v1` SSO scope: its own key (`X-API-KEY`), its own bodies (`{status}` /
 // `{error}`, never the envelope: its renderer below). The checks live in payments/callback.ts and
 // payments/notification.ts (the body's schema).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'lossless-json';
@@ -24,9 +23,10 @@ import { type Mode, resolvePartnerApiKey, type TenantCredential, type TenantRow 
 import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { type ErrorRenderer, renderScopeErrorsWith } from '../errors.js';
-import { BODY_LIMIT_TEXT } from '../host.js';
+import { BODY_LIMIT_TEXT, type HostApp } from '../host.js';
 import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
+import { route } from '../route.js';
 
 export const PAYMENT_CALLBACK_PREFIX = '/api/v1/payments/notify';
 export const PAYMENT_CALLBACK_PATH = `${PAYMENT_CALLBACK_PREFIX}/`;
@@ -180,29 +180,27 @@ const partnerApiKeyCheck = ({ db, caches }: AppContext): CredentialCheck<TenantC
   },
 });
 
-/** Register with `{ prefix: PAYMENT_CALLBACK_PREFIX }`. */
-export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppContext; limits: RateLimitGuard }> = async (
-  app,
-  { context, limits },
-) => {
-  const { db } = context;
-  const store = new NotificationStore(context.database);
+const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
+
+/** The answer to a notification taken (stored, duplicate or not applied), counted. */
+function accept({ metrics }: AppContext, request: FastifyRequest, reply: FastifyReply, result: CallbackResult) {
+  const mode = modeOf(request);
+  metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
+  if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
+  if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
+  return reply.code(200).send({ status: result.accepted });
+}
+
+/** The hooks of the callback's scope (mounted at PAYMENT_CALLBACK_PREFIX): its errors, its other methods, its key. */
+export const guardPaymentCallback = (context: AppContext, limits: RateLimitGuard) => (app: HostApp) => {
   const { metrics } = context;
-  const refusals = new RefusalRecorder(db, {
+  const refusals = new RefusalRecorder(context.db, {
     dropped: () => metrics.refusedNotificationRecords.inc({ result: 'dropped' }),
     failed: (error, count) => {
       metrics.refusedNotificationRecords.inc({ result: 'failed' }, count);
       app.log.warn({ err: error, count }, 'refused payment notifications not recorded');
     },
   });
-  const modeOf = (request: FastifyRequest) => (request.partnerTenant ? request.partnerMode : 'none');
-  const accept = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
-    const mode = modeOf(request);
-    metrics.paymentNotifications.inc({ outcome: result.accepted, mode });
-    if (result.notAppliedReason === 'unknown_status') metrics.unknownStatusNotifications.inc({ mode });
-    if (result.notAppliedReason === 'possible_double_charge') metrics.possibleDoubleCharges.inc({ mode });
-    return reply.code(200).send({ status: result.accepted });
-  };
 
   app.decorateRequest('partnerTenant', null as never);
 
@@ -231,7 +229,7 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
     return reply.code(httpStatus).send({ error });
   });
 
-  // Other methods on the callback's path answer in its body too (the plugin owns the prefix).
+  // Other methods on the callback's path answer in its body too (the scope owns the prefix).
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/+$/, '');
     if (path !== PAYMENT_CALLBACK_PREFIX) throw new AppError(ErrorCode.NOT_FOUND);
@@ -250,73 +248,77 @@ export const paymentCallbackRoutes: FastifyPluginAsyncTypebox<{ context: AppCont
 
   // Step 1 comes before the body is even read: a request without a valid key learns nothing else.
   app.addHook('onRequest', authenticator(limits, partnerApiKeyCheck(context)));
-
-  app.post(
-    '/',
-    {
-      // Documented as the spec writes it, with the slash; the router takes it without one too.
-      prefixTrailingSlash: 'slash',
-      config: { losslessJsonNumbers: true },
-      // Steps 2 and 3: the body's schema, checked by the rule's own reading of it, in the documented
-      // order with the documented messages (not Ajv's order, and numbers stay lossless).
-      validatorCompiler: () => (body) => {
-        const refusal = notificationBodyRefusal(body);
-        return refusal ? { error: refusal } : true;
-      },
-      schema: {
-        operationId: 'notifyPayment',
-        tags: ['payments'],
-        summary: 'Payment callback: the partner reports a payment outcome',
-        description:
-          'Authenticated with `X-API-KEY: <partner API key>` (not `Authorization`). Answers `{"status": ...}` ' +
-          'or `{"error": "<message>"}`, without the envelope. Checks run in this order and the first failure ' +
-          'answers: key, JSON body, required fields (`Missing <field>` / `Invalid <field>`), invoice, tenant, ' +
-          'gateway, amount, currency.',
-        security: [{ PartnerApiKey: [] }],
-        body: NotificationBody,
-        response: withRateLimitHeaders({
-          200: Accepted,
-          400: errorResponse(
-            400,
-            '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
-          ),
-          401: {
-            ...errorResponse(
-              401,
-              '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
-                'with an `error_description` saying what to check',
-            ),
-            headers: challengeHeader(
-              '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
-            ),
-          },
-          403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
-          404: errorResponse(404, '`Invoice not found`'),
-          413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
-          429: {
-            ...errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
-            headers: retryAfterHeader,
-          },
-          503: {
-            ...errorResponse(
-              503,
-              '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
-                'was stored; retry the same notification after `Retry-After` seconds',
-            ),
-            headers: retryAfterHeader,
-          },
-        }),
-      },
-    },
-    async (request, reply) => {
-      const result = await processNotification(store, {
-        tenant: request.partnerTenant,
-        mode: request.partnerMode,
-        notification: readNotification(request.body),
-        payloadJson: payloadJsonOf(request.body),
-        requestId: request.id,
-      });
-      return accept(request, reply, result);
-    },
-  );
 };
+
+export const paymentCallbackRoutes = [
+  route({
+    method: 'POST',
+    url: '/',
+    // Documented as the spec writes it, with the slash; the router takes it without one too.
+    prefixTrailingSlash: 'slash',
+    config: { losslessJsonNumbers: true },
+    // Steps 2 and 3: the body's schema, checked by the rule's own reading of it, in the documented
+    // order with the documented messages (not Ajv's order, and numbers stay lossless).
+    validatorCompiler: () => (body) => {
+      const refusal = notificationBodyRefusal(body);
+      return refusal ? { error: refusal } : true;
+    },
+    schema: {
+      operationId: 'notifyPayment',
+      tags: ['payments'],
+      summary: 'Payment callback: the partner reports a payment outcome',
+      description:
+        'Authenticated with `X-API-KEY: <partner API key>` (not `Authorization`). Answers `{"status": ...}` ' +
+        'or `{"error": "<message>"}`, without the envelope. Checks run in this order and the first failure ' +
+        'answers: key, JSON body, required fields (`Missing <field>` / `Invalid <field>`), invoice, tenant, ' +
+        'gateway, amount, currency.',
+      security: [{ PartnerApiKey: [] }],
+      body: NotificationBody,
+      response: withRateLimitHeaders({
+        200: Accepted,
+        400: errorResponse(
+          400,
+          '`Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch`',
+        ),
+        401: {
+          ...errorResponse(
+            401,
+            '`Missing API key` or `Unauthorized` (invalid key or inactive tenant); `WWW-Authenticate: X-API-KEY` ' +
+              'with an `error_description` saying what to check',
+          ),
+          headers: challengeHeader(
+            '`X-API-KEY error_description="<what to check>"`: the header the key goes in, and a hint',
+          ),
+        },
+        403: errorResponse(403, '`Forbidden`: the invoice belongs to another tenant'),
+        404: errorResponse(404, '`Invoice not found`'),
+        413: errorResponse(413, `\`Payload too large\`: body over ${BODY_LIMIT_TEXT}`),
+        429: {
+          ...errorResponse(429, '`Too many requests`: over the rate limit; retry after `Retry-After` seconds'),
+          headers: retryAfterHeader,
+        },
+        503: {
+          ...errorResponse(
+            503,
+            '`Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing ' +
+              'was stored; retry the same notification after `Retry-After` seconds',
+          ),
+          headers: retryAfterHeader,
+        },
+      }),
+    },
+    handler: (context) => {
+      const store = new NotificationStore(context.database);
+      return async (request, reply) => {
+        const result = await processNotification(store, {
+          tenant: request.partnerTenant,
+          mode: request.partnerMode,
+          notification: readNotification(request.body),
+          payloadJson: payloadJsonOf(request.body),
+          requestId: request.id,
+        });
+        return accept(context, request, reply, result);
+      };
+    },
+  }),
+];

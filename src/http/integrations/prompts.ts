@@ -1,7 +1,5 @@
 // `/api/v1/suggested-prompts/`: a tenant's own prompts, and the effective set its widget shows.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
 import {
   createPrompt,
   deletePrompt,
@@ -13,6 +11,7 @@ import {
   updatePrompt,
 } from '../../prompts/index.js';
 import { sendCachedResponse } from '../response-cache.js';
+import { route } from '../route.js';
 import { Uuid } from '../schemas.js';
 import { Language, PromptObject, PromptSource, promptView } from '../shapes/prompt.js';
 import { Envelope, ok, ResourceIdParams, resourceId } from './envelope.js';
@@ -54,117 +53,117 @@ const UpdateBody = Type.Partial(Type.Object(PromptFields), {
 const PromptData = Envelope(Type.Object({ prompt: PromptRef }));
 const tags = ['suggested prompts'];
 
-export const promptRoutes: FastifyPluginAsyncTypebox<{ context: AppContext }> = async (app, { context }) => {
-  const { db, caches } = context;
-  const promptId = (id: string) => resourceId(id, 'Suggested prompt');
+const promptId = (id: string) => resourceId(id, 'Suggested prompt');
 
-  app.get(
-    '/suggested-prompts/',
-    {
-      schema: {
-        operationId: 'listSuggestedPrompts',
-        tags,
-        summary: "List the tenant's own prompts, active and inactive",
-        description: 'Ordered by language, sort_order, created_at.',
-        querystring: Type.Object({ language: Type.Optional(Language) }),
-        response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })) },
-      },
+export const promptRoutes = [
+  route({
+    method: 'GET',
+    url: '/suggested-prompts/',
+    schema: {
+      operationId: 'listSuggestedPrompts',
+      tags,
+      summary: "List the tenant's own prompts, active and inactive",
+      description: 'Ordered by language, sort_order, created_at.',
+      querystring: Type.Object({ language: Type.Optional(Language) }),
+      response: { 200: Envelope(Type.Object({ prompts: Type.Array(PromptRef) })) },
     },
-    async (request) =>
+    handler: (context) => async (request) =>
       ok('Suggested prompts.', {
-        prompts: (await listPrompts(db, credentialScope(request), request.query.language)).map(promptView),
+        prompts: (await listPrompts(context.db, credentialScope(request), request.query.language)).map(promptView),
       }),
-  );
+  }),
 
-  app.get(
-    '/suggested-prompts/effective/',
-    {
-      schema: {
-        operationId: 'getEffectiveSuggestedPrompts',
-        tags,
-        summary: 'The prompts the widget shows for a language',
-        description:
-          "The tenant's active prompts for the language when it has at least one; otherwise the default " +
-          "set of the same language. Never another language's prompts.",
-        querystring: Type.Object({ language: Language }),
-        response: {
-          200: Envelope(
-            Type.Object({
-              language: Language,
-              source: PromptSource,
-              prompts: Type.Array(PromptRef),
-            }),
-          ),
-        },
+  route({
+    method: 'GET',
+    url: '/suggested-prompts/effective/',
+    schema: {
+      operationId: 'getEffectiveSuggestedPrompts',
+      tags,
+      summary: 'The prompts the widget shows for a language',
+      description:
+        "The tenant's active prompts for the language when it has at least one; otherwise the default " +
+        "set of the same language. Never another language's prompts.",
+      querystring: Type.Object({ language: Language }),
+      response: {
+        200: Envelope(
+          Type.Object({
+            language: Language,
+            source: PromptSource,
+            prompts: Type.Array(PromptRef),
+          }),
+        ),
       },
     },
-    (request, reply) => {
+    handler: (context) => (request, reply) => {
       const owner = credentialScope(request);
       const { language } = request.query;
       // Cached bytes until any prompt changes (src/http/response-cache.ts), per tenant and mode.
       sendCachedResponse(context, request, reply, async () => {
-        const effective = await effectivePrompts(db, owner, language);
+        const effective = await effectivePrompts(context.db, owner, language);
         return {
           payload: ok('Effective suggested prompts.', { ...effective, prompts: effective.prompts.map(promptView) }),
         };
       });
     },
-  );
+  }),
 
-  app.post(
-    '/suggested-prompts/',
-    {
-      schema: {
-        operationId: 'createSuggestedPrompt',
-        tags,
-        summary: 'Create a prompt',
-        body: CreateBody,
-        response: { 201: PromptData },
-      },
+  route({
+    method: 'POST',
+    url: '/suggested-prompts/',
+    schema: {
+      operationId: 'createSuggestedPrompt',
+      tags,
+      summary: 'Create a prompt',
+      body: CreateBody,
+      response: { 201: PromptData },
     },
-    async (request, reply) =>
+    handler: (context) => async (request, reply) =>
       reply.code(201).send(
         ok('Suggested prompt created.', {
-          prompt: promptView(await createPrompt(db, caches, credentialScope(request), request.body)),
+          prompt: promptView(await createPrompt(context.db, context.caches, credentialScope(request), request.body)),
         }),
       ),
-  );
+  }),
 
-  app.patch(
-    '/suggested-prompts/:id/',
-    {
-      schema: {
-        operationId: 'updateSuggestedPrompt',
-        tags,
-        summary: 'Change a prompt (partial); `name` follows `text`',
-        params: ResourceIdParams,
-        body: UpdateBody,
-        response: { 200: PromptData },
-      },
+  route({
+    method: 'PATCH',
+    url: '/suggested-prompts/:id/',
+    schema: {
+      operationId: 'updateSuggestedPrompt',
+      tags,
+      summary: 'Change a prompt (partial); `name` follows `text`',
+      params: ResourceIdParams,
+      body: UpdateBody,
+      response: { 200: PromptData },
     },
-    async (request) =>
+    handler: (context) => async (request) =>
       ok('Suggested prompt updated.', {
         prompt: promptView(
-          await updatePrompt(db, caches, credentialScope(request), promptId(request.params.id), request.body),
+          await updatePrompt(
+            context.db,
+            context.caches,
+            credentialScope(request),
+            promptId(request.params.id),
+            request.body,
+          ),
         ),
       }),
-  );
+  }),
 
-  app.delete(
-    '/suggested-prompts/:id/',
-    {
-      schema: {
-        operationId: 'deleteSuggestedPrompt',
-        tags,
-        summary: 'Delete a prompt',
-        params: ResourceIdParams,
-        response: { 200: Envelope(Type.Object({ id: Uuid })) },
-      },
+  route({
+    method: 'DELETE',
+    url: '/suggested-prompts/:id/',
+    schema: {
+      operationId: 'deleteSuggestedPrompt',
+      tags,
+      summary: 'Delete a prompt',
+      params: ResourceIdParams,
+      response: { 200: Envelope(Type.Object({ id: Uuid })) },
     },
-    async (request) =>
+    handler: (context) => async (request) =>
       ok(
         'Suggested prompt deleted.',
-        await deletePrompt(db, caches, credentialScope(request), promptId(request.params.id)),
+        await deletePrompt(context.db, context.caches, credentialScope(request), promptId(request.params.id)),
       ),
-  );
-};
+  }),
+];
