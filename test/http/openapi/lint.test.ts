@@ -4,8 +4,10 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Json, operationsOf } from '../../../src/http/openapi.js';
+import { documentFromRoutes } from '../../../src/http/route.js';
 import { packageVersion } from '../../support/release.js';
 import { useService } from '../../support/service.js';
+import { DOCUMENTED_HOSTS, operationsOfDocument, operationsOfScopes } from './route-lists.js';
 
 const service = useService();
 const documents: Record<string, Json> = {};
@@ -28,7 +30,15 @@ function mediaOf(operation: Json): [string, Json][] {
   return [...request, ...responses];
 }
 
-describe.each(['integrations', 'backend', 'admin'])('the %s document', (name) => {
+describe.each(['integrations', 'backend', 'admin'] as const)('the %s document', (name) => {
+  it('is the one its route lists make on an instance that never answers, without a context', async () => {
+    const host = DOCUMENTED_HOSTS[name](() => documents[name].servers[0].url);
+    const built = (await documentFromRoutes(host)) as Json;
+    expect(built).toEqual(documents[name]);
+    expect(Object.keys(built.paths)).toEqual(Object.keys(documents[name].paths));
+    expect(operationsOfDocument(built).sort()).toEqual(operationsOfScopes(host.scopes).sort());
+  });
+
   it('is versioned as the release', () => {
     expect(documents[name].info.version).toBe(packageVersion);
   });
