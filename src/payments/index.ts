@@ -59,6 +59,7 @@ export {
 export {
   getPaymentRequest,
   lastDeliveredAt,
+  lastRequestSent,
   listNotificationLog,
   listPaymentRequests,
   NOTIFICATION_LOG_OUTCOMES,
@@ -66,6 +67,8 @@ export {
   type NotificationLogFilter,
   type NotificationLogOutcome,
   type PaymentRequestSummary,
+  requestSent,
+  type SentRequest,
   type ViewScope,
 } from './partner-view.js';
 export {

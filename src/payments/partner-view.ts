@@ -9,6 +9,7 @@ import { statement } from '../db/statements.js';
 import { notFound } from '../errors.js';
 import type { Page } from '../geo/index.js';
 import type { Mode } from '../tenants/index.js';
+import { paymentMessageId } from './delivery/deliver.js';
 import type { InvoiceRow, PaymentDeliveryRow } from './invoices.js';
 import { NOT_APPLIED_NOTES, type NotAppliedReason, storedNotAppliedReason } from './notification.js';
 
@@ -22,6 +23,29 @@ export interface PaymentRequestSummary {
   invoice: InvoiceRow;
   deliveries: PaymentDeliveryRow[];
 }
+
+/**
+ * What an attempt sent, as recorded: the URL, the headers a partner verifies with (the signature
+ * itself, one per active secret, is not kept) and the body exactly as signed.
+ */
+export interface SentRequest {
+  attempt: number;
+  url: string;
+  webhookId: string;
+  webhookTimestamp: number;
+  body: string;
+}
+
+/** What `delivery` sent; null when nothing was (see its error), or for an attempt made before requests were kept. */
+export function requestSent(delivery: PaymentDeliveryRow): SentRequest | null {
+  const { attempt, requestUrl: url, webhookTimestamp, requestBody: body } = delivery;
+  if (url === null || webhookTimestamp === null || body === null) return null;
+  return { attempt, url, webhookId: paymentMessageId(delivery.invoiceId), webhookTimestamp, body };
+}
+
+/** What the last attempt that sent the request sent; null before any has. */
+export const lastRequestSent = (deliveries: PaymentDeliveryRow[]): SentRequest | null =>
+  deliveries.reduce<SentRequest | null>((last, delivery) => requestSent(delivery) ?? last, null);
 
 const inScope = (scope: ViewScope) =>
   and(eq(invoices.tenantId, scope.tenantId), scope.mode ? eq(invoices.mode, scope.mode) : undefined);

@@ -171,11 +171,7 @@ describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
     running = [];
     await callbacks.settle();
     const alive = service.child.exitCode === null;
-    await waitFor(
-      'every invoice created to reach its partner',
-      () => invoices.invoiceIds.every((id) => partnerEndpoint.received.some((request) => request.invoiceId === id)),
-      60_000,
-    );
+    await partnerEndpoint.receivedAll(invoices.invoiceIds, 60_000);
     const errors = service
       .output()
       .split('\n')

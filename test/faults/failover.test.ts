@@ -145,11 +145,7 @@ describe.skipIf(ownClusterUnavailable).each(ROUTES)(
         running = [];
         await callbacks.settle();
         const alive = service.child.exitCode === null;
-        await waitFor(
-          'every invoice created to reach its partner',
-          () => invoices.invoiceIds.every((id) => partnerEndpoint.received.some((request) => request.invoiceId === id)),
-          60_000,
-        );
+        await partnerEndpoint.receivedAll(invoices.invoiceIds, 60_000);
         // The cache invalidations' and the payment worker's channels listened to again, on the new primary.
         const listening = await withDatabase({ databaseUrl: standby.url() }, (query) =>
           query<{ query: string }>("select query from pg_stat_activity where query ilike 'listen %' order by query"),

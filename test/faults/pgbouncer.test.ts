@@ -106,11 +106,7 @@ describe.skipIf(unavailable)('behind PgBouncer in transaction pooling mode', () 
     await new Promise((resolve) => setTimeout(resolve, TRAFFIC_MS));
     await Promise.all(loads.map((load) => load.stop()));
     await callbacks.settle();
-    await waitFor(
-      'every invoice created to reach its partner',
-      () => invoices.invoiceIds.every((id) => partnerEndpoint.received.some((request) => request.invoiceId === id)),
-      30_000,
-    );
+    await partnerEndpoint.receivedAll(invoices.invoiceIds, 30_000);
     expect(service.child.exitCode).toBe(null);
     expect(await service.stop('SIGTERM')).toBe(0);
     service = undefined;

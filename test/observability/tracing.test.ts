@@ -3,9 +3,7 @@
 // process: the invoice's request, its statements, the payment request's take, attempt and send,
 // the `traceparent` the partner received, and the callback's request (of its own trace unless it
 // echoes that traceparent).
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createInvoice,
@@ -17,7 +15,7 @@ import {
   tripStatus,
 } from '../payments/support.js';
 import { loggerInto } from '../support/logs.js';
-import { PartnerEndpoint, waitFor } from '../support/partner-endpoint.js';
+import { LoopbackServer, PartnerEndpoint, waitFor } from '../support/partner-endpoint.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /** A span as OTLP/HTTP JSON carries it. */
@@ -32,11 +30,12 @@ interface ReceivedSpan {
 }
 
 /** An OTLP/HTTP collector of traces: every span posted to /v1/traces. */
-class OtlpReceiver {
+class OtlpReceiver extends LoopbackServer {
   readonly spans: ReceivedSpan[] = [];
   /** The `service.name` of each batch's resource. */
   readonly serviceNames = new Set<string>();
-  private readonly server = http.createServer(async (request, response) => {
+
+  protected async handle(request: http.IncomingMessage, response: http.ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     if (request.url === '/v1/traces') {
@@ -47,18 +46,6 @@ class OtlpReceiver {
       }
     }
     response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-  url = '';
-
-  async start() {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  stop() {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(resolve));
   }
 }
 

@@ -18,10 +18,10 @@ import {
   outcomeAlreadyReported,
   type PaymentDeliveryRow,
   type PaymentEventRow,
-  paymentMessageId,
   REFUSED_PAYLOAD_MAX_BYTES,
   RESPONSE_BODY_MAX_BYTES,
   type RefusedNotificationRow,
+  requestSent,
   resendPaymentRequest,
   storedNotAppliedReason,
 } from '../../payments/index.js';
@@ -199,11 +199,13 @@ export const Delivery = Type.Object({
 
 /** The attempt as partners see it (`attemptView`), with its id and what it sent. */
 export function deliveryView(row: PaymentDeliveryRow): Static<typeof Delivery> {
-  const { requestUrl: url, webhookTimestamp, requestBody: body } = row;
-  const request =
-    url === null || webhookTimestamp === null || body === null
-      ? null
-      : { url, webhook_id: paymentMessageId(row.invoiceId), webhook_timestamp: webhookTimestamp, body };
+  const sent = requestSent(row);
+  const request = sent && {
+    url: sent.url,
+    webhook_id: sent.webhookId,
+    webhook_timestamp: sent.webhookTimestamp,
+    body: sent.body,
+  };
   return { id: row.id, ...attemptView(row), request };
 }
 

@@ -2,7 +2,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 
-export { waitFor } from '../../support/partner-endpoint.js';
+import { waitFor } from '../../support/partner-endpoint.js';
+
+export { waitFor };
 
 /** Whether something accepts TCP connections on the loopback `port`. */
 export function accepts(port: number): Promise<boolean> {
@@ -99,6 +101,15 @@ export class PartnerEndpoint {
   async start(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/payments`;
+  }
+
+  /** Waits for a request of each of `invoiceIds` to have arrived, up to `withinMs`. */
+  async receivedAll(invoiceIds: string[], withinMs: number): Promise<void> {
+    await waitFor(
+      'every invoice created to reach its partner',
+      () => invoiceIds.every((id) => this.received.some((request) => request.invoiceId === id)),
+      withinMs,
+    );
   }
 
   stop(): Promise<void> {

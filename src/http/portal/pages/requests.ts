@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { notFound } from '../../../errors.js';
 import {
   getPaymentRequest,
+  lastRequestSent,
   listNotificationLog,
   listPaymentRequests,
   type PaymentDeliveryRow,
@@ -13,6 +14,7 @@ import {
   paymentContext,
   paymentMessageId,
   resendPaymentRequest,
+  type SentRequest,
 } from '../../../payments/index.js';
 import { getTenant } from '../../../tenants/index.js';
 import { isUuid } from '../../../text.js';
@@ -84,24 +86,13 @@ ${delivery.nextRetryAt && html`<dl class="inline"><dt>${t('request.nextRetry')}<
 </div></li>`;
 }
 
-/** The last attempt that sent the request, with what it sent as recorded. */
-type SentAttempt = PaymentDeliveryRow & { requestUrl: string; webhookTimestamp: number; requestBody: string };
-
-const lastSent = (deliveries: PaymentDeliveryRow[]) =>
-  deliveries
-    .filter(
-      (delivery): delivery is SentAttempt =>
-        delivery.requestUrl !== null && delivery.webhookTimestamp !== null && delivery.requestBody !== null,
-    )
-    .at(-1);
-
 /** What the last attempt sent: its URL, the headers a partner verifies with, the body exactly as signed. */
-const sentCard = (locale: Locale, sent: SentAttempt) =>
+const sentCard = (locale: Locale, sent: SentRequest) =>
   html`<section class="card"><h2>${locale.t('request.sent')}</h2><p class="hint">${locale.t('request.sentLead', { number: locale.number(sent.attempt) })}</p>
-<dl dir="ltr"><dt>POST</dt><dd class="mono wrap">${sent.requestUrl}</dd>
-<dt>webhook-id</dt><dd class="mono wrap">${paymentMessageId(sent.invoiceId)}</dd>
+<dl dir="ltr"><dt>POST</dt><dd class="mono wrap">${sent.url}</dd>
+<dt>webhook-id</dt><dd class="mono wrap">${sent.webhookId}</dd>
 <dt>webhook-timestamp</dt><dd class="mono">${sent.webhookTimestamp}</dd></dl>
-<pre class="payload" dir="ltr">${sent.requestBody}</pre></section>`;
+<pre class="payload" dir="ltr">${sent.body}</pre></section>`;
 
 /** Before any attempt has sent it: what the first will send. */
 const upcomingCard = (locale: Locale, upcoming: unknown) =>
@@ -169,7 +160,7 @@ ${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
       if (!isUuid(invoiceId)) throw notFound('Payment request');
       const { invoice, deliveries } = await getPaymentRequest(db, scope, invoiceId);
       const callbacks = await listNotificationLog(db, scope, { invoiceId }, { limit: 50, offset: 0 });
-      const sent = lastSent(deliveries);
+      const sent = lastRequestSent(deliveries);
       const sentOrUpcoming = sent
         ? sentCard(locale, sent)
         : upcomingCard(locale, {

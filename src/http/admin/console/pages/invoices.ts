@@ -14,8 +14,8 @@ import {
   type NotAppliedReason,
   type PaymentDeliveryRow,
   type PaymentEventRow,
-  paymentMessageId,
   type RefusedNotificationRow,
+  requestSent,
   resendPaymentRequest,
   searchInvoices,
   storedNotAppliedReason,
@@ -53,20 +53,18 @@ const InvoiceQuery = Type.Object({
 
 const DAY_MS = 86_400_000;
 
-/**
- * What an attempt sent, as recorded: the URL, the headers a partner verifies with (the signature
- * itself, one per active secret, is not kept) and the body exactly as signed.
- */
-function requestSent(delivery: PaymentDeliveryRow): Html {
-  if (delivery.requestUrl === null || delivery.webhookTimestamp === null || delivery.requestBody === null) {
+/** What an attempt sent, as recorded. */
+function requestSentView(delivery: PaymentDeliveryRow): Html {
+  const sent = requestSent(delivery);
+  if (sent === null) {
     return html`<p class="muted">No request recorded: nothing was sent (see the error), or the attempt was made before requests were kept.</p>`;
   }
   return html`<details class="sent"><summary>Request sent</summary><dl>
-<dt>POST</dt><dd class="mono wrap">${delivery.requestUrl}</dd>
-<dt>webhook-id</dt><dd class="mono">${paymentMessageId(delivery.invoiceId)}</dd>
-<dt>webhook-timestamp</dt><dd class="mono">${delivery.webhookTimestamp} (${when(new Date(delivery.webhookTimestamp * 1000))})</dd>
+<dt>POST</dt><dd class="mono wrap">${sent.url}</dd>
+<dt>webhook-id</dt><dd class="mono">${sent.webhookId}</dd>
+<dt>webhook-timestamp</dt><dd class="mono">${sent.webhookTimestamp} (${when(new Date(sent.webhookTimestamp * 1000))})</dd>
 <dt>webhook-signature</dt><dd class="mono">v1,… <span class="muted">(one per active secret, not kept)</span></dd>
-</dl><p class="hint">Body as signed and sent:</p><pre class="payload">${delivery.requestBody}</pre></details>`;
+</dl><p class="hint">Body as signed and sent:</p><pre class="payload">${sent.body}</pre></details>`;
 }
 
 function attemptEntry(delivery: PaymentDeliveryRow): Html {
@@ -82,7 +80,7 @@ function attemptEntry(delivery: PaymentDeliveryRow): Html {
     delivery.latencyMs === null ? '—' : `${delivery.latencyMs} ms`
   }</dd>${delivery.nextRetryAt && html`<dt>Next retry</dt><dd>${when(delivery.nextRetryAt)}</dd>`}</dl>
 ${delivery.error && html`<p class="error-text">${delivery.error}</p>`}
-<div class="columns">${requestSent(delivery)}${delivery.responseBody && html`<details class="reply"><summary>Reply body (start)</summary><pre>${delivery.responseBody}</pre></details>`}</div>
+<div class="columns">${requestSentView(delivery)}${delivery.responseBody && html`<details class="reply"><summary>Reply body (start)</summary><pre>${delivery.responseBody}</pre></details>`}</div>
 </div></li>`;
 }
 
