@@ -17,11 +17,14 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { buildAdminApp } from './http/admin/app.js';
 import { buildBackendApp } from './http/backend/app.js';
+import { backendDocument } from './http/backend/openapi.js';
 import { HeldPort } from './http/held-port.js';
-import { documentOf, type HostApp, listenerUrl } from './http/host.js';
+import { type HostApp, listenerUrl } from './http/host.js';
 import { buildIntegrationsApp } from './http/integrations/app.js';
+import { integrationsDocument } from './http/integrations/openapi.js';
 import { PAYMENT_CALLBACK_PATH } from './http/integrations/payment-callback.js';
 import { buildPortalApp } from './http/portal/app.js';
+import { documentFromRoutes } from './http/route.js';
 import { retentionRules, schedulePrune } from './maintenance/index.js';
 import { Metrics } from './metrics.js';
 import {
@@ -47,8 +50,8 @@ export const HOST_BUILDERS: Record<ListenerName, (context: AppContext, logger: F
     admin: (context, logger) =>
       buildAdminApp(context, logger, {
         documents: {
-          integrations: () => documentOf(() => buildIntegrationsApp(context, logger)),
-          backend: () => documentOf(() => buildBackendApp(context, logger)),
+          integrations: () => documentFromRoutes(integrationsDocument(() => context.publicUrls.integrations)),
+          backend: () => documentFromRoutes(backendDocument(() => context.publicUrls.backend)),
         },
       }),
     portal: (context, logger) =>

@@ -90,14 +90,3 @@ export function listenerUrl(app: Pick<HostApp, 'server'>): string {
   const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
-
-/** A host's OpenAPI document, from an instance of it that never listens. */
-export async function documentOf(build: () => Promise<HostApp>): Promise<unknown> {
-  const app = await build();
-  try {
-    await app.ready();
-    return app.swagger();
-  } finally {
-    await app.close();
-  }
-}
