@@ -5,8 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, isUniqueViolation, unavailability } from '../../src/db/errors.js';
 import { statement } from '../../src/db/statements.js';
 import { useTestContext } from '../support/apps.js';
-import { connectTo } from '../support/database.js';
-import { waitFor } from '../support/partner-endpoint.js';
+import { abandonedWorkEnded, connectTo } from '../support/database.js';
 
 const DEADLINE_MS = 600;
 const test = useTestContext({ DATABASE_REQUEST_TIMEOUT_MS: String(DEADLINE_MS) });
@@ -47,13 +46,7 @@ describe('a statement run within the deadline', () => {
       expect(unavailability(error)).toBeInstanceOf(DatabaseUnavailableError);
       expect(performance.now() - started).toBeLessThan(DEADLINE_MS * 3);
       // The lock gone, the statement has ended without committing.
-      await waitFor('the cancelled statement to end', async () => {
-        const [{ open }] = await sql<{ open: number }[]>`
-          select count(*)::int as open from pg_stat_activity
-           where datname = current_database() and pid <> pg_backend_pid()
-             and (state like 'idle in transaction%' or (state = 'active' and query like 'update tenants set name%'))`;
-        return open === 0;
-      });
+      await abandonedWorkEnded(sql, 'update tenants set name%');
       const [{ name }] = await sql<{ name: string }[]>`select name from tenants where id = ${tenant.id}`;
       expect(name).toBe(tenant.name);
     } finally {
