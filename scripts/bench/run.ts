@@ -7,7 +7,8 @@
 //                    [--payment-database postgres|embedded|both] [--tracing]
 //
 // --only runs the scenarios whose label contains TEXT (the callback's half-rate line needs its
-// unique scenario) and leaves BENCHMARKS.md alone: for trying a change, not for the record.
+// unique scenario) and leaves BENCHMARKS.md alone: for trying a change, not for the record. Given
+// more than once, it runs each one's scenarios, in one run: ratios of one run, on the same load.
 // --tracing runs every service with OpenTelemetry on, every trace sampled and exported over
 // OTLP/HTTP to a receiver in this process that reads and drops it: what tracing costs (BENCHMARKS.md
 // is then left alone).
@@ -70,7 +71,7 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
-    only: { type: 'string' },
+    only: { type: 'string', multiple: true },
     'payment-database': { type: 'string', default: 'both' },
   },
 });
@@ -550,12 +551,14 @@ async function render(report: Report): Promise<string> {
   return lines.join('\n');
 }
 
+/** Whether --only picks the scenario labelled `label`: all of them without it. */
+const selected = (label: string) => options.only === undefined || options.only.some((text) => label.includes(text));
+
 /** Payment request worker settings of the delivery scenarios: the defaults, named for the record. */
 const PAYMENT_WORKER_ENV = { PAYMENT_WORKER_CONCURRENCY: '64', PAYMENT_ENDPOINT_CONCURRENCY: '8' };
 
 /** The payment request scenarios selected (--only), on a service and database of their own; their lines. */
 async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: PaymentDatabase): Promise<string[]> {
-  const selected = (label: string) => options.only === undefined || label.includes(options.only);
   if (!Object.values(PAYMENT_SCENARIOS).some(selected)) return [];
   const ports = [await freePort(), await freePort(), await freePort()];
   const urls: Urls = {
@@ -677,7 +680,7 @@ async function main(): Promise<void> {
     ...callbackScenarios(urls, fixtures, workDir),
     invoiceScenario(urls, fixtures, adminToken, workDir),
     ...(await readScenarios(urls, fixtures)),
-  ].filter((scenario) => options.only === undefined || scenario.label.includes(options.only));
+  ].filter((scenario) => selected(scenario.label));
   const helpers: Helpers = {
     bare: await startBareServer(scenarios),
     floor: scenarios.some((scenario) => scenario.nodeFloor)
