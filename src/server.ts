@@ -97,16 +97,11 @@ async function holdFreePorts(config: Config) {
 /**
  * The context every host and worker of a process is given, complete: nothing in it changes once
  * opened. A serving process (startService) also shares the rate-limit counters in Redis when
- * REDIS_URL is set; its logger hears of the database and of Redis. With `connectOnFirstQuery`,
- * nothing connects to DATABASE_URL until a query: for building hosts only to read their documents.
+ * REDIS_URL is set; its logger hears of the database and of Redis.
  */
-export async function openContext(
-  config: Config,
-  serving?: { logger: FastifyBaseLogger },
-  { connectOnFirstQuery = false } = {},
-): Promise<AppContext> {
+export async function openContext(config: Config, serving?: { logger: FastifyBaseLogger }): Promise<AppContext> {
   const logger = serving?.logger;
-  const database = await openDatabase({ ...config, logger, connectOnFirstQuery });
+  const database = await openDatabase({ ...config, logger });
   const caches = new Caches();
   const metrics = new Metrics({
     paymentBacklog: () => paymentQueue.backlog(),

@@ -399,11 +399,6 @@ interface DatabaseOptions {
   databaseRequestTimeoutMs?: number;
   /** Where the embedded server's messages go. */
   logger?: Logger;
-  /**
-   * Connect on the first query rather than check the server at open: for a context that only
-   * builds hosts to read their OpenAPI documents, and never queries.
-   */
-  connectOnFirstQuery?: boolean;
 }
 
 /** The embedded server a handle runs, stopped when the handle closes. */
@@ -419,14 +414,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     size: options.poolSize ?? 10,
     deadlineMs: options.databaseRequestTimeoutMs ?? DEFAULT_DATABASE_REQUEST_TIMEOUT_MS,
   };
-  if (options.databaseUrl)
-    return openPostgres(
-      options.databaseUrl,
-      options.databaseDirectUrl ?? null,
-      pool,
-      null,
-      options.connectOnFirstQuery,
-    );
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.databaseDirectUrl ?? null, pool, null);
   const logger = options.logger ?? silentLogger;
   const server = await startEmbeddedServer(options.dataDir, logger).catch((error) => {
     // Out of space, the server fails on whichever file it writes first: say why.
@@ -513,7 +501,6 @@ async function openPostgres(
   directUrl: string | null,
   { size: poolSize, deadlineMs }: { size: number; deadlineMs: number },
   embedded: Embedded | null,
-  connectOnFirstQuery = false,
 ): Promise<DatabaseHandle> {
   const options = {
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -527,7 +514,7 @@ async function openPostgres(
   const poolOptions = { ...options, ...connection, prepare: directUrl === null };
   const client: Sql = postgres(url, { ...poolOptions, max: poolSize });
   const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${maskPassword(databaseUrl)}`;
-  if (!connectOnFirstQuery && !(await answersWithOwnSession(client, what)) && directUrl === null) {
+  if (!(await answersWithOwnSession(client, what)) && directUrl === null) {
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConfigError(POOLER_WITHOUT_DIRECT_URL);
   }
