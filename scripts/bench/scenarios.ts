@@ -3,7 +3,6 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { auditEventRecord } from '../../src/audit/index.js';
-import { DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../../src/config.js';
 import {
   type AcceptedNotification,
   CREATE_INVOICE,
@@ -268,10 +267,9 @@ export const INVOICE_CREATION = 'invoice creation (admin API), its payment reque
 /**
  * Invoices created through the admin API, as an operator's or a partner's system creates them.
  * The ceiling: pgbench running what the service sends for one creation (src/payments/invoices.ts,
- * createInvoice): CREATE_INVOICE in a transaction of its own with a statement_timeout
- * (runWithinDeadline, src/db/client.ts), with an invoice id of its own and an audit event of the
- * service's size. The NOTIFY that wakes workers after commits, shared by the commits of its moment,
- * is not in it.
+ * createInvoice): CREATE_INVOICE in a transaction, with an invoice id of its own and an audit event
+ * of the service's size. The NOTIFY that wakes workers after commits, shared by the commits of its
+ * moment, is not in it.
  */
 export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: string, workDir: string): Scenario {
   // CREATE_INVOICE's parameters, by number, as SQL.
@@ -308,10 +306,7 @@ export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: stri
     operator: { id: null, name: 'admin' },
   });
   const script = path.join(workDir, 'invoice-creation.sql');
-  writeFileSync(
-    script,
-    `begin;\nset local statement_timeout = ${DEFAULT_DATABASE_REQUEST_TIMEOUT_MS};\n${creation};\ncommit;\n`,
-  );
+  writeFileSync(script, `begin;\n${creation};\ncommit;\n`);
   return {
     label: INVOICE_CREATION,
     load: {

@@ -84,12 +84,6 @@ export interface DatabaseHandle {
   /** Runs `task` in one transaction of named statements. */
   transact<T>(task: (run: RunStatement) => Promise<T>): Promise<T>;
   /**
-   * Runs one named statement as a transaction of its own in one round trip, which the server
-   * cancels before the request deadline: for a write whose 503 must never become a change later
-   * (`run` leaves a statement abandoned at the deadline running, to commit when it ends).
-   */
-  runWithinDeadline: RunStatement;
-  /**
    * Runs `task` in a transaction of postgres.js itself, opened with `options` (such as 'isolation
    * level repeatable read read only'), for what Drizzle does not do: COPY streams and cursors.
    */
@@ -153,7 +147,7 @@ class QueryTracker {
   /** Connections: the pool's and every set of dedicated ones. */
   constructor(
     public size: number,
-    readonly deadlineMs: number,
+    private readonly deadlineMs: number,
   ) {}
 
   /**
@@ -320,56 +314,6 @@ class DrizzleDriver {
     });
   }
 
-  /**
-   * Called on the pool's driver only. One statement as a transaction of its own, sent with its
-   * BEGIN and COMMIT in one round trip (postgres.js's `begin` waits for BEGIN's answer first), its
-   * statement_timeout ending before the deadline: the server cancels it if it is still running
-   * then, and the COMMIT behind it rolls back, so that a statement abandoned at the deadline never
-   * commits after its caller was answered.
-   */
-  runWithinDeadline(text: string, parameters: Parameters): Promise<postgres.Row[]> {
-    const tracker = this.tracker!;
-    const answerBy = performance.now() + tracker.deadlineMs;
-    const bounded = tracker.deadlineLifted === 0;
-    let abandoned = false;
-    let abandon!: (error: Error) => void;
-    const work = new Promise<postgres.Row[]>((resolve, reject) => {
-      abandon = reject;
-      (this.sql as Sql)
-        .reserve()
-        .then(async (connection) => {
-          if (abandoned) {
-            connection.release();
-            throw ABANDONED_TRANSACTION;
-          }
-          // 0: no timeout, while the deadline is lifted.
-          const timeoutMs = bounded
-            ? Math.max(1, Math.floor(answerBy - performance.now() - SERVER_CANCEL_MARGIN_MS))
-            : 0;
-          const [begun, ran, committed] = await Promise.allSettled([
-            connection.unsafe(`begin; set local statement_timeout = ${timeoutMs}`),
-            traceStatement(text, connection.unsafe(text, parameters, { prepare: true })),
-            // After a failed statement, PostgreSQL answers COMMIT with a rollback.
-            connection.unsafe('commit'),
-          ]);
-          // A COMMIT answered, or refused by the server, leaves the connection at rest; any other
-          // failure lost it, and postgres.js has taken it back: released again, it would be handed
-          // out closed.
-          const atRest =
-            committed.status === 'fulfilled' ||
-            (committed.reason instanceof postgres.PostgresError && committed.reason.severity === 'ERROR');
-          if (atRest) connection.release();
-          for (const settled of [begun, ran, committed]) if (settled.status === 'rejected') throw settled.reason;
-          return (ran as PromiseFulfilledResult<postgres.Row[]>).value;
-        })
-        .then(resolve, reject);
-    });
-    return tracker.track(work, (error) => {
-      abandoned = true;
-      abandon(error);
-    });
-  }
-
   /** Called inside a transaction only. */
   savepoint<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
     return (this.sql as TransactionSql).savepoint((tx) =>
@@ -380,11 +324,6 @@ class DrizzleDriver {
 
 /** What ends a transaction abandoned at the deadline: its caller has already been answered. */
 const ABANDONED_TRANSACTION = new DatabaseUnavailableError('transaction abandoned at the request deadline');
-/**
- * How long before the request deadline the server cancels a statement run within it
- * (`runWithinDeadline`): room for the cancellation's answer to reach us before the deadline does.
- */
-const SERVER_CANCEL_MARGIN_MS = 100;
 
 interface DatabaseOptions {
   databaseUrl: string | null;
@@ -559,9 +498,6 @@ async function openPostgres(
     sessionDb,
     run: runOn(pool),
     transact: (task) => pool.begin((tx) => task(runOn(tx))),
-    runWithinDeadline: async (statement, params) =>
-      // The caller's statement says what its rows are: the driver cannot.
-      [...(await pool.runWithinDeadline(statement.text, [...params] as Parameters))] as never[],
     async executeSql<Row>(text: string, values: unknown[] = []) {
       return { rows: [...(await inFlight.trackQuery(client.unsafe(text, values as Parameters)))] as Row[] };
     },

@@ -54,10 +54,9 @@ const CONNECTION_CODES = new Set([
 ]);
 
 // SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation: a bug of ours);
-// 57014 a statement cancelled, by its statement_timeout before the deadline (runWithinDeadline)
-// or by an operator; 57P01-57P03 the server shutting down, crashed or starting; 53 insufficient
-// resources (53100 disk full, 53200 out of memory, 53300 too many connections).
-const UNAVAILABLE_STATE = /^(0800[01346]|57014|57P0[123]|53...)$/;
+// 57P01-57P03 the server shutting down, crashed or starting; 53 insufficient resources (53100
+// disk full, 53200 out of memory, 53300 too many connections).
+const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
 
 /**
  * A pooler's own refusal, ending the connection: PgBouncer says 08P01 FATAL for a server it cannot

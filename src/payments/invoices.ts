@@ -245,21 +245,23 @@ export async function createInvoice(
   const id = randomUUID();
   let found: Creation;
   try {
-    // Within the deadline, not `run`: one abandoned there rolls back rather than commit once its
-    // locks come, so that an answered 503 never becomes an invoice later.
-    [found] = await database.runWithinDeadline(CREATE_INVOICE, [
-      id,
-      input.tenant_id,
-      input.trip_id ?? null,
-      amount,
-      input.currency,
-      mode,
-      activeTraceparent(),
-      `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
-      audit ? auditEventRecord(audit(id)) : null,
-      keyed?.key ?? null,
-      keyed?.digest ?? null,
-    ]);
+    // A transaction, not the statement alone: one abandoned at the deadline rolls back rather than
+    // commit once its locks come, so that an answered 503 never becomes an invoice later.
+    [found] = await database.transact((run) =>
+      run(CREATE_INVOICE, [
+        id,
+        input.tenant_id,
+        input.trip_id ?? null,
+        amount,
+        input.currency,
+        mode,
+        activeTraceparent(),
+        `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
+        audit ? auditEventRecord(audit(id)) : null,
+        keyed?.key ?? null,
+        keyed?.digest ?? null,
+      ]),
+    );
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
     const earlier = keyed && isUniqueViolation(error) ? await earlierInvoice(database.run, keyed) : null;

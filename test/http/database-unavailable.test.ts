@@ -10,8 +10,9 @@ import type { HostApp } from '../../src/http/host.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
-import { abandonedWorkEnded, connectTo, copyTemplateDatabase, type TestDatabase } from '../support/database.js';
+import { connectTo, copyTemplateDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { Relay } from '../support/relay.js';
 import { type TestTenant, useService } from '../support/service.js';
 
@@ -255,7 +256,13 @@ describe('PostgreSQL going away and coming back', () => {
       expect(answer).toMatchObject({ status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE' } } });
       expect(answer.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
       // The lock gone, the abandoned transaction ends, without committing.
-      await abandonedWorkEnded(sql, '%invoices%');
+      await waitFor('the abandoned transaction to end', async () => {
+        const [{ open }] = await sql<{ open: number }[]>`
+          select count(*)::int as open from pg_stat_activity
+           where datname = current_database() and pid <> pg_backend_pid()
+             and (state like 'idle in transaction%' or (state = 'active' and query ilike '%invoices%'))`;
+        return open === 0;
+      });
       const [{ invoices }] = await sql<{ invoices: number }[]>`
         select count(*)::int as invoices from invoices where tenant_id = ${tenant.id}`;
       expect(invoices).toBe(0);

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { postgresConnection } from '../../src/db/url.js';
-import { waitFor } from './partner-endpoint.js';
 
 /** The external PostgreSQL server of this run; null in the embedded-server run. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
@@ -44,20 +43,6 @@ export function databaseUrlFor(name: string): string {
 export function connectTo(databaseUrl: string): postgres.Sql {
   const connection = postgresConnection(databaseUrl);
   return postgres(connection.url, { path: connection.path, max: 1, onnotice: () => {} });
-}
-
-/**
- * Waits until no other session on `sql`'s database holds a transaction open or runs a statement
- * whose text is like `statement` (ILIKE): work the service abandoned at its deadline has ended.
- */
-export function abandonedWorkEnded(sql: postgres.Sql, statement: string): Promise<unknown> {
-  return waitFor('the abandoned work to end', async () => {
-    const [{ open }] = await sql<{ open: number }[]>`
-      select count(*)::int as open from pg_stat_activity
-       where datname = current_database() and pid <> pg_backend_pid()
-         and (state like 'idle in transaction%' or (state = 'active' and query ilike ${statement}))`;
-    return open === 0;
-  });
 }
 
 async function withMaintenanceConnection<T>(task: (sql: postgres.Sql) => Promise<T>): Promise<T> {
