@@ -15,7 +15,7 @@ import { ConfigError, DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
 import { keepingActiveSpan, traceStatement } from '../tracing.js';
 import { startEmbeddedServer } from './embedded-server.js';
-import { DatabaseUnavailableError, unavailability } from './errors.js';
+import { DatabaseUnavailableError, isConflict, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
 import * as schema from './schema.js';
 import type { RunStatement } from './statements.js';
@@ -295,18 +295,20 @@ class DrizzleDriver {
     let abandon!: (error: Error) => void;
     const transaction = new Promise<T>((resolve, reject) => {
       abandon = reject;
-      (this.sql as Sql)
-        // postgres.js calls the task when a connection is free, out of the caller's context: its
-        // statements stay in the caller's span.
-        .begin(
-          keepingActiveSpan(async (tx: TransactionSql) => {
-            if (abandoned) throw ABANDONED_TRANSACTION;
-            const result = await task(new DrizzleDriver(tx, null, isAbandoned));
-            if (abandoned) throw ABANDONED_TRANSACTION;
-            return result;
-          }),
-        )
-        .then(resolve as (value: unknown) => void, reject);
+      // Tried again whole after a conflict, within the same deadline.
+      retryingConflicts(() =>
+        (this.sql as Sql)
+          // postgres.js calls the task when a connection is free, out of the caller's context: its
+          // statements stay in the caller's span.
+          .begin(
+            keepingActiveSpan(async (tx: TransactionSql) => {
+              if (abandoned) throw ABANDONED_TRANSACTION;
+              const result = await task(new DrizzleDriver(tx, null, isAbandoned));
+              if (abandoned) throw ABANDONED_TRANSACTION;
+              return result;
+            }),
+          ),
+      ).then(resolve as (value: unknown) => void, reject);
     });
     return tracker.track(transaction, (error) => {
       abandoned = true;
@@ -319,6 +321,26 @@ class DrizzleDriver {
     return (this.sql as TransactionSql).savepoint((tx) =>
       task(new DrizzleDriver(tx, null, this.abandoned)),
     ) as Promise<T>;
+  }
+}
+
+/** How many times a unit of work rolled back for a conflict (isConflict) is sent in all. */
+const CONFLICT_TRIES = 3;
+
+/**
+ * Runs `work`, a transaction or a statement outside one, again when PostgreSQL rolled it back for
+ * a deadlock or a serialization failure: a conflict between two requests is no fault of either
+ * caller, and answering it as an error would be a 500. Each try waits a little longer, at random,
+ * so that the two sides of a deadlock do not meet again.
+ */
+async function retryingConflicts<T>(work: () => Promise<T>): Promise<T> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (tried >= CONFLICT_TRIES || !isConflict(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, tried * (5 + Math.random() * 20)));
+    }
   }
 }
 
@@ -493,10 +515,15 @@ async function openPostgres(
     async (statement, params) =>
       // The caller's statement says what its rows are: the driver cannot.
       [...(await driver.unsafe(statement.text, [...params] as Parameters))] as never[];
+  /** A statement on its own, tried again after a conflict (inside a transaction, the transaction is). */
+  const runAloneOn =
+    (driver: DrizzleDriver): RunStatement =>
+    (statement, params) =>
+      retryingConflicts(() => runOn(driver)(statement, params));
   return {
     db,
     sessionDb,
-    run: runOn(pool),
+    run: runAloneOn(pool),
     transact: (task) => pool.begin((tx) => task(runOn(tx))),
     async executeSql<Row>(text: string, values: unknown[] = []) {
       return { rows: [...(await inFlight.trackQuery(client.unsafe(text, values as Parameters)))] as Row[] };
@@ -510,7 +537,7 @@ async function openPostgres(
       for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
       dedicated.push(connections);
       inFlight.size += count;
-      const run = runOn(new DrizzleDriver(connections, inFlight));
+      const run = runAloneOn(new DrizzleDriver(connections, inFlight));
       const runThenSkipTypes: RunStatement = async (statement, params) => {
         const rows = await run(statement, params);
         typesFetched(connections);

@@ -19,6 +19,12 @@ export function sqlState(error: unknown): string | undefined {
 export const isUniqueViolation = (error: unknown) => sqlState(error) === '23505';
 
 /**
+ * A deadlock (40P01) or a serialization failure (40001): PostgreSQL rolled the statement or the
+ * transaction back whole, and the same work sent again may succeed.
+ */
+export const isConflict = (error: unknown) => ['40P01', '40001'].includes(sqlState(error) ?? '');
+
+/**
  * The database cannot be reached or cannot take the work just now: a failure of the connection
  * or of the server's resources, never of the statement. Retrying later may succeed.
  */
