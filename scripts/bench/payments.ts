@@ -24,7 +24,11 @@ const ISOLATION_WAITING = 200;
 const SLICES = 5;
 /** Invoice creations in flight at once during the burst: as fast as the admin API allows. */
 const CREATION_CONNECTIONS = 10;
-export const TARGETS = { idleP99Ms: { postgres: 50, embedded: 100 }, burstPerSecond: 500, burstP99Ms: 1000 };
+export const TARGETS = {
+  idleP99Ms: { postgres: 50, embedded: 100 },
+  burstP99Ms: 1000,
+  drainShareOfBare: 0.5,
+};
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -178,8 +182,11 @@ export interface PaymentFigures {
     lagMs: number;
   };
   isolation?: { service: Distribution };
-  /** Invoices enqueued with no worker running, then a worker started: how fast it empties the queue. */
-  drain?: { perSecond: number };
+  /**
+   * Invoices enqueued with no worker running, then the service started with it: how fast it empties
+   * the queue once it delivers, the bare sender's rate for as many, and the time to the first receipt.
+   */
+  drain?: { perSecond: number; barePerSecond: number; startMs: number };
 }
 
 export async function measurePayments(
@@ -265,11 +272,14 @@ export async function measurePayments(
       await restart(true);
       const arrivals = await Promise.all(invoices.map((invoice) => endpoints.arrival(`msg_${invoice.id}`)));
       const first = Math.min(...arrivals);
-      figures.drain = { perSecond: BURST_INVOICES / ((Math.max(...arrivals) - started) / 1000) };
-      // The start itself is in the figure; the rate once the first request has arrived says how much.
-      const once = (BURST_INVOICES - 1) / ((Math.max(...arrivals) - first) / 1000);
+      // Measured as the bare sender is, from its first request's arrival: the process's start is apart.
+      figures.drain = {
+        perSecond: (BURST_INVOICES - 1) / ((Math.max(...arrivals) - first) / 1000),
+        startMs: first - started,
+        barePerSecond: (await bareSlice(endpoints, drain, workDir, 'drain', BURST_INVOICES, perEndpoint)).perSecond,
+      };
       log(
-        `  ${figures.drain.perSecond.toFixed(0)}/s (first receipt ${(first - started).toFixed(0)} ms after the start, then ${once.toFixed(0)}/s)`,
+        `  ${figures.drain.perSecond.toFixed(0)}/s (bare ${figures.drain.barePerSecond.toFixed(0)}/s), first receipt ${figures.drain.startMs.toFixed(0)} ms after the start`,
       );
     }
   } finally {
@@ -315,8 +325,9 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
     );
   }
   if (figures.drain) {
+    const { perSecond, barePerSecond, startMs } = figures.drain;
     lines.push(
-      `| ${PAYMENT_SCENARIOS.drain}: ${BURST_INVOICES} invoices enqueued with no worker, then the service started with it, one tenant | ${figures.drain.perSecond.toFixed(0)}/s from the start to the last receipt | ${burst ? `${burst.barePerSecond.toFixed(0)}/s (burst's)` : '-'} | ≥ ${TARGETS.burstPerSecond}/s: ${verdict(figures.drain.perSecond >= TARGETS.burstPerSecond)} |`,
+      `| ${PAYMENT_SCENARIOS.drain}: ${BURST_INVOICES} invoices enqueued with no worker, then the service started with it, one tenant | ${perSecond.toFixed(0)}/s from the first receipt to the last (${((perSecond / barePerSecond) * 100).toFixed(0)}% of bare; first receipt ${ms(startMs)} ms after the start) | ${barePerSecond.toFixed(0)}/s | ≥ ${TARGETS.drainShareOfBare * 100}% of bare: ${verdict(perSecond >= barePerSecond * TARGETS.drainShareOfBare)} |`,
     );
   }
   return [...lines, ''];
