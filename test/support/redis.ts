@@ -1,7 +1,7 @@
 // A Redis server of the test's own, on a free port, that the test may stop (SIGSTOP) and resume:
 // never the shared one, which other tests and processes use.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 
 export interface PrivateRedis {
   url: string;
@@ -9,14 +9,6 @@ export interface PrivateRedis {
   pause(): void;
   resume(): void;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {

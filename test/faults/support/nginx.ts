@@ -10,7 +10,7 @@ import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { projectRoot } from '../../../src/paths.js';
-import { freePort } from './postgres-cluster.js';
+import { freePort } from '../../support/free-port.js';
 import { accepts, waitFor } from './probes.js';
 
 const NGINX = '/usr/sbin/nginx';

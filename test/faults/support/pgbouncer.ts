@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './postgres-cluster.js';
+import { freePort } from '../../support/free-port.js';
 import { accepts, waitFor } from './probes.js';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';

@@ -3,9 +3,9 @@
 // to run as root: when the tests run as root they run as the `postgres` user.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../support/free-port.js';
 
 const BIN_DIRS = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'];
 const binDir = BIN_DIRS.find((dir) => existsSync(path.join(dir, 'pg_ctl')));
@@ -17,15 +17,6 @@ export const ownClusterUnavailable: string | null = !binDir
   : isRoot && !existsSync('/usr/sbin/runuser')
     ? 'running as root without runuser to drop to the postgres user'
     : null;
-
-/** A loopback TCP port nobody listens on at the time of asking. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function run(program: string, args: string[]): string {
   const command = path.join(binDir!, program);
