@@ -60,9 +60,12 @@ const CONNECTION_CODES = new Set([
 ]);
 
 // SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation: a bug of ours);
-// 57P01-57P03 the server shutting down, crashed or starting; 53 insufficient resources (53100
-// disk full, 53200 out of memory, 53300 too many connections).
-const UNAVAILABLE_STATE = /^(0800[01346]|57P0[123]|53...)$/;
+// class 57, an operator's or the server's intervention: the statement cancelled (57014, as a
+// `systemctl stop` signalling every backend or `pg_cancel_backend` does; the service itself never
+// cancels a statement it sent), the server shutting down, crashed or starting (57P01-57P03), the
+// database dropped, the session timed out; 53 insufficient resources (53100 disk full, 53200 out
+// of memory, 53300 too many connections).
+const UNAVAILABLE_STATE = /^(0800[01346]|57...|53...)$/;
 
 /**
  * A pooler's own refusal, ending the connection: PgBouncer says 08P01 FATAL for a server it cannot

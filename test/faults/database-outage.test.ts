@@ -176,7 +176,7 @@ describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
     const errors = service
       .output()
       .split('\n')
-      .filter((line) => line.includes('"level":50'))
+      .filter((line) => line.includes('"level":"error"'))
       .sort((a, b) => Number(b.includes('unexpected error')) - Number(a.includes('unexpected error')));
     expect(await service.stop('SIGTERM')).toBe(0);
     service = undefined;
@@ -208,11 +208,11 @@ describe.each(DATABASE_KINDS)('%s away under mixed traffic', (kind) => {
         `away ${((backAt - faultAt) / 1000).toFixed(1)} s, back to normal ${((normalAt - backAt) / 1000).toFixed(1)} s ` +
         `after the database; slowest ms: ${slowest.join(', ')}`,
     );
-    if (other.length > 0) console.log(`[faults] errors logged: ${errors.slice(0, 3).join('\n')}`);
     expect(alive).toBe(true);
     expect(report.violations).toEqual([]);
     expect(unavailable.length).toBeGreaterThan(0);
-    expect(other).toEqual([]);
+    // With the first lines the service logged at error level: the failure then says what the answer was.
+    expect({ other, errors: other.length > 0 ? errors.slice(0, 3) : [] }).toEqual({ other: [], errors: [] });
     expect(all.length - inTime.length).toBe(0);
     expect(lostRequests).toEqual([]);
     expect(normalAt - backAt).toBeLessThan(BACK_WITHIN_MS);

@@ -1,5 +1,6 @@
 // The payment callback over HTTP: every row of spec 7.3 and every step of DECISIONS §4, with the
 // exact status codes and bodies, and the full forward-only state table.
+import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CALLBACK_PATH,
@@ -13,6 +14,7 @@ import {
   tripStatus,
 } from '../../payments/support.js';
 import { useApps, useTenant } from '../../support/apps.js';
+import { waitFor } from '../../support/partner-endpoint.js';
 
 const service = useApps(['integrations', 'admin'], { listen: true });
 const tenant = useTenant(service, { gateway: 'tap' });
@@ -351,6 +353,34 @@ describe('steps 9 and 10: success, duplicates and the stored event', () => {
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'success' });
+  });
+});
+
+describe('a statement the database cancels', () => {
+  it('answers 503 Service unavailable with Retry-After and stores nothing; the same notification succeeds later', async () => {
+    const its = await createInvoice(service, tenant);
+    const { database, db } = service.context;
+    // The store waits for the invoice's row lock, held here, and is cancelled while it waits, as an
+    // operator's pg_cancel_backend or a `systemctl stop` signalling every backend would.
+    const response = await db.transaction(async (tx) => {
+      await tx.execute(sql`select id from invoices where id = ${its.id} for update`);
+      const answer = notify(service, notificationFor(its), keyOf(tenant));
+      const cancelled = await waitFor('the store waiting for the invoice lock', async () => {
+        const { rows } = await database.executeSql<{ cancelled: boolean }>(
+          `select pg_cancel_backend(pid) as cancelled from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock'
+             and query like '%store_payment_notifications%'`,
+        );
+        return rows.length > 0 && rows.every((row) => row.cancelled);
+      });
+      expect(cancelled).toBe(true);
+      return answer;
+    });
+
+    expectAnswer(response, 503, { error: 'Service unavailable' });
+    expect(response.headers['retry-after']).toBe('1');
+    expect((await showInvoice(service, its.id)).events).toEqual([]);
+    expectAnswer(await notify(service, notificationFor(its), keyOf(tenant)), 200, { status: 'success' });
   });
 });
 
