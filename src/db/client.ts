@@ -516,10 +516,10 @@ async function openPostgres(
       // The caller's statement says what its rows are: the driver cannot.
       [...(await driver.unsafe(statement.text, [...params] as Parameters))] as never[];
   /** A statement on its own, tried again after a conflict (inside a transaction, the transaction is). */
-  const runAloneOn =
-    (driver: DrizzleDriver): RunStatement =>
-    (statement, params) =>
-      retryingConflicts(() => runOn(driver)(statement, params));
+  const runAloneOn = (driver: DrizzleDriver): RunStatement => {
+    const run = runOn(driver);
+    return (statement, params) => retryingConflicts(() => run(statement, params));
+  };
   return {
     db,
     sessionDb,
