@@ -191,7 +191,7 @@ async function startPaymentWorker(
       log,
       onInFlight: (count) => metrics.paymentRequestsInFlight.set(count),
     },
-    (id, request) => deliver(deps, id, request),
+    (id, request, nextLeaseSeconds) => deliver(deps, id, request, nextLeaseSeconds),
   );
   await worker.start();
   logger.info(

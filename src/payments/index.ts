@@ -11,7 +11,7 @@ export {
   paymentMessageId,
   RESPONSE_BODY_MAX_BYTES,
 } from './delivery/deliver.js';
-export { PaymentRequests } from './delivery/requests.js';
+export { PaymentRequests, type RecordedAttempt } from './delivery/requests.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './delivery/retry.js';
 export { isSuccessStatus, REQUEST_TIMEOUT_MS, type SigningDependencies } from './delivery/send.js';
 export { PaymentWorker } from './delivery/worker.js';

@@ -1,7 +1,7 @@
 // Payment requests on their own table, as the database runs them: the take, and the move of the
 // jobs release 1.0.0 leaves in pg-boss's tables.
 import { describe, expect, it } from 'vitest';
-import { createInvoice as createInvoiceIn, PaymentRequests } from '../../src/payments/index.js';
+import { createInvoice as createInvoiceIn, PaymentRequests, type RecordedAttempt } from '../../src/payments/index.js';
 import type { Mode } from '../../src/tenants/index.js';
 import { useApps, useTenant, useTestContext } from '../support/apps.js';
 import { createInvoice, PGBOSS_JOB_TABLE } from './support.js';
@@ -23,14 +23,119 @@ describe('payment requests', () => {
     expect(setting).toBe('on');
   });
 
-  it('are taken without JIT compilation (jit off on the take function)', async () => {
+  it('are taken without JIT compilation, by a plan made once per connection', async () => {
     // The take's plan is costed far above jit_above_cost: with JIT on, each take compiled it
-    // first, many times its own work, and the drain of a backlog was bounded by that. A take
-    // made anew (DROP and CREATE, or CREATE OR REPLACE) loses the setting unless it says it again.
+    // first, many times its own work, and the drain of a backlog was bounded by that. Planned
+    // anew at every call (PostgreSQL's choice for it), its planning cost more than its execution.
+    // A take made anew (DROP and CREATE, or CREATE OR REPLACE) loses the settings unless it says them again.
     const [take] = await sql<{ config: string[] }>(
       `select proconfig as config from pg_proc where proname = 'take_payment_requests_due'`,
     );
-    expect(take.config).toContain('jit=off');
+    expect(take.config).toEqual(expect.arrayContaining(['jit=off', 'plan_cache_mode=force_generic_plan']));
+  });
+
+  describe('a delivered attempt handing its place in the window over', () => {
+    const endpoint = useTenant(service, { gateway: 'tap', payment_endpoint_url: 'https://partner.example.com/pay' });
+    const WORKER = 'handing-worker';
+    const requests = () => new PaymentRequests(service.context.database);
+    /** Three new requests of the endpoint, due now, oldest first, and no other; the first taken by WORKER. */
+    const threeRequests = async () => {
+      await sql(`update payment_requests set state = 'done' where tenant_id = $1`, [endpoint.tenant.id]);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await createInvoice(service, endpoint)).id);
+      await sql(
+        `update payment_requests set state = 'taken', lease_holder = $2, lease_until = now() + interval '10 seconds'
+                  where invoice_id = $1`,
+        [ids[0], WORKER],
+      );
+      return ids;
+    };
+    const attempt = (invoiceId: string, fields: Partial<RecordedAttempt> = {}): RecordedAttempt => ({
+      invoiceId,
+      worker: WORKER,
+      attempt: 1,
+      httpStatus: 200,
+      latencyMs: 5,
+      error: null,
+      responseBody: '{}',
+      paymentUrl: null,
+      requestUrl: 'https://partner.example.com/pay',
+      webhookTimestamp: 1_800_000_000,
+      requestBody: '{}',
+      retryInSeconds: null,
+      outcome: 'delivered',
+      nextLeaseSeconds: 10,
+      ...fields,
+    });
+    const states = (ids: string[]) =>
+      sql<{ state: string; lease_holder: string | null }>(
+        `select state, lease_holder from payment_requests where invoice_id = any($1::uuid[])
+          order by array_position($1::uuid[], invoice_id)`,
+        [ids],
+      );
+
+    it("to the endpoint's next due request, leased to the same worker: as many taken as before", async () => {
+      const ids = await threeRequests();
+      const recording = await requests().record(attempt(ids[0]));
+      expect(recording).toMatchObject({ recorded: true, breaker: null });
+      expect(recording.handedTo).toMatchObject({
+        invoice: { id: ids[1], tenantId: endpoint.tenant.id, mode: 'live', status: 'pending', amount: '100.00' },
+        attempt: 1,
+        tenant: { id: endpoint.tenant.id, paymentEndpointUrl: 'https://partner.example.com/pay' },
+        breaker: null,
+      });
+      expect(await states(ids)).toEqual([
+        { state: 'done', lease_holder: null },
+        { state: 'taken', lease_holder: WORKER },
+        { state: 'waiting', lease_holder: null },
+      ]);
+    });
+
+    it("one request for each of the endpoint's attempts recorded together", async () => {
+      const ids = await threeRequests();
+      await sql(`update payment_requests set state = 'taken', lease_holder = $2 where invoice_id = $1`, [
+        ids[1],
+        WORKER,
+      ]);
+      const more = [(await createInvoice(service, endpoint)).id, (await createInvoice(service, endpoint)).id];
+      const [first, second] = await Promise.all([
+        requests().record(attempt(ids[0])),
+        requests().record(attempt(ids[1])),
+      ]);
+      expect([first.handedTo?.invoice.id, second.handedTo?.invoice.id].sort()).toEqual([ids[2], more[0]].sort());
+      expect((await states([...ids, ...more])).map((row) => row.state)).toEqual([
+        'done',
+        'done',
+        'taken',
+        'taken',
+        'waiting',
+      ]);
+    });
+
+    it('never when the worker has no room, the attempt failed, or the breaker is not closed', async () => {
+      const failure = { httpStatus: 503, error: 'endpoint answered HTTP 503', outcome: 'failed' as const };
+      const cases: [string, Partial<RecordedAttempt>][] = [
+        ['no room', { nextLeaseSeconds: null }],
+        ['failed', { ...failure, retryInSeconds: 60 }],
+        ['breaker half-open', {}],
+      ];
+      for (const [name, fields] of cases) {
+        const ids = await threeRequests();
+        if (name === 'breaker half-open') {
+          await sql(`insert into payment_endpoint_breakers (tenant_id, state) values ($1, 'half_open')`, [
+            endpoint.tenant.id,
+          ]);
+        }
+        const recording = await requests().record(attempt(ids[0], fields));
+        expect({ name, recorded: recording.recorded, handedTo: recording.handedTo }).toEqual({
+          name,
+          recorded: true,
+          handedTo: null,
+        });
+        expect((await states(ids.slice(1))).map((row) => row.state)).toEqual(['waiting', 'waiting']);
+      }
+      await sql('delete from payment_endpoint_breakers where tenant_id = $1', [endpoint.tenant.id]);
+    });
   });
 
   it("move from release 1.0.0's queue once, keeping attempt and due time; a running job stays until its worker is silent", async () => {

@@ -71,15 +71,25 @@ const SKIP = statement<[invoiceId: string, worker: string], never>(
     where invoice_id = $1 and state = 'taken' and lease_holder = $2`,
 );
 
-/** Makes the attempt of `request`, which `worker` holds, and records it. */
-export async function deliver(deps: DeliveryDependencies, worker: string, request: TakenRequest): Promise<void> {
+/**
+ * Makes the attempt of `request`, which `worker` holds, and records it. `nextLeaseSeconds`, asked
+ * once the attempt has ended: whether the worker has room for the endpoint's next request, to
+ * which a delivered attempt then hands its place (RECORD in requests.ts), and its lease. Resolves
+ * with the request handed the place, if any: the worker's to run.
+ */
+export async function deliver(
+  deps: DeliveryDependencies,
+  worker: string,
+  request: TakenRequest,
+  nextLeaseSeconds: () => number | null,
+): Promise<TakenRequest | null> {
   const { invoice } = request;
   const trace = { invoice_id: invoice.id, attempt: request.attempt };
   // The partner has reported an outcome: retrying would ask it to collect a payment it has settled.
   if (invoice.status !== 'pending') {
     await deps.database.run(SKIP, [invoice.id, worker]);
     deps.log.info({ ...trace, status: invoice.status }, 'payment request not retried: invoice settled');
-    return;
+    return null;
   }
   const startedAt = Date.now();
   const measured = await send(deps, request);
@@ -118,9 +128,11 @@ export async function deliver(deps: DeliveryDependencies, worker: string, reques
     requestBody: outcome.request?.body ?? null,
     retryInSeconds: retryIn,
     outcome: result === 'delivered' ? 'delivered' : 'failed',
+    nextLeaseSeconds: result === 'delivered' ? nextLeaseSeconds() : null,
   };
-  const change = await recordPatiently(deps, trace, () => record(deps, request, attempt, outcome));
+  const { change, handedTo } = await recordPatiently(deps, trace, () => record(deps, request, attempt, outcome));
   if (change) logBreakerChange(deps.log, invoice.tenantId, change, outcome.error);
+  return handedTo;
 }
 
 /** The `webhook-id` of every attempt of an invoice's payment request, so the partner can deduplicate retries. */
@@ -224,20 +236,22 @@ async function record(
   request: TakenRequest,
   attempt: RecordedAttempt,
   outcome: AttemptOutcome,
-): Promise<BreakerChange | null> {
+): Promise<{ change: BreakerChange | null; handedTo: TakenRequest | null }> {
   const { verdict } = outcome;
   const tenantId = request.invoice.tenantId;
   const judge = (run: RunStatement, verdictOf: EndpointVerdict) =>
     recordVerdict(run, tenantId, verdictOf, outcome.error, deps.breakerPolicy);
   if (verdict === 'failing' || (verdict === 'alive' && request.breaker !== null)) {
     return deps.database.transact(async (run) => {
-      const { recorded } = await PaymentRequests.recordIn(run, attempt);
-      return recorded ? judge(run, verdict) : null;
+      const { recorded, handedTo } = await PaymentRequests.recordIn(run, attempt);
+      return { change: recorded ? await judge(run, verdict) : null, handedTo };
     });
   }
-  const { recorded, breaker } = await deps.requests.record(attempt);
-  if (recorded && verdict === 'alive' && breaker !== null) return deps.database.transact((run) => judge(run, verdict));
-  return null;
+  const { recorded, breaker, handedTo } = await deps.requests.record(attempt);
+  if (recorded && verdict === 'alive' && breaker !== null) {
+    return { change: await deps.database.transact((run) => judge(run, verdict)), handedTo };
+  }
+  return { change: null, handedTo };
 }
 
 /** How long an attempt's recording is tried again while the database is unreachable. */

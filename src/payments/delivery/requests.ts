@@ -158,7 +158,25 @@ export interface RecordedAttempt {
   retryInSeconds: number | null;
   /** How the request ends when no attempt is due. */
   outcome: 'delivered' | 'failed';
+  /**
+   * Set when the worker has room: a delivered attempt to an endpoint whose breaker is closed hands
+   * its place in the endpoint's window to the endpoint's next due request, leased to the same
+   * worker for this long, in the recording's own transaction (RECORD).
+   */
+  nextLeaseSeconds: number | null;
 }
+
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
+/**
+ * The request handed over (`handed`, with its invoice `i` and tenant `t`) as TakenRow's columns, but
+ * its breaker: the endpoint's, which the recording reads anyway. Null when none was.
+ */
+const HANDED_COLUMNS = `handed.invoice_id, handed.attempt, handed.enqueued_at, handed.mode,
+          i.status as invoice_status, i.amount::text as amount, i.currency, i.trip_id,
+          i.created_at as invoice_created_at, t.id as tenant_id, t.gateway, t.payment_endpoint_url,
+          t.test_payment_endpoint_url, case when t.id is not null then payment_endpoint_secrets(t.id) end as sealed_secrets,
+          handed.traceparent`;
 
 /**
  * Records attempts of requests their worker holds, each an item of the JSON array `$1`: the
@@ -166,14 +184,20 @@ export interface RecordedAttempt {
  * `payment_url` lands on the invoice. A request asked for again while its attempt was under way (a
  * resend, whose attempt number is higher) waits for that one. Nothing for an item whose worker no
  * longer holds it (its lease ended, and it was given to another): `recorded` false. `breaker` is
- * the live endpoint's breaker state after it.
+ * the live endpoint's breaker state after it. An attempt with `nextLeaseSeconds` hands its place in
+ * the endpoint's window to the endpoint's next due request, taken here for the same worker: the
+ * requests taken per endpoint stay as many, so the window is kept without TAKE's lock, and the
+ * place goes on without a take of its own.
  */
-const RECORD = statement<[attempts: string], { item: number; recorded: boolean; breaker: string | null }>(
+const RECORD = statement<
+  [attempts: string],
+  { item: number; recorded: boolean; breaker: string | null } & Nullable<Omit<TakenRow, 'breaker'>>
+>(
   `with attempt as (
      select * from jsonb_to_recordset($1::jsonb) as a(
        item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
        "responseBody" text, "paymentUrl" text, "requestUrl" text, "webhookTimestamp" int8, "requestBody" text,
-       "retryInSeconds" float8, outcome text)
+       "retryInSeconds" float8, outcome text, "nextLeaseSeconds" float8)
    ),
    request as (
      update payment_requests r
@@ -199,26 +223,63 @@ const RECORD = statement<[attempts: string], { item: number; recorded: boolean; 
      update invoices i set payment_url = a."paymentUrl", updated_at = now()
        from attempt a join request using (item)
       where i.id = a."invoiceId" and a."paymentUrl" is not null
+   ),
+   -- Delivered attempts that hand their place in the window over, numbered within their endpoint.
+   handing as (
+     select request.item, request.tenant_id, request.mode, a.worker, a."nextLeaseSeconds",
+            row_number() over (partition by request.tenant_id, request.mode order by request.item) as place
+       from attempt a join request using (item)
+      where a."nextLeaseSeconds" is not null and a.outcome = 'delivered' and a."retryInSeconds" is null
+        and not exists (select from payment_endpoint_breakers b
+                         where b.tenant_id = request.tenant_id and request.mode = 'live' and b.state <> 'closed')
+   ),
+   -- Each such endpoint's first due requests, one for each place handed over.
+   following as (
+     select e.tenant_id, e.mode, r.invoice_id,
+            row_number() over (partition by e.tenant_id, e.mode order by r.due_at, r.invoice_id) as place
+       from (select tenant_id, mode, count(*)::int as places from handing group by 1, 2) e
+       cross join lateral (
+         select r.invoice_id, r.due_at from payment_requests r
+          where r.state = 'waiting' and r.tenant_id = e.tenant_id and r.mode = e.mode and r.due_at <= now()
+          order by r.due_at, r.invoice_id
+          limit e.places
+          for update skip locked) r
+   ),
+   handed as (
+     update payment_requests r
+        set state = 'taken', lease_holder = h.worker, lease_until = now() + make_interval(secs => h."nextLeaseSeconds")
+       from following f join handing h using (tenant_id, mode, place)
+      where r.invoice_id = f.invoice_id and r.state = 'waiting'
+     returning h.item, r.invoice_id, r.attempt, r.enqueued_at, r.mode, r.tenant_id, r.traceparent
    )
    select a.item, request.item is not null as recorded,
           (select b.state from payment_endpoint_breakers b
-            where b.tenant_id = request.tenant_id and request.mode = 'live') as breaker
-     from attempt a left join request using (item)`,
+            where b.tenant_id = request.tenant_id and request.mode = 'live') as breaker,
+          ${HANDED_COLUMNS}
+     from attempt a left join request using (item)
+     left join handed using (item)
+     left join invoices i on i.id = handed.invoice_id
+     left join tenants t on t.id = handed.tenant_id`,
 );
 
 /** Attempts in one recording statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_GROUP = 32;
 
-/** Whether an attempt was recorded, and the live endpoint's breaker state after it. */
+/** Whether an attempt was recorded, the live endpoint's breaker state after it, and the request it handed its place to. */
 export interface Recording {
   recorded: boolean;
   breaker: string | null;
+  handedTo: TakenRequest | null;
 }
 
 const recordingsOf = async (run: RunStatement, attempts: RecordedAttempt[]) => {
   const rows = await run(RECORD, [JSON.stringify(attempts.map((attempt, item) => ({ item, ...attempt })))]);
   const recordings = new Array<Recording>(attempts.length);
-  for (const { item, recorded, breaker } of rows) recordings[item] = { recorded, breaker };
+  for (const row of rows) {
+    const { item, recorded, breaker } = row;
+    const handedTo = row.invoice_id === null ? null : takenRequestOf({ ...(row as TakenRow), breaker });
+    recordings[item] = { recorded, breaker, handedTo };
+  }
   return recordings;
 };
 
@@ -370,29 +431,7 @@ export class PaymentRequests {
       limits.probeSeconds,
       TAKE_LOCK,
     ]);
-    return rows.map((row) => ({
-      invoice: {
-        id: row.invoice_id,
-        tenantId: row.tenant_id,
-        mode: row.mode,
-        status: row.invoice_status,
-        amount: row.amount,
-        currency: row.currency,
-        tripId: row.trip_id,
-        createdAt: new Date(row.invoice_created_at),
-      },
-      attempt: row.attempt,
-      enqueuedAt: new Date(row.enqueued_at),
-      tenant: {
-        id: row.tenant_id,
-        gateway: row.gateway,
-        paymentEndpointUrl: row.payment_endpoint_url,
-        testPaymentEndpointUrl: row.test_payment_endpoint_url,
-      },
-      sealedSecrets: row.sealed_secrets,
-      breaker: row.breaker,
-      traceparent: row.traceparent,
-    }));
+    return rows.map(takenRequestOf);
   }
 
   /** Renews `worker`'s leases on `running`; gives back what no worker runs (RENEW_LEASES). */
@@ -421,3 +460,30 @@ export class PaymentRequests {
 
 const NOTIFY = statement<[channel: string], never>(`select pg_notify($1, '')`);
 const ANALYZE = statement<[], never>('analyze payment_requests');
+
+/** A taken request as the worker runs it, from its row (TAKE's, or a handed-over one's). */
+function takenRequestOf(row: TakenRow): TakenRequest {
+  return {
+    invoice: {
+      id: row.invoice_id,
+      tenantId: row.tenant_id,
+      mode: row.mode,
+      status: row.invoice_status,
+      amount: row.amount,
+      currency: row.currency,
+      tripId: row.trip_id,
+      createdAt: new Date(row.invoice_created_at),
+    },
+    attempt: row.attempt,
+    enqueuedAt: new Date(row.enqueued_at),
+    tenant: {
+      id: row.tenant_id,
+      gateway: row.gateway,
+      paymentEndpointUrl: row.payment_endpoint_url,
+      testPaymentEndpointUrl: row.test_payment_endpoint_url,
+    },
+    sealedSecrets: row.sealed_secrets,
+    breaker: row.breaker,
+    traceparent: row.traceparent,
+  };
+}

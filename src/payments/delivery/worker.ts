@@ -42,7 +42,11 @@ export class PaymentWorker {
   constructor(
     private readonly requests: PaymentRequests,
     private readonly options: WorkerOptions,
-    private readonly deliver: (worker: string, request: TakenRequest) => Promise<void>,
+    private readonly deliver: (
+      worker: string,
+      request: TakenRequest,
+      nextLeaseSeconds: () => number | null,
+    ) => Promise<TakenRequest | null>,
   ) {}
 
   async start(): Promise<void> {
@@ -106,7 +110,24 @@ export class PaymentWorker {
     const invoiceId = request.invoice.id;
     // Every attempt, retries and resends included, continues the trace of the invoice's creation.
     const attempt = { parent: request.traceparent, attributes: spanAttributes(request) };
-    const done = inSpan('payment request attempt', attempt, () => this.deliver(this.id, request))
+    let recordingStarted = 0;
+    // A delivered attempt hands its place to the endpoint's next request while this process has
+    // room for another: when it has none, the place goes back to the take, which is tenant-fair.
+    const nextLeaseSeconds = () => {
+      recordingStarted = Date.now();
+      return !this.stopped && this.running.size < this.options.concurrency ? LEASE_SECONDS : null;
+    };
+    const done = inSpan('payment request attempt', attempt, () => this.deliver(this.id, request, nextLeaseSeconds))
+      .then((handedTo) => {
+        // Handed over as the worker stopped: given back when its lease ends, as one under way at the stop.
+        if (!handedTo || this.stopped) return;
+        recordSpan(
+          'payment request take',
+          { parent: handedTo.traceparent, attributes: spanAttributes(handedTo) },
+          recordingStarted,
+        );
+        this.run(handedTo);
+      })
       .catch((error) => {
         // Its outcome could not be recorded (database away, a bug): the next sweep that reaches the
         // database makes it due again.
