@@ -268,7 +268,8 @@ export const INVOICE_CREATION = 'invoice creation (admin API), its payment reque
  * Invoices created through the admin API, as an operator's or a partner's system creates them.
  * The ceiling: pgbench running what the service sends for one creation (src/payments/invoices.ts,
  * createInvoice): CREATE_INVOICE in a transaction, with an invoice id of its own and an audit event
- * of the service's size. The NOTIFY that wakes workers after commits, shared by the commits of its
+ * of the service's size; one creation a transaction, where the service has the creations that
+ * arrive together share one. The NOTIFY that wakes workers after commits, shared by the commits of its
  * moment, is not in it.
  */
 export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: string, workDir: string): Scenario {

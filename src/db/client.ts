@@ -116,6 +116,8 @@ export interface DatabaseHandle {
   poolStatistics(): { size: number; inUse: number; waiting: number };
   /** Statements and transactions abandoned at the request deadline since the handle opened. */
   deadlinesExceeded(): number;
+  /** The request deadline (DATABASE_REQUEST_TIMEOUT_MS) that bounds each wait through the handle. */
+  deadlineMs: number;
   close(): Promise<void>;
 }
 
@@ -612,6 +614,7 @@ async function openPostgres(
     },
     poolStatistics: () => inFlight.statistics(),
     deadlinesExceeded: () => inFlight.deadlinesExceeded,
+    deadlineMs,
     async close() {
       ending = true;
       try {

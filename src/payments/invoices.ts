@@ -5,6 +5,7 @@ import { and, asc, count, desc, eq, gte, lt, max, or, sql } from 'drizzle-orm';
 import { type AuditEventInput, auditEventRecord, insertAuditEvent, recordAuditEvent } from '../audit/index.js';
 import { type Database, type DatabaseHandle, type Executor, readInOneSnapshot } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { GroupedTransactions } from '../db/group-commit.js';
 import { invoices, paymentDeliveries, paymentEvents, tenants, trips } from '../db/schema.js';
 import { type RunStatement, statement } from '../db/statements.js';
 import { conflict, invalidField, notFound } from '../errors.js';
@@ -148,22 +149,21 @@ type Creation = {
  * given, in place of an expired one of the same key (deleted first: the insert reads the delete's
  * count). A key another request holds fails the statement with a unique violation, undoing it all.
  */
-export const CREATE_INVOICE = statement<
-  [
-    id: string,
-    tenantId: string,
-    tripId: string | null,
-    amount: string,
-    currency: string,
-    mode: Mode,
-    traceparent: string | null,
-    unsentError: string,
-    audit: string | null,
-    idempotencyKey: string | null,
-    digest: string | null,
-  ],
-  Creation
->(
+type CreationParams = [
+  id: string,
+  tenantId: string,
+  tripId: string | null,
+  amount: string,
+  currency: string,
+  mode: Mode,
+  traceparent: string | null,
+  unsentError: string,
+  audit: string | null,
+  idempotencyKey: string | null,
+  digest: string | null,
+];
+
+export const CREATE_INVOICE = statement<CreationParams, Creation>(
   `with tenant as (
      select id, is_active,
             coalesce(case when $6::text = 'test' then test_payment_endpoint_url else payment_endpoint_url end, '')
@@ -200,6 +200,18 @@ export const CREATE_INVOICE = statement<
           trip.tenant_id as trip_tenant_id, trip.mode as trip_mode, invoice.*
      from (values (1)) as one (row) left join tenant on true left join trip on true left join invoice on true`,
 );
+
+/** Each database handle's invoice creations: those that arrive together share one transaction. */
+const creations = new WeakMap<DatabaseHandle, GroupedTransactions<CreationParams, Creation>>();
+
+function creationsOn(database: DatabaseHandle): GroupedTransactions<CreationParams, Creation> {
+  let grouped = creations.get(database);
+  if (!grouped) {
+    grouped = new GroupedTransactions(database, CREATE_INVOICE);
+    creations.set(database, grouped);
+  }
+  return grouped;
+}
 
 /**
  * Why CREATE_INVOICE made no invoice: an invoice names only a trip of its own tenant and mode
@@ -245,23 +257,22 @@ export async function createInvoice(
   const id = randomUUID();
   let found: Creation;
   try {
-    // A transaction, not the statement alone: one abandoned at the deadline rolls back rather than
-    // commit once its locks come, so that an answered 503 never becomes an invoice later.
-    [found] = await database.transact((run) =>
-      run(CREATE_INVOICE, [
-        id,
-        input.tenant_id,
-        input.trip_id ?? null,
-        amount,
-        input.currency,
-        mode,
-        activeTraceparent(),
-        `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
-        audit ? auditEventRecord(audit(id)) : null,
-        keyed?.key ?? null,
-        keyed?.digest ?? null,
-      ]),
-    );
+    // A transaction (shared with the creations that arrive with it), not the statement alone: one
+    // abandoned at the deadline rolls back rather than commit once its locks come, so that an
+    // answered 503 never becomes an invoice later.
+    [found] = await creationsOn(database).run([
+      id,
+      input.tenant_id,
+      input.trip_id ?? null,
+      amount,
+      input.currency,
+      mode,
+      activeTraceparent(),
+      `tenant has no ${mode === 'test' ? 'test ' : ''}payment endpoint configured (final: not retried)`,
+      audit ? auditEventRecord(audit(id)) : null,
+      keyed?.key ?? null,
+      keyed?.digest ?? null,
+    ]);
   } catch (error) {
     // A concurrent request with the same key committed first: this one rolled back; answer as it did.
     const earlier = keyed && isUniqueViolation(error) ? await earlierInvoice(database.run, keyed) : null;

@@ -3,6 +3,7 @@
 // processes' by NOTIFY), and a look every POLL_MS for retries and probes coming due. Each request
 // is held under a lease this worker renews while it runs (requests.ts); deliver.ts makes each attempt.
 import { randomUUID } from 'node:crypto';
+import { unavailability } from '../../db/errors.js';
 import type { Logger } from '../../logger.js';
 import { inSpan, outsideAnySpan, recordSpan } from '../../tracing.js';
 import type { PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
@@ -67,7 +68,11 @@ export class PaymentWorker {
     }
     // Woken by an invoice's request or an attempt ending, it takes for every trace: for none of them.
     this.taking = outsideAnySpan(() => this.fill(sweep))
-      .catch((error) => this.options.log.error({ err: error }, 'payment requests not taken: trying again shortly'))
+      .catch((error) => {
+        // The database away is an outage the service rides out (as requests answer 503), not a bug.
+        const level = unavailability(error) ? 'warn' : 'error';
+        this.options.log[level]({ err: error }, 'payment requests not taken: trying again shortly');
+      })
       .finally(() => {
         this.taking = null;
         if (this.wanted) {
