@@ -254,7 +254,7 @@ interface Row {
   ceilingServerCpuUsPerRequest?: number;
   /** The Node floor of a callback (callback-floor.ts), loaded in the same slices. */
   nodeFloor?: { result: LoadResult; cpuUsPerRequest: number };
-  /** PostgreSQL's CPU per callback under the service, pgbench and the Node floor (pgbench ceilings only). */
+  /** PostgreSQL's CPU per request under the service, pgbench and the Node floor (pgbench ceilings only). */
   postgresCpuUs?: { service: number; ceiling: number; floor?: number };
 }
 
@@ -448,7 +448,7 @@ async function describeRun(): Promise<string> {
   return `${commit.trim()}${changes.trim() ? ' (with uncommitted changes in the working tree)' : ''}`;
 }
 
-/** The callback's Node floor beside the service, and PostgreSQL's CPU per callback, when measured. */
+/** The callback's Node floor beside the service, and PostgreSQL's CPU per request (callback or invoice), when measured. */
 function callbackLines(rows: Row[]): string[] {
   return rows.flatMap(({ scenario, nodeFloor, ceilingRps, service, postgresCpuUs }) => [
     ...(nodeFloor
@@ -460,7 +460,7 @@ function callbackLines(rows: Row[]): string[] {
       : []),
     ...(postgresCpuUs
       ? [
-          `- ${scenario.label}, PostgreSQL's CPU per callback in the same slices (all its processes): service ${postgresCpuUs.service.toFixed(0)} µs,`,
+          `- ${scenario.label}, PostgreSQL's CPU per request in the same slices (all its processes): service ${postgresCpuUs.service.toFixed(0)} µs,`,
           `  pgbench ${postgresCpuUs.ceiling.toFixed(0)} µs${postgresCpuUs.floor ? `, Node floor ${postgresCpuUs.floor.toFixed(0)} µs` : ''}.`,
         ]
       : []),
