@@ -587,8 +587,14 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
   }
   log(`payment request scenarios (${paymentDatabase}): service with its worker`);
   let service = await startService(paymentEnv, urls, { nodeFlags: [] });
-  const restart = async (worker: boolean) => {
+  // The highest of each service process's own peak (VmHWM), read before it stops.
+  let peakRssMb = 0;
+  const stopService = async () => {
+    peakRssMb = Math.max(peakRssMb, peakRssSoFarMb(service.pid));
     await service.stop();
+  };
+  const restart = async (worker: boolean) => {
+    await stopService();
     service = await startService({ ...paymentEnv, PAYMENT_WORKER: String(worker) }, urls, { nodeFlags: [] });
   };
   try {
@@ -598,7 +604,12 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
     const settings = Object.entries(PAYMENT_WORKER_ENV)
       .map(([name, value]) => `${name}=${value}`)
       .join(', ');
-    const lines = paymentLines(figures, paymentDatabase, settings);
+    await stopService();
+    const lines = [
+      ...paymentLines(figures, paymentDatabase, settings),
+      `- Peak RSS of the service through these scenarios, delivering included: ${peakRssMb.toFixed(0)} MB. Target < ${TARGETS.peakRssMb} MB: ${verdict(peakRssMb < TARGETS.peakRssMb)}.`,
+      '',
+    ];
     log(lines.join('\n'));
     return lines;
   } finally {
