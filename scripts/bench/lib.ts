@@ -265,17 +265,22 @@ const statusKb = (pid: number, field: string) =>
 /** The peak resident set of `pid` since it started (or since the last reset), in MB. */
 export const peakRssSoFarMb = (pid: number) => statusKb(pid, 'VmHWM') / 1024;
 
+/** Starts `pid`'s VmHWM again from its present resident set (clear_refs 5); false where that is not permitted. */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The peak resident set of `pid` while `task` runs: VmHWM after resetting it (clear_refs 5),
  * and VmRSS sampled every 50 ms in case the reset is not permitted.
  */
 export async function peakRss<T>(pid: number, task: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
-  let hwmReset = true;
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    hwmReset = false;
-  }
+  const hwmReset = resetPeakRss(pid);
   let sampled = statusKb(pid, 'VmRSS');
   const timer = setInterval(() => {
     sampled = Math.max(sampled, statusKb(pid, 'VmRSS'));

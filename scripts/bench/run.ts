@@ -42,6 +42,7 @@ import {
   peakRssSoFarMb,
   pgbench,
   postgresCpuSeconds,
+  resetPeakRss,
   run,
   type ScenarioLoad,
   startChild,
@@ -586,16 +587,26 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
     paymentEnv.DATABASE_URL = own.url;
   }
   log(`payment request scenarios (${paymentDatabase}): service with its worker`);
-  let service = await startService(paymentEnv, urls, { nodeFlags: [] });
-  // The highest of each service process's own peak (VmHWM), read before it stops.
+  // A first start imports the reference data, which is no delivery's work: the scenarios run on a
+  // second. The figure is the highest peak (VmHWM) of each service process from when it is ready
+  // to its stop.
+  await (await startService(paymentEnv, urls, { nodeFlags: [] })).stop();
   let peakRssMb = 0;
+  const startReady = async (workerEnv: NodeJS.ProcessEnv) => {
+    const started = await startService(workerEnv, urls, { nodeFlags: [] });
+    resetPeakRss(started.pid);
+    return started;
+  };
+  let service = await startReady(paymentEnv);
   const stopService = async () => {
-    peakRssMb = Math.max(peakRssMb, peakRssSoFarMb(service.pid));
+    const peakMb = peakRssSoFarMb(service.pid);
+    log(`  (the service's peak RSS from its readiness to this stop: ${peakMb.toFixed(0)} MB)`);
+    peakRssMb = Math.max(peakRssMb, peakMb);
     await service.stop();
   };
   const restart = async (worker: boolean) => {
     await stopService();
-    service = await startService({ ...paymentEnv, PAYMENT_WORKER: String(worker) }, urls, { nodeFlags: [] });
+    service = await startReady({ ...paymentEnv, PAYMENT_WORKER: String(worker) });
   };
   try {
     const admin = new AdminClient(urls.admin, String(env.ADMIN_TOKEN));
@@ -607,7 +618,7 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
     await stopService();
     const lines = [
       ...paymentLines(figures, paymentDatabase, settings),
-      `- Peak RSS of the service through these scenarios, delivering included: ${peakRssMb.toFixed(0)} MB. Target < ${TARGETS.peakRssMb} MB: ${verdict(peakRssMb < TARGETS.peakRssMb)}.`,
+      `- Peak RSS of the service through these scenarios, from each start's readiness to its stop: ${peakRssMb.toFixed(0)} MB. Target < ${TARGETS.peakRssMb} MB: ${verdict(peakRssMb < TARGETS.peakRssMb)}.`,
       '',
     ];
     log(lines.join('\n'));
