@@ -139,6 +139,9 @@ function serveScriptNodeFlags(): string[] {
   );
 }
 
+/** The service started last: when the bench fails, its state and last output say whether it was the cause. */
+const latest: { service: ReturnType<typeof startChild> | null } = { service: null };
+
 /** The built service, or with `npm` what `npm start` runs (the incremental build included). */
 async function startService(
   env: NodeJS.ProcessEnv,
@@ -156,6 +159,7 @@ async function startService(
         );
   const stop = () => stopChild(child);
   cleanups.push(stop);
+  latest.service = child;
   try {
     // The admin listener starts last: when it is ready, all three are.
     const readyMs = await waitFor200(`${urls.admin}/readyz`, child, started);
@@ -754,6 +758,12 @@ try {
   await main();
 } catch (error) {
   log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  const service = latest.service;
+  if (service) {
+    const { pid, exitCode, signalCode } = service;
+    const state = exitCode === null && signalCode === null ? 'running' : `exited (${exitCode ?? signalCode})`;
+    log(`the service started last (pid ${pid}) was ${state}; its last output:\n${service.tail().slice(-4000)}`);
+  }
   process.exitCode = 1;
 } finally {
   await cleanUp();
