@@ -1,14 +1,18 @@
 // A database that is away or out of space is a 503 the client may retry, in each host's own error
 // body, with Retry-After; never a 500, never a request left hanging. On PostgreSQL, a real outage:
 // the service reaches the database through a TCP relay the test cuts and restores.
+import { tmpdir } from 'node:os';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.js';
+import { openDatabase } from '../../src/db/client.js';
 import { buildAdminApp } from '../../src/http/admin/app.js';
 import { buildBackendApp } from '../../src/http/backend/app.js';
 import type { HostApp } from '../../src/http/host.js';
 import { buildIntegrationsApp } from '../../src/http/integrations/app.js';
 import { createLogger } from '../../src/logger.js';
+import { PaymentRequests } from '../../src/payments/delivery/requests.js';
+import { PaymentWorker } from '../../src/payments/delivery/worker.js';
 import { createInvoice, notificationFor } from '../payments/support.js';
 import { connectTo, copyTemplateDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN } from '../support/env.js';
@@ -270,5 +274,34 @@ describe('PostgreSQL going away and coming back', () => {
       await sql.end({ timeout: 5 });
     }
     expect(await createInvoice()).toMatchObject({ status: 201 });
+  });
+
+  it('has the payment worker log a take the database cannot answer as a warning, not an error', async () => {
+    const lines: { level: string; msg: string }[] = [];
+    const log = createLogger('warn', { write: (line: string) => lines.push(JSON.parse(line)) });
+    const handle = await openDatabase({
+      databaseUrl: relay.url,
+      dataDir: tmpdir(),
+      databaseRequestTimeoutMs: DEADLINE_MS,
+    });
+    const worker = new PaymentWorker(
+      new PaymentRequests(handle),
+      { concurrency: 1, perEndpoint: 1, giveUpAfterSeconds: 60, probeSeconds: 20, log },
+      async () => null,
+    );
+    await worker.start();
+    await relay.cut();
+    try {
+      await waitFor('a take that failed', () =>
+        lines.some((line) => line.msg.startsWith('payment requests not taken')),
+      );
+    } finally {
+      await relay.open();
+      await worker.stop(1000);
+      await handle.close();
+    }
+    const notTaken = lines.filter((line) => line.msg.startsWith('payment requests not taken'));
+    expect(notTaken.map((line) => line.level)).toEqual(notTaken.map(() => 'warn'));
+    await readyAgain(5000);
   });
 });
