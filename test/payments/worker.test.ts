@@ -2,9 +2,10 @@
 // slots, a failing one trips its breaker and is probed back, a killed worker's requests go out
 // after a restart, and two instances together keep to the per-endpoint limit.
 import type http from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { PaymentRequests } from '../../src/payments/delivery/requests.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { copyTemplateDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
@@ -176,6 +177,23 @@ describe('payment request worker', () => {
     for (let i = 0; i < 30; i++) invoices.push(await createInvoice(service, slow));
     await waitFor('every invoice delivered', () => endpoints.delivered('/slow').size === invoices.length, 20_000);
     expect(endpoints.mostOpen.get('/slow')).toBe(2);
+  });
+
+  it('takes no more once a place is handed on: a backlog for one endpoint goes out without a take per request', async () => {
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+    const backlog = await tenantAt(service, '/backlog', { status: 200 });
+    const invoices = [];
+    for (let i = 0; i < 20; i++) invoices.push(await createInvoice(service, backlog));
+    const takes = vi.spyOn(PaymentRequests.prototype, 'take');
+    try {
+      const config = loadConfig(testEnv(service.database.target, { PAYMENT_ENDPOINT_CONCURRENCY: '1' }));
+      others.push(await startService(config, createLogger('silent')));
+      await waitFor('every invoice delivered', () => endpoints.delivered('/backlog').size === invoices.length);
+      // The first take, and those of the worker's once-a-second look: not one after each delivery.
+      expect(takes.mock.calls.length).toBeLessThan(invoices.length / 2);
+    } finally {
+      takes.mockRestore();
+    }
   });
 
   it("delivers the requests release 1.0.0 enqueued in pg-boss's queue beside new ones, once each, within the limit", async () => {

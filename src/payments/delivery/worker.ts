@@ -125,23 +125,26 @@ export class PaymentWorker {
     const done = inSpan('payment request attempt', attempt, () => this.deliver(this.id, request, nextLeaseSeconds))
       .then((handedTo) => {
         // Handed over as the worker stopped: given back when its lease ends, as one under way at the stop.
-        if (!handedTo || this.stopped) return;
+        if (!handedTo || this.stopped) return false;
         recordSpan(
           'payment request take',
           { parent: handedTo.traceparent, attributes: spanAttributes(handedTo) },
           recordingStarted,
         );
         this.run(handedTo);
+        return true;
       })
       .catch((error) => {
         // Its outcome could not be recorded (database away, a bug): the next sweep that reaches the
         // database makes it due again.
         this.options.log.error({ err: error, invoice_id: invoiceId }, 'payment request left to retry');
+        return false;
       })
-      .finally(() => {
+      .then((handedOn) => {
         this.running.delete(invoiceId);
         this.options.onInFlight?.(this.running.size);
-        this.wake();
+        // A place handed on frees no slot: only a place that ends gives the take something to fill.
+        if (!handedOn) this.wake();
       });
     this.running.set(invoiceId, done);
     this.options.onInFlight?.(this.running.size);
