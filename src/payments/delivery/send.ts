@@ -1,8 +1,11 @@
 // Sending a signed message to a tenant's payment endpoint: the payment request and the ping. The
-// host is resolved once and only public addresses are called (endpoint-address.ts); undici makes
-// the exchange, bounded by two deadlines: the connection, then the whole exchange.
+// host is resolved once and only public addresses are called (endpoint-address.ts); Node's own
+// client makes the exchange, a connection each, bounded by two deadlines: the connection, then the
+// whole exchange. Node's client, not undici's: an attempt costs less of the service's CPU with it
+// (BENCHMARKS.md, the drain), and it is the bare sender's, the delivery's ceiling in the bench.
 import type { LookupAddress } from 'node:dns';
-import { Agent, request } from 'undici';
+import http from 'node:http';
+import https from 'node:https';
 import type { Database } from '../../db/client.js';
 import { loggableUrl } from '../../logger.js';
 import { inSpan } from '../../tracing.js';
@@ -49,48 +52,65 @@ export type SignedExchange =
 
 export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
 
-/** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts throw. */
-async function postJson(
+/** Not connected within the connect deadline. */
+class ConnectTimeoutError extends Error {
+  override name = 'ConnectTimeoutError';
+}
+
+/** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. */
+function postJson(
   url: URL,
   addresses: LookupAddress[],
   headers: Record<string, string>,
   body: string,
   connectTimeoutMs: number,
 ): Promise<EndpointReply> {
-  // One connection per attempt, to the addresses checked for it, closed after it.
-  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: connectTimeoutMs } });
-  try {
-    const response = await request(url, {
+  return new Promise((resolve, reject) => {
+    // One connection per attempt, to the addresses checked for it, closed after it.
+    const outgoing = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body,
-      dispatcher,
+      agent: false,
+      lookup: pinnedLookup(addresses),
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      // The socket's idle limit serves as the connect deadline: lifted once connected.
+      timeout: connectTimeoutMs,
     });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= MAX_REPLY_BYTES) break;
-    }
-    const retryAfter = response.headers['retry-after'];
-    return {
-      status: response.statusCode,
-      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-      body: Buffer.concat(chunks).subarray(0, MAX_REPLY_BYTES).toString('utf8'),
-    };
-  } finally {
-    dispatcher.destroy().catch(() => {});
-  }
+    outgoing.once('socket', (socket) => socket.once('connect', () => socket.setTimeout(0)));
+    outgoing.once('timeout', () => outgoing.destroy(new ConnectTimeoutError()));
+    outgoing.once('error', reject);
+    outgoing.once('response', (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const answer = () => {
+        resolve({
+          status: response.statusCode ?? 0,
+          retryAfter: response.headers['retry-after'],
+          body: Buffer.concat(chunks).subarray(0, MAX_REPLY_BYTES).toString('utf8'),
+        });
+        outgoing.destroy();
+      };
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= MAX_REPLY_BYTES) answer();
+      });
+      response.once('end', answer);
+      response.once('error', reject);
+    });
+    outgoing.end(body);
+  });
 }
 
 /** Why an exchange failed, as recorded: `<code or name>: <message>`; a deadline is a TimeoutError. */
 function failureOf(error: unknown, connectTimeoutMs: number): string {
   if (!(error instanceof Error)) return String(error);
-  if (error.name === 'TimeoutError') return `TimeoutError: no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  // The deadline's signal aborts the request: Node's AbortError, caused by the signal's TimeoutError.
+  if (error.name === 'AbortError' && (error.cause as Error | undefined)?.name === 'TimeoutError') {
+    return `TimeoutError: no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  }
+  if (error instanceof ConnectTimeoutError) return `TimeoutError: no connection within ${connectTimeoutMs / 1000} s`;
   const { code } = error as NodeJS.ErrnoException;
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return `TimeoutError: no connection within ${connectTimeoutMs / 1000} s`;
   return `${code ?? error.name}: ${error.message}`;
 }
 
