@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { signatureHeader } from '../../src/payments/delivery/sign.js';
-import { type AdminClient, BENCH_DIR, inParallel, run } from './lib.js';
+import { type AdminClient, BENCH_DIR, cpuSecondsOf, inParallel, run } from './lib.js';
 
 export const PAYMENT_SCENARIOS = {
   idle: 'payment requests: idle',
@@ -186,7 +186,7 @@ export interface PaymentFigures {
    * Invoices enqueued with no worker running, then the service started with it: how fast it empties
    * the queue once it delivers, the bare sender's rate for as many, and the time to the first receipt.
    */
-  drain?: { perSecond: number; barePerSecond: number; startMs: number };
+  drain?: { perSecond: number; barePerSecond: number; startMs: number; cpuUsPerDelivery: number };
 }
 
 export async function measurePayments(
@@ -194,8 +194,8 @@ export async function measurePayments(
   workDir: string,
   selected: (label: string) => boolean,
   perEndpoint: number,
-  /** Starts the service again, with its payment worker or without. */
-  restart: (worker: boolean) => Promise<void>,
+  /** Starts the service again, with its payment worker or without; its pid. */
+  restart: (worker: boolean) => Promise<number>,
 ): Promise<PaymentFigures> {
   const endpoints = new PartnerEndpoints();
   await endpoints.start();
@@ -269,17 +269,22 @@ export async function measurePayments(
       await restart(false);
       const invoices = await inParallel(BURST_INVOICES, CREATION_CONNECTIONS, () => invoiceFor(admin, drain));
       const started = now();
-      await restart(true);
+      const pid = await restart(true);
+      // The service's CPU from its readiness on, against the requests received since.
+      const readyAt = now();
+      const cpuAtReady = cpuSecondsOf(pid);
       const arrivals = await Promise.all(invoices.map((invoice) => endpoints.arrival(`msg_${invoice.id}`)));
+      const cpuS = cpuSecondsOf(pid) - cpuAtReady;
       const first = Math.min(...arrivals);
       // Measured as the bare sender is, from its first request's arrival: the process's start is apart.
       figures.drain = {
         perSecond: (BURST_INVOICES - 1) / ((Math.max(...arrivals) - first) / 1000),
         startMs: first - started,
+        cpuUsPerDelivery: (cpuS * 1e6) / arrivals.filter((at) => at >= readyAt).length,
         barePerSecond: (await bareSlice(endpoints, drain, workDir, 'drain', BURST_INVOICES, perEndpoint)).perSecond,
       };
       log(
-        `  ${figures.drain.perSecond.toFixed(0)}/s (bare ${figures.drain.barePerSecond.toFixed(0)}/s), first receipt ${figures.drain.startMs.toFixed(0)} ms after the start`,
+        `  ${figures.drain.perSecond.toFixed(0)}/s (bare ${figures.drain.barePerSecond.toFixed(0)}/s), first receipt ${figures.drain.startMs.toFixed(0)} ms after the start, ${figures.drain.cpuUsPerDelivery.toFixed(0)} µs of the service's CPU per delivery`,
       );
     }
   } finally {
@@ -325,9 +330,9 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
     );
   }
   if (figures.drain) {
-    const { perSecond, barePerSecond, startMs } = figures.drain;
+    const { perSecond, barePerSecond, startMs, cpuUsPerDelivery } = figures.drain;
     lines.push(
-      `| ${PAYMENT_SCENARIOS.drain}: ${BURST_INVOICES} invoices enqueued with no worker, then the service started with it, one tenant | ${perSecond.toFixed(0)}/s from the first receipt to the last (${((perSecond / barePerSecond) * 100).toFixed(0)}% of bare; first receipt ${ms(startMs)} ms after the start) | ${barePerSecond.toFixed(0)}/s | ≥ ${TARGETS.drainShareOfBare * 100}% of bare: ${verdict(perSecond >= barePerSecond * TARGETS.drainShareOfBare)} |`,
+      `| ${PAYMENT_SCENARIOS.drain}: ${BURST_INVOICES} invoices enqueued with no worker, then the service started with it, one tenant | ${perSecond.toFixed(0)}/s from the first receipt to the last (${((perSecond / barePerSecond) * 100).toFixed(0)}% of bare; first receipt ${ms(startMs)} ms after the start; ${cpuUsPerDelivery.toFixed(0)} µs of the service's CPU per delivery) | ${barePerSecond.toFixed(0)}/s | ≥ ${TARGETS.drainShareOfBare * 100}% of bare: ${verdict(perSecond >= barePerSecond * TARGETS.drainShareOfBare)} |`,
     );
   }
   return [...lines, ''];

@@ -597,7 +597,9 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
   await (await startService(paymentEnv, urls, { nodeFlags: [] })).stop();
   let peakRssMb = 0;
   const startReady = async (workerEnv: NodeJS.ProcessEnv) => {
-    const started = await startService(workerEnv, urls, { nodeFlags: [] });
+    const started = await startService(workerEnv, urls, {
+      nodeFlags: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    });
     resetPeakRss(started.pid);
     return started;
   };
@@ -611,6 +613,7 @@ async function measurePaymentDelivery(env: NodeJS.ProcessEnv, paymentDatabase: P
   const restart = async (worker: boolean) => {
     await stopService();
     service = await startReady({ ...paymentEnv, PAYMENT_WORKER: String(worker) });
+    return service.pid;
   };
   try {
     const admin = new AdminClient(urls.admin, String(env.ADMIN_TOKEN));
