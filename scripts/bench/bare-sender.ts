@@ -1,10 +1,12 @@
 // The ceiling of payment request delivery: a bare Node script POSTing the same signed bodies to the
 // same partner endpoint the service's worker sends to, a new connection each (as the worker does),
-// `concurrency` at once. No database, no queue. Prints when each request was sent (epoch ms).
+// `concurrency` at once. No database, no queue. Prints when each request was sent (epoch ms), and
+// the CPU time the whole machine was busy while they were.
 //   bare-sender.ts <requests.json> <concurrency>   requests.json: [{ url, headers, body }]
 
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { machineBusySeconds } from './lib.js';
 
 const requests = JSON.parse(readFileSync(process.argv[2], 'utf8')) as {
   url: string;
@@ -36,6 +38,7 @@ function post(request: (typeof requests)[number]): Promise<void> {
 
 const sentAt: Record<string, number> = {};
 let next = 0;
+const busyAtStart = machineBusySeconds();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
     while (next < requests.length) {
@@ -45,4 +48,4 @@ await Promise.all(
     }
   }),
 );
-process.stdout.write(JSON.stringify(sentAt));
+process.stdout.write(JSON.stringify({ sentAt, machineBusySeconds: machineBusySeconds() - busyAtStart }));

@@ -323,6 +323,13 @@ export function postgresCpuSeconds(): number {
   return ticks / CLOCK_TICKS_PER_SECOND;
 }
 
+/** CPU seconds the whole machine has been busy so far, all cores and processes together (/proc/stat). */
+export function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal ...: all but idle and iowait.
+  return (ticks.reduce((sum, value) => sum + value, 0) - ticks[3] - ticks[4]) / CLOCK_TICKS_PER_SECOND;
+}
+
 /** USER_HZ: what Linux reports CPU times in, 100 on every common platform. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
