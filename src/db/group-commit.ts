@@ -87,24 +87,27 @@ export class GroupCommit<Call, Answer> {
  * Sends `group` by `send`, which answers each call in the group's order, and hands each call its
  * answer. When the statement fails for one call (a value the database refuses, a deadlock) rather
  * than for all (the database unreachable), nothing was done, and each call is sent again alone to
- * get its own answer.
+ * get its own answer. A call answered at its deadline meanwhile is not sent, first or again: its
+ * caller has been told that it was not done.
  */
 export async function answerEach<Call, Answer>(
   group: Waiting<Call, Answer>[],
   send: (group: Waiting<Call, Answer>[]) => Promise<Answer[]>,
 ): Promise<void> {
+  const live = group.filter((each) => !each.expired);
+  if (live.length === 0) return;
   let answers: Answer[];
   try {
-    answers = await send(group);
+    answers = await send(live);
   } catch (error) {
-    if (group.length === 1 || unavailability(error)) {
-      for (const each of group) each.reject(error);
+    if (live.length === 1 || unavailability(error)) {
+      for (const each of live) each.reject(error);
       return;
     }
-    for (const each of group) await answerEach([each], send);
+    for (const each of live) await answerEach([each], send);
     return;
   }
-  for (const [index, each] of group.entries()) each.resolve(answers[index]);
+  for (const [index, each] of live.entries()) each.resolve(answers[index]);
 }
 
 /** A group as a statement takes it: a JSON array of its calls, each with its index as `item`. */

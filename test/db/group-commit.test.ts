@@ -1,10 +1,11 @@
 // Group commit with a request deadline: a call that waits behind a group under way is answered
 // within its own deadline, as the database unavailable, and is never sent afterwards. Grouped
 // transactions: calls that arrive together share one transaction, and none takes effect once its
-// caller has been answered at its deadline.
+// caller has been answered at its deadline. A call answered at its deadline is not sent again
+// when its group fails for another's sake.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, isUniqueViolation } from '../../src/db/errors.js';
-import { GroupCommit, GroupedTransactions, type Waiting } from '../../src/db/group-commit.js';
+import { answerEach, GroupCommit, GroupedTransactions, type Waiting } from '../../src/db/group-commit.js';
 import { statement } from '../../src/db/statements.js';
 import { useTestContext } from '../support/apps.js';
 
@@ -44,6 +45,41 @@ describe('GroupCommit with a deadline', () => {
       50,
     );
     expect(await Promise.all([commit.add(1), commit.add(2)])).toEqual([2, 4]);
+  });
+});
+
+describe('answerEach', () => {
+  /** A call that remembers how it was answered. */
+  const call = (name: string, expired = false) => {
+    const answered: { value?: string; error?: unknown } = {};
+    const waiting: Waiting<string, string> = {
+      call: name,
+      resolve: (value) => {
+        answered.value = value;
+      },
+      reject: (error) => {
+        answered.error = error;
+      },
+      expired,
+    };
+    return { waiting, answered };
+  };
+
+  it('never sends a call answered at its deadline, first or again after its group failed', async () => {
+    const sent: string[][] = [];
+    const [late, meanwhile, onTime] = [call('late', true), call('meanwhile'), call('on time')];
+    await answerEach([late.waiting, meanwhile.waiting, onTime.waiting], async (group) => {
+      sent.push(group.map((each) => each.call));
+      if (group.length > 1) {
+        // Answered at its deadline while its group was under way, which then fails for one call.
+        meanwhile.waiting.expired = true;
+        throw new Error('a value the database refuses');
+      }
+      return group.map((each) => `${each.call}: done`);
+    });
+    expect(sent).toEqual([['meanwhile', 'on time'], ['on time']]);
+    expect(onTime.answered).toEqual({ value: 'on time: done' });
+    expect([late.answered, meanwhile.answered]).toEqual([{}, {}]);
   });
 });
 
