@@ -201,6 +201,35 @@ describe('outbound payment request', () => {
     }
   });
 
+  it('reads no more than 64 KiB of a reply: an endpoint that never ends its 200 is delivered, not timed out', async () => {
+    const endless = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write(`{"payment_url":"https://pay.example.com/s","padding":"${'x'.repeat(70 * 1024)}`);
+      });
+    });
+    endless.listen(0, '127.0.0.1');
+    await once(endless, 'listening');
+    try {
+      const tenant = await service.createTenant({
+        gateway: 'tap',
+        payment_endpoint_url: `http://127.0.0.1:${(endless.address() as AddressInfo).port}/endless`,
+      });
+      const invoice = await createInvoice(service, tenant);
+      const delivery = await waitFor('the attempt recorded', async () =>
+        (await showInvoice(service, invoice.id)).deliveries.find(
+          (each) => each.http_status !== null || each.error !== null,
+        ),
+      );
+      expect(delivery).toMatchObject({ http_status: 200, error: null });
+      expect(delivery.response_body).toHaveLength(1024);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
+  });
+
   it('records a tenant without a payment endpoint as one failed attempt, never retried, and counts it', async () => {
     const before = await failedAttempts(service);
     const tenant = await service.createTenant({ gateway: 'tap' });

@@ -78,7 +78,7 @@ function postJson(
     });
     outgoing.once('socket', (socket) => socket.once('connect', () => socket.setTimeout(0)));
     outgoing.once('timeout', () => outgoing.destroy(new ConnectTimeoutError()));
-    outgoing.once('error', reject);
+    outgoing.on('error', reject);
     outgoing.once('response', (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -96,7 +96,7 @@ function postJson(
         if (size >= MAX_REPLY_BYTES) answer();
       });
       response.once('end', answer);
-      response.once('error', reject);
+      response.on('error', reject);
     });
     outgoing.end(body);
   });
