@@ -65,18 +65,19 @@ function postJson(
   body: string,
   connectTimeoutMs: number,
 ): Promise<EndpointReply> {
+  const secure = url.protocol === 'https:';
   return new Promise((resolve, reject) => {
     // One connection per attempt, to the addresses checked for it, closed after it.
-    const outgoing = (url.protocol === 'https:' ? https : http).request(url, {
+    const outgoing = (secure ? https : http).request(url, {
       method: 'POST',
       agent: false,
       lookup: pinnedLookup(addresses),
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      // The socket's idle limit serves as the connect deadline: lifted once connected.
+      // The socket's idle limit serves as the connect deadline: lifted once connected (TLS included).
       timeout: connectTimeoutMs,
     });
-    outgoing.once('socket', (socket) => socket.once('connect', () => socket.setTimeout(0)));
+    outgoing.once('socket', (socket) => socket.once(secure ? 'secureConnect' : 'connect', () => socket.setTimeout(0)));
     outgoing.once('timeout', () => outgoing.destroy(new ConnectTimeoutError()));
     outgoing.on('error', reject);
     outgoing.once('response', (response) => {
