@@ -91,6 +91,21 @@ describe('payment requests', () => {
       ]);
     });
 
+    it('is not given back by a sweep whose list of what the worker runs was made before the handover', async () => {
+      const ids = await threeRequests();
+      const { handedTo } = await requests().record(attempt(ids[0]));
+      expect(handedTo?.invoice.id).toBe(ids[1]);
+      // The worker's sweep, its list made while the recording was under way: without the request handed over.
+      expect(await requests().renewLeases(WORKER, [], 10)).toBe(0);
+      expect((await states(ids)).map((row) => row.state)).toEqual(['done', 'taken', 'waiting']);
+      // Once its lease has ended (the worker stopped, or could not record it), a sweep gives it back.
+      await sql(`update payment_requests set lease_until = now() - interval '1 second' where invoice_id = $1`, [
+        ids[1],
+      ]);
+      expect(await requests().renewLeases('another-worker', [], 10)).toBe(1);
+      expect((await states(ids)).map((row) => row.state)).toEqual(['done', 'waiting', 'waiting']);
+    });
+
     it("one request for each of the endpoint's attempts recorded together", async () => {
       const ids = await threeRequests();
       await sql(`update payment_requests set state = 'taken', lease_holder = $2 where invoice_id = $1`, [

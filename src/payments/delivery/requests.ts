@@ -117,8 +117,9 @@ const TAKE = statement<
 
 /**
  * Renews the leases of the requests `$1` runs (`$2`), and makes due again now those whose lease
- * ended (a worker killed or stalled) and those `$1` holds but no longer runs (their outcome could
- * not be recorded).
+ * ended: a worker killed or stalled, or an attempt whose outcome could not be recorded. Not one
+ * `$1` holds with its lease running, though it is not in `$2`: a recording under way as the list
+ * was made may have handed it to `$1`, which sends it.
  */
 const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds: number], { released: number }>(
   `with renewed as (
@@ -127,8 +128,7 @@ const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds:
    ),
    released as (
      update payment_requests set state = 'waiting', lease_holder = null, lease_until = null, due_at = now()
-      where state = 'taken'
-        and (lease_holder = $1 or lease_until < now())
+      where state = 'taken' and lease_until < now()
         and not (lease_holder = $1 and invoice_id = any($2::uuid[]))
      returning 1
    )
@@ -434,7 +434,7 @@ export class PaymentRequests {
     return rows.map(takenRequestOf);
   }
 
-  /** Renews `worker`'s leases on `running`; gives back what no worker runs (RENEW_LEASES). */
+  /** Renews `worker`'s leases on `running`; gives back what no worker holds any more (RENEW_LEASES). */
   async renewLeases(worker: string, running: string[], leaseSeconds: number): Promise<number> {
     const [row] = await this.database.run(RENEW_LEASES, [worker, running, leaseSeconds]);
     return row.released;

@@ -135,8 +135,8 @@ export class PaymentWorker {
         return true;
       })
       .catch((error) => {
-        // Its outcome could not be recorded (database away, a bug): the next sweep that reaches the
-        // database makes it due again.
+        // Its outcome could not be recorded (database away, a bug): once its lease has ended, the
+        // next sweep that reaches the database makes it due again.
         this.options.log.error({ err: error, invoice_id: invoiceId }, 'payment request left to retry');
         return false;
       })
@@ -151,8 +151,9 @@ export class PaymentWorker {
   }
 
   /**
-   * Renews the leases of what runs here, gives back what nobody runs (ended leases, and this
-   * worker's unrecorded attempts), and moves release 1.0.0's waiting jobs in.
+   * Renews the leases of what runs here, gives back what nobody holds any more (ended leases: a
+   * stopped worker's, and attempts whose outcome could not be recorded), and moves release
+   * 1.0.0's waiting jobs in.
    */
   private async sweep(): Promise<void> {
     const released = await this.requests.renewLeases(this.id, [...this.running.keys()], LEASE_SECONDS);
