@@ -66,7 +66,7 @@ export interface Config {
   paymentBreakerFailures: number;
   /** The wait before an open breaker's first probe; it doubles while probes fail. */
   paymentBreakerCoolDownSeconds: number;
-  /** Limit on connecting to a payment endpoint, apart from the limit on the whole answer (REQUEST_TIMEOUT_MS, src/payments/outbound.ts). */
+  /** Limit on connecting to a payment endpoint, apart from the limit on the whole answer (REQUEST_TIMEOUT_MS, src/payments/delivery/send.ts). */
   paymentConnectTimeoutSeconds: number;
   /** 32-byte key sealing the payment endpoint signing secrets; null means "keep one in DATA_DIR". */
   secretEncryptionKey: Buffer | null;
@@ -437,7 +437,7 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
     allowPrivatePaymentEndpoints: flag(env, 'ALLOW_PRIVATE_PAYMENT_ENDPOINTS', false),
     paymentWorker: flag(env, 'PAYMENT_WORKER', true),
     paymentRetryBaseSeconds: seconds(env, 'PAYMENT_RETRY_BASE_SECONDS', 30, 0.5, 3600),
-    // Above the time an attempt may take (REQUEST_TIMEOUT_MS, src/payments/outbound.ts), or a live attempt would be made twice.
+    // Above the time an attempt may take (REQUEST_TIMEOUT_MS, src/payments/delivery/send.ts), or a live attempt would be made twice.
     paymentJobTimeoutSeconds: seconds(env, 'PAYMENT_JOB_TIMEOUT_SECONDS', 120, 20, 3600),
     paymentWorkerConcurrency: atLeastOne(env, 'PAYMENT_WORKER_CONCURRENCY', 64),
     paymentEndpointConcurrency: atLeastOne(env, 'PAYMENT_ENDPOINT_CONCURRENCY', 8),
