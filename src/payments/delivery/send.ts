@@ -127,7 +127,7 @@ function failureOf(error: unknown, connectTimeoutMs: number): string {
  * anything the endpoint or the network does.
  */
 export async function sendSignedMessage(
-  deps: SigningDependencies,
+  deps: Omit<SigningDependencies, 'db'>,
   endpoint: { url: string | null; sealedSecrets: string[] },
   messageId: string,
   body: string,

@@ -1,0 +1,90 @@
+// The two deadlines of a signed POST to a payment endpoint (src/payments/delivery/send.ts): an
+// endpoint that takes the connection but never finishes its answer, and one that never takes the
+// connection, each end the attempt as a timeout that names its deadline.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REQUEST_TIMEOUT_MS, sendSignedMessage } from '../../../src/payments/delivery/send.js';
+
+const SECRET = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+const sendTo = (url: string, connectTimeoutMs?: number) =>
+  sendSignedMessage(
+    { openSecret: (sealed) => sealed, allowPrivateEndpoints: true, connectTimeoutMs },
+    { url, sealedSecrets: [SECRET] },
+    'msg_deadline',
+    '{}',
+    'test',
+  );
+
+/**
+ * A listening socket that never accepts: a process that listens with the smallest backlog and then
+ * blocks its event loop. Once the kernel's queue of connections waiting to be accepted is full,
+ * a new connection is never completed.
+ */
+async function unacceptingPort(): Promise<{ port: number; child: ChildProcess; fillers: net.Socket[] }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const server = require('node:net').createServer();
+       server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
+         process.stdout.write(String(server.address().port) + '\\n', () =>
+           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0));
+       });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  // More connections than the backlog holds: those beyond it stay half-open.
+  const fillers = Array.from({ length: 4 }, () => net.connect(port, '127.0.0.1').on('error', () => {}));
+  return { port, child, fillers };
+}
+
+describe('a signed POST to a payment endpoint', () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  });
+
+  it('ends as a timeout when no connection is made within the connect deadline', async () => {
+    const { port, child, fillers } = await unacceptingPort();
+    cleanups.push(() => {
+      for (const filler of fillers) filler.destroy();
+      child.kill('SIGKILL');
+    });
+    const exchange = await sendTo(`http://127.0.0.1:${port}/payments`, 300);
+    expect(exchange).toMatchObject({ outcome: 'network_error', error: 'TimeoutError: no connection within 0.3 s' });
+    expect(exchange.outcome === 'network_error' && exchange.latencyMs).toBeGreaterThanOrEqual(290);
+  });
+
+  it(
+    'ends as a timeout when the answer is not complete within its deadline, though it has begun',
+    async () => {
+      const endless = http.createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.write('{"payment_url":');
+        });
+      });
+      endless.listen(0, '127.0.0.1');
+      await once(endless, 'listening');
+      cleanups.push(() => {
+        endless.closeAllConnections();
+        endless.close();
+      });
+      const exchange = await sendTo(`http://127.0.0.1:${(endless.address() as AddressInfo).port}/payments`);
+      expect(exchange).toMatchObject({
+        outcome: 'network_error',
+        error: `TimeoutError: no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`,
+      });
+      expect(exchange.outcome === 'network_error' && exchange.latencyMs).toBeGreaterThanOrEqual(
+        REQUEST_TIMEOUT_MS - 10,
+      );
+    },
+    REQUEST_TIMEOUT_MS + 15_000,
+  );
+});
