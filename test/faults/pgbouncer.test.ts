@@ -3,16 +3,17 @@
 // DATABASE_DIRECT_URL the service refuses to start, saying what to set. With it, a first start
 // migrates an empty database, partners read with credentials the service has not cached, callbacks
 // are stored once, invoices' payment requests reach the partner, a NOTIFY sent through the pooler
-// reaches the listening connection (on the direct URL), and the prune's advisory lock keeps two
-// instances' prunes apart.
-import { readFileSync } from 'node:fs';
+// reaches the listening connection (on the direct URL), a backup and its restore go through the
+// pooler, and the prune's advisory lock keeps two instances' prunes apart.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/client.js';
 import { PRUNE_LOCK_KEY, prune, retentionRules } from '../../src/maintenance/retention.js';
 import { migrationsDir } from '../../src/paths.js';
-import { testEnv } from '../support/env.js';
+import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
 import { partnerctl, type ServiceProcess, startServiceProcess } from '../support/process.js';
 import { CallbackLoad, createPartner } from './support/callback-load.js';
 import { DATABASE_KINDS, type ScenarioDatabase, scenarioDatabase } from './support/databases.js';
@@ -124,6 +125,52 @@ describe.skipIf(unavailable)('behind PgBouncer in transaction pooling mode', () 
     expect(invoices.invoiceIds.length).toBeGreaterThan(0);
     expect(callbacks.requests.length).toBeGreaterThan(0);
     expect(report.violations).toEqual([]);
+  });
+
+  it('takes a backup through the pooler, and restores it through the pooler into an empty database', async () => {
+    service = await startServiceProcess(testEnv({ databaseUrl: pooledUrl }, { DATABASE_DIRECT_URL: directUrl }));
+    const directory = mkdtempSync(path.join(tmpdir(), 'pi-faults-pgbouncer-backup-'));
+    const copy = await scenarioDatabase('PostgreSQL', { empty: true });
+    try {
+      const file = path.join(directory, 'behind-pgbouncer.pib');
+      const backup = await partnerctl(['backup', file, '--json'], {
+        ADMIN_URL: service.urls.admin,
+        ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      });
+      expect(backup.code, backup.stderr).toBe(0);
+      expect(await service.stop('SIGTERM')).toBe(0);
+      service = undefined;
+
+      const copyServer = new URL(copy.target.databaseUrl!);
+      const restore = await partnerctl(
+        ['restore', file, '--json'],
+        testEnv(
+          { databaseUrl: bouncer.url(copyServer.pathname.slice(1)) },
+          { DATABASE_DIRECT_URL: `${copyServer}?application_name=${DIRECT_APPLICATION}` },
+        ),
+      );
+      expect(restore.code, restore.stderr).toBe(0);
+      const restored = JSON.parse(restore.stdout) as { rows: Record<string, number> };
+      // Every row of the source (the previous test's traffic) is in the copy, as the backup counted them.
+      const countsOf = (target: ScenarioDatabase['target']) =>
+        withDatabase(target, async (query) => {
+          const counts: Record<string, number> = {};
+          for (const table of Object.keys(restored.rows)) {
+            const [row] = await query<{ count: number }>(`select count(*)::int as count from ${table}`);
+            counts[table] = row!.count;
+          }
+          return counts;
+        });
+      const source = await countsOf(database.target);
+      const copied = await countsOf(copy.target);
+      expect(copied).toEqual(restored.rows);
+      // The backup's own audit event is written once it has been taken.
+      expect(copied).toEqual({ ...source, 'public.audit_events': source['public.audit_events'] - 1 });
+      expect(copied['public.invoices']).toBeGreaterThan(0);
+    } finally {
+      await copy.drop();
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   it('hears a NOTIFY sent through the pooler on its listening connection to the direct URL', async () => {
