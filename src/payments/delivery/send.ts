@@ -52,15 +52,12 @@ export type SignedExchange =
 
 export const isSuccessStatus = (status: number | null) => status !== null && status >= 200 && status < 300;
 
-/** Not connected within the connect deadline. */
-class ConnectTimeoutError extends Error {
-  override name = 'ConnectTimeoutError';
+/** A deadline passed; its message says which, as the attempt records it after the name. */
+class DeadlineError extends Error {
+  override name = 'TimeoutError';
 }
 
-/** No complete answer within REQUEST_TIMEOUT_MS. */
-class AnswerTimeoutError extends Error {
-  override name = 'AnswerTimeoutError';
-}
+const ANSWER_MISSING = `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. */
 function postJson(
@@ -82,10 +79,12 @@ function postJson(
       timeout: connectTimeoutMs,
     });
     // A timer, not an AbortSignal: the signal and its listeners showed in the drain's profile.
-    const deadline = setTimeout(() => outgoing.destroy(new AnswerTimeoutError()), REQUEST_TIMEOUT_MS).unref();
+    const deadline = setTimeout(() => outgoing.destroy(new DeadlineError(ANSWER_MISSING)), REQUEST_TIMEOUT_MS).unref();
     outgoing.once('close', () => clearTimeout(deadline));
     outgoing.once('socket', (socket) => socket.once(secure ? 'secureConnect' : 'connect', () => socket.setTimeout(0)));
-    outgoing.once('timeout', () => outgoing.destroy(new ConnectTimeoutError()));
+    outgoing.once('timeout', () =>
+      outgoing.destroy(new DeadlineError(`no connection within ${connectTimeoutMs / 1000} s`)),
+    );
     outgoing.on('error', reject);
     outgoing.once('response', (response) => {
       const chunks: Buffer[] = [];
@@ -111,12 +110,8 @@ function postJson(
 }
 
 /** Why an exchange failed, as recorded: `<code or name>: <message>`; a deadline is a TimeoutError. */
-function failureOf(error: unknown, connectTimeoutMs: number): string {
+function failureOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  if (error instanceof AnswerTimeoutError) {
-    return `TimeoutError: no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
-  }
-  if (error instanceof ConnectTimeoutError) return `TimeoutError: no connection within ${connectTimeoutMs / 1000} s`;
   const { code } = error as NodeJS.ErrnoException;
   return `${code ?? error.name}: ${error.message}`;
 }
@@ -168,6 +163,6 @@ export async function sendSignedMessage(
     return { outcome: 'answered', reply, latencyMs: latency(), sent };
   } catch (error) {
     if (error instanceof EndpointRefusedError) return { outcome: 'not_sent', error: error.message };
-    return { outcome: 'network_error', error: failureOf(error, connectTimeoutMs), latencyMs: latency(), sent };
+    return { outcome: 'network_error', error: failureOf(error), latencyMs: latency(), sent };
   }
 }
