@@ -30,7 +30,7 @@ const IDLE_INVOICES = 50;
 export const BURST_INVOICES = 2000;
 const ISOLATION_WAITING = 200;
 const SLICES = 5;
-/** Drains, each beside the bare sender's: a single one's share of it varies by a fifth from run to run. */
+/** Drains, each beside the bare sender's: a single one's share of it varies widely from run to run. */
 const DRAIN_ROUNDS = 3;
 /** Invoice creations in flight at once during the burst: as fast as the admin API allows. */
 const CREATION_CONNECTIONS = 10;
@@ -314,7 +314,7 @@ export async function measurePayments(
 }
 
 /**
- * One drain: `invoices` enqueued with no worker running, then the service started with it, then the
+ * One drain: `count` invoices enqueued with no worker running, then the service started with it, then the
  * bare sender sending as many: their rates, the service's start, and the CPU each costs.
  */
 async function drainRound(
