@@ -90,7 +90,7 @@ export class Metrics {
 
   readonly paymentRequestsInFlight = new Gauge({
     name: 'payment_requests_in_flight',
-    help: 'Payment requests being sent by this process now',
+    help: "Payment requests this process's places hold now: in flight, next, or being recorded",
     registers: [this.registry],
   });
 

@@ -191,7 +191,7 @@ async function startPaymentWorker(
       log,
       onInFlight: (count) => metrics.paymentRequestsInFlight.set(count),
     },
-    (id, request, nextLeaseSeconds) => deliver(deps, id, request, nextLeaseSeconds),
+    (request, answered) => deliver(deps, request, answered),
   );
   await worker.start();
   logger.info(

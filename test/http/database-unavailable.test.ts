@@ -287,7 +287,7 @@ describe('PostgreSQL going away and coming back', () => {
     const worker = new PaymentWorker(
       new PaymentRequests(handle),
       { concurrency: 1, perEndpoint: 1, giveUpAfterSeconds: 60, probeSeconds: 20, log },
-      async () => null,
+      async () => [],
     );
     await worker.start();
     await relay.cut();

@@ -307,6 +307,7 @@ describe('outbound payment request', () => {
       sealedSecrets: await sealedPaymentEndpointSecrets(service.context.db, tenant.tenant.id),
       breaker: null,
       traceparent: null,
+      holder: WORKER,
     };
     return { invoice, request };
   }
@@ -345,7 +346,7 @@ describe('outbound payment request', () => {
   it('records an attempt once the database is back, after logging that it could not yet', async () => {
     const { invoice, request } = await activeSecondAttempt('/unrecorded', [{ status: 200 }]);
     const lines: string[] = [];
-    await deliver(dependenciesWithOneLostAnswer(lines, 'before'), WORKER, request, () => null);
+    await deliver(dependenciesWithOneLostAnswer(lines, 'before'), request, () => null);
     expect(partner.received.get('/unrecorded')).toHaveLength(1);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({
@@ -375,7 +376,7 @@ describe('outbound payment request', () => {
     async (_, status, state, attempt) => {
       const { invoice, request } = await activeSecondAttempt(`/answer-lost-${status}`, [{ status }]);
       const lines: string[] = [];
-      await deliver(dependenciesWithOneLostAnswer(lines, 'after'), WORKER, request, () => null);
+      await deliver(dependenciesWithOneLostAnswer(lines, 'after'), request, () => null);
       expect(lines.map((line) => JSON.parse(line).msg)).toContain(
         'payment request attempt not recorded yet: database unreachable, trying again',
       );

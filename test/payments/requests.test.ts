@@ -16,7 +16,7 @@ describe('payment requests', () => {
     // A take committed without waiting for the disk was lost in a database crash while its
     // requests were on their way, and they were taken and sent again after the restart.
     const setting = await service.context.database.driverTransaction('read write', async (tx) => {
-      await tx`select * from take_payment_requests_due(1, 8, 'test-worker', 10, 86400, 120, 0)`;
+      await tx`select * from take_payment_request_places(1, 8, 2, 'test-worker', 0, 10, 86400, 120, 0)`;
       const [row] = await tx`select current_setting('synchronous_commit') as setting`;
       return row.setting;
     });
@@ -29,14 +29,70 @@ describe('payment requests', () => {
     // anew at every call (PostgreSQL's choice for it), its planning cost more than its execution.
     // A take made anew (DROP and CREATE, or CREATE OR REPLACE) loses the settings unless it says them again.
     const [take] = await sql<{ config: string[] }>(
-      `select proconfig as config from pg_proc where proname = 'take_payment_requests_due'`,
+      `select proconfig as config from pg_proc where proname = 'take_payment_request_places'`,
     );
     expect(take.config).toEqual(expect.arrayContaining(['jit=off', 'plan_cache_mode=force_generic_plan']));
   });
 
-  describe('a delivered attempt handing its place in the window over', () => {
+  describe('taken by places', () => {
     const endpoint = useTenant(service, { gateway: 'tap', payment_endpoint_url: 'https://partner.example.com/pay' });
+    const requests = () => new PaymentRequests(service.context.database);
+    const take = (worker: string, places: number, firstPlace = 0) =>
+      requests().take({
+        places,
+        perEndpoint: 3,
+        placeDepth: 2,
+        worker,
+        firstPlace,
+        leaseSeconds: 10,
+        giveUpAfterSeconds: 86_400,
+        probeSeconds: 120,
+      });
+    const placesOf = (taken: { holder: string; invoice: { id: string } }[]) =>
+      taken.map(({ holder, invoice }) => [holder, invoice.id]);
+
+    it('each holding the next due requests up to its depth; the window counts places, not requests', async () => {
+      // Nothing else waiting in this file's database: the take is tenant-fair across all of it.
+      await sql(`update payment_requests set state = 'done' where state <> 'done'`);
+      const ids: string[] = [];
+      for (let i = 0; i < 9; i++) ids.push((await createInvoice(service, endpoint)).id);
+      // The requests dealt to the places in turn: the first two leave at once.
+      expect(placesOf(await take('first', 2, 5))).toEqual([
+        ['first#5', ids[0]],
+        ['first#5', ids[2]],
+        ['first#6', ids[1]],
+        ['first#6', ids[3]],
+      ]);
+      // One place of three is left, whatever the requests taken: four.
+      expect(placesOf(await take('second', 4))).toEqual([
+        ['second#0', ids[4]],
+        ['second#0', ids[5]],
+      ]);
+      expect(await take('third', 4)).toEqual([]);
+      // A place that ends gives its room back.
+      await sql(`update payment_requests set state = 'done' where lease_holder = 'first#5'`);
+      expect(placesOf(await take('third', 4))).toEqual([
+        ['third#0', ids[6]],
+        ['third#0', ids[7]],
+      ]);
+    });
+
+    it('as many as the requests when fewer than the free places: none waits behind another', async () => {
+      await sql(`update payment_requests set state = 'done' where state <> 'done'`);
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await createInvoice(service, endpoint)).id);
+      expect(placesOf(await take('spread', 8))).toEqual([
+        ['spread#0', ids[0]],
+        ['spread#1', ids[1]],
+      ]);
+    });
+  });
+
+  describe('a delivered attempt handing its row in its place over', () => {
+    const endpoint = useTenant(service, { gateway: 'tap', payment_endpoint_url: 'https://partner.example.com/pay' });
+    /** A place of a worker's, the lease holder of what it holds. */
     const WORKER = 'handing-worker';
+    const PLACE = `${WORKER}#0`;
     const requests = () => new PaymentRequests(service.context.database);
     /** Three new requests of the endpoint, due now, oldest first, and no other; the first taken by WORKER. */
     const threeRequests = async () => {
@@ -46,13 +102,13 @@ describe('payment requests', () => {
       await sql(
         `update payment_requests set state = 'taken', lease_holder = $2, lease_until = now() + interval '10 seconds'
                   where invoice_id = $1`,
-        [ids[0], WORKER],
+        [ids[0], PLACE],
       );
       return ids;
     };
     const attempt = (invoiceId: string, fields: Partial<RecordedAttempt> = {}): RecordedAttempt => ({
       invoiceId,
-      worker: WORKER,
+      holder: PLACE,
       attempt: 1,
       httpStatus: 200,
       latencyMs: 5,
@@ -64,7 +120,7 @@ describe('payment requests', () => {
       requestBody: '{}',
       retryInSeconds: null,
       outcome: 'delivered',
-      nextLeaseSeconds: 10,
+      handOver: { requests: 1, leaseSeconds: 10 },
       ...fields,
     });
     const states = (ids: string[]) =>
@@ -74,27 +130,41 @@ describe('payment requests', () => {
         [ids],
       );
 
-    it("to the endpoint's next due request, leased to the same worker: as many taken as before", async () => {
+    it("to the endpoint's next due request, leased to the same place: as many taken as before", async () => {
       const ids = await threeRequests();
       const recording = await requests().record(attempt(ids[0]));
       expect(recording).toMatchObject({ recorded: true, breaker: null });
-      expect(recording.handedTo).toMatchObject({
-        invoice: { id: ids[1], tenantId: endpoint.tenant.id, mode: 'live', status: 'pending', amount: '100.00' },
-        attempt: 1,
-        tenant: { id: endpoint.tenant.id, paymentEndpointUrl: 'https://partner.example.com/pay' },
-        breaker: null,
-      });
+      expect(recording.handedTo).toMatchObject([
+        {
+          invoice: { id: ids[1], tenantId: endpoint.tenant.id, mode: 'live', status: 'pending', amount: '100.00' },
+          attempt: 1,
+          tenant: { id: endpoint.tenant.id, paymentEndpointUrl: 'https://partner.example.com/pay' },
+          breaker: null,
+          holder: PLACE,
+        },
+      ]);
       expect(await states(ids)).toEqual([
         { state: 'done', lease_holder: null },
-        { state: 'taken', lease_holder: WORKER },
+        { state: 'taken', lease_holder: PLACE },
         { state: 'waiting', lease_holder: null },
+      ]);
+    });
+
+    it('to as many of them as asked for, in the order they go: a place taken shallow is brought to its depth', async () => {
+      const ids = await threeRequests();
+      const { handedTo } = await requests().record(attempt(ids[0], { handOver: { requests: 2, leaseSeconds: 10 } }));
+      expect(handedTo.map((request) => request.invoice.id)).toEqual([ids[1], ids[2]]);
+      expect(await states(ids)).toEqual([
+        { state: 'done', lease_holder: null },
+        { state: 'taken', lease_holder: PLACE },
+        { state: 'taken', lease_holder: PLACE },
       ]);
     });
 
     it('is not given back by a sweep whose list of what the worker runs was made before the handover', async () => {
       const ids = await threeRequests();
       const { handedTo } = await requests().record(attempt(ids[0]));
-      expect(handedTo?.invoice.id).toBe(ids[1]);
+      expect(handedTo.map((request) => request.invoice.id)).toEqual([ids[1]]);
       // The worker's sweep, its list made while the recording was under way: without the request handed over.
       expect(await requests().renewLeases(WORKER, [], 10)).toBe(0);
       expect((await states(ids)).map((row) => row.state)).toEqual(['done', 'taken', 'waiting']);
@@ -110,14 +180,16 @@ describe('payment requests', () => {
       const ids = await threeRequests();
       await sql(`update payment_requests set state = 'taken', lease_holder = $2 where invoice_id = $1`, [
         ids[1],
-        WORKER,
+        PLACE,
       ]);
       const more = [(await createInvoice(service, endpoint)).id, (await createInvoice(service, endpoint)).id];
       const [first, second] = await Promise.all([
         requests().record(attempt(ids[0])),
         requests().record(attempt(ids[1])),
       ]);
-      expect([first.handedTo?.invoice.id, second.handedTo?.invoice.id].sort()).toEqual([ids[2], more[0]].sort());
+      expect([...first.handedTo, ...second.handedTo].map((request) => request.invoice.id).sort()).toEqual(
+        [ids[2], more[0]].sort(),
+      );
       expect((await states([...ids, ...more])).map((row) => row.state)).toEqual([
         'done',
         'done',
@@ -130,7 +202,7 @@ describe('payment requests', () => {
     it('never when the worker has no room, the attempt failed, or the breaker is not closed', async () => {
       const failure = { httpStatus: 503, error: 'endpoint answered HTTP 503', outcome: 'failed' as const };
       const cases: [string, Partial<RecordedAttempt>][] = [
-        ['no room', { nextLeaseSeconds: null }],
+        ['no room', { handOver: null }],
         ['failed', { ...failure, retryInSeconds: 60 }],
         ['breaker half-open', {}],
       ];
@@ -145,7 +217,7 @@ describe('payment requests', () => {
         expect({ name, recorded: recording.recorded, handedTo: recording.handedTo }).toEqual({
           name,
           recorded: true,
-          handedTo: null,
+          handedTo: [],
         });
         expect((await states(ids.slice(1))).map((row) => row.state)).toEqual(['waiting', 'waiting']);
       }

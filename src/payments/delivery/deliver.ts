@@ -9,7 +9,7 @@ import type { Logger } from '../../logger.js';
 import { paymentEndpointIn } from '../../tenants/index.js';
 import { storableStart } from '../../text.js';
 import { type BreakerChange, type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
-import { PaymentRequests, type RecordedAttempt, type TakenRequest } from './requests.js';
+import { type HandOver, PaymentRequests, type RecordedAttempt, type TakenRequest } from './requests.js';
 import { nextAttemptDelay, type RetryPolicy, retryAfterSeconds } from './retry.js';
 import { isSuccessStatus, type SigningDependencies, sendSignedMessage } from './send.js';
 
@@ -66,33 +66,33 @@ interface AttemptOutcome {
 }
 
 /** A request taken for an invoice the partner has settled meanwhile: done, no attempt made. */
-const SKIP = statement<[invoiceId: string, worker: string], never>(
+const SKIP = statement<[invoiceId: string, holder: string], never>(
   `update payment_requests set state = 'done', outcome = 'skipped', lease_holder = null, lease_until = null
     where invoice_id = $1 and state = 'taken' and lease_holder = $2`,
 );
 
 /**
- * Makes the attempt of `request`, which `worker` holds, and records it. `nextLeaseSeconds`, asked
- * once the attempt has ended: whether the worker has room for the endpoint's next request, to
- * which a delivered attempt then hands its place (RECORD in requests.ts), and its lease. Resolves
- * with the request handed the place, if any: the worker's to run.
+ * Makes the attempt of `request`, which its place holds, and records it. `answered`, called once
+ * the exchange has ended (the place's next request may then leave): how many of the endpoint's
+ * next requests a delivered attempt hands its row in the place on to (RECORD in requests.ts), or
+ * null for none. Resolves with the requests handed the row: the place's to run.
  */
 export async function deliver(
   deps: DeliveryDependencies,
-  worker: string,
   request: TakenRequest,
-  nextLeaseSeconds: () => number | null,
-): Promise<TakenRequest | null> {
+  answered: () => HandOver | null,
+): Promise<TakenRequest[]> {
   const { invoice } = request;
   const trace = { invoice_id: invoice.id, attempt: request.attempt };
   // The partner has reported an outcome: retrying would ask it to collect a payment it has settled.
   if (invoice.status !== 'pending') {
-    await deps.database.run(SKIP, [invoice.id, worker]);
+    await deps.database.run(SKIP, [invoice.id, request.holder]);
     deps.log.info({ ...trace, status: invoice.status }, 'payment request not retried: invoice settled');
-    return null;
+    return [];
   }
   const startedAt = Date.now();
   const measured = await send(deps, request);
+  const handOver = answered();
   // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
   const outcome = invoice.mode === 'live' ? measured : { ...measured, verdict: null };
   const retryIn = outcome.retry
@@ -116,7 +116,7 @@ export async function deliver(
   );
   const attempt: RecordedAttempt = {
     invoiceId: invoice.id,
-    worker,
+    holder: request.holder,
     attempt: request.attempt,
     httpStatus: outcome.httpStatus,
     latencyMs: outcome.latencyMs,
@@ -128,7 +128,7 @@ export async function deliver(
     requestBody: outcome.request?.body ?? null,
     retryInSeconds: retryIn,
     outcome: result === 'delivered' ? 'delivered' : 'failed',
-    nextLeaseSeconds: result === 'delivered' ? nextLeaseSeconds() : null,
+    handOver: result === 'delivered' ? handOver : null,
   };
   const { change, handedTo } = await recordPatiently(deps, trace, () => record(deps, request, attempt, outcome));
   if (change) logBreakerChange(deps.log, invoice.tenantId, change, outcome.error);
@@ -236,7 +236,7 @@ async function record(
   request: TakenRequest,
   attempt: RecordedAttempt,
   outcome: AttemptOutcome,
-): Promise<{ change: BreakerChange | null; handedTo: TakenRequest | null }> {
+): Promise<{ change: BreakerChange | null; handedTo: TakenRequest[] }> {
   const { verdict } = outcome;
   const tenantId = request.invoice.tenantId;
   const judge = (run: RunStatement, verdictOf: EndpointVerdict) =>

@@ -58,18 +58,24 @@ export interface TakenRequest {
   breaker: string | null;
   /** The trace of the request that created the invoice (W3C `traceparent`), when it was traced. */
   traceparent: string | null;
+  /** Its lease holder: the place it goes out from, `<worker>#<number>` (TAKE). */
+  holder: string;
 }
 
 /** What `take` observes. */
 export interface TakeLimits {
-  /** Requests wanted: this worker's free slots. */
-  slots: number;
-  /** PAYMENT_ENDPOINT_CONCURRENCY: requests in flight per tenant's endpoint, all instances together. */
+  /** Places wanted: this worker's free ones. */
+  places: number;
+  /** PAYMENT_ENDPOINT_CONCURRENCY: places (requests in flight) per tenant's endpoint, all instances together. */
   perEndpoint: number;
+  /** Requests a place holds at most: the one in flight and those behind it. */
+  placeDepth: number;
   /** Requests of invoices older than this go even to a failing endpoint: their last attempt. */
   giveUpAfterSeconds: number;
-  /** The worker's id, the lease holder of what it takes. */
+  /** The worker's id: its places are named after it. */
   worker: string;
+  /** The number of the first place taken: the worker never names two places alike. */
+  firstPlace: number;
   /** How long a lease lasts unless renewed. */
   leaseSeconds: number;
   /** How long a probe keeps its breaker half-open before another may go (PAYMENT_JOB_TIMEOUT_SECONDS). */
@@ -94,42 +100,46 @@ interface TakenRow {
   sealed_secrets: string[];
   breaker: string | null;
   traceparent: string | null;
+  lease_holder: string;
 }
 
 /**
- * The next due requests for a worker, leased to it: oldest due first within an endpoint and one
- * endpoint after another (every tenant's live and test endpoint's first before anyone's second),
- * skipping endpoints with `perEndpoint` requests in flight and live ones whose breaker is open,
- * except for one probe once its time has come (which turns the breaker half-open). Migration 0023.
+ * New places for a worker, each with its endpoint's next due requests (up to `placeDepth`) leased
+ * to it under the place's name: oldest due first within an endpoint and one endpoint after another
+ * (every tenant's live and test endpoint's first place before anyone's second), skipping endpoints
+ * with `perEndpoint` places and live ones whose breaker is open, except for one probe (a place of
+ * its own) once its time has come, which turns the breaker half-open. Migration 0029.
  */
 const TAKE = statement<
   [
-    slots: number,
+    places: number,
     perEndpoint: number,
+    placeDepth: number,
     worker: string,
+    firstPlace: number,
     leaseSeconds: number,
     giveUpSeconds: number,
     probeSeconds: number,
     lock: number,
   ],
   TakenRow
->('select * from take_payment_requests_due($1, $2, $3, $4, $5, $6, $7)');
+>('select * from take_payment_request_places($1, $2, $3, $4, $5, $6, $7, $8, $9)');
 
 /**
- * Renews the leases of the requests `$1` runs (`$2`), and makes due again now those whose lease
- * ended: a worker killed or stalled, or an attempt whose outcome could not be recorded. Not one
- * `$1` holds with its lease running, though it is not in `$2`: a recording under way as the list
- * was made may have handed it to `$1`, which sends it.
+ * Renews the leases of the requests worker `$1`'s places hold (`$2`), and makes due again now those
+ * whose lease ended: a worker killed or stalled, or an attempt whose outcome could not be
+ * recorded. Not one of `$1`'s with its lease running, though it is not in `$2`: a recording under
+ * way as the list was made may have handed it to `$1`, which sends it.
  */
-const RENEW_LEASES = statement<[worker: string, running: string[], leaseSeconds: number], { released: number }>(
+const RENEW_LEASES = statement<[worker: string, held: string[], leaseSeconds: number], { released: number }>(
   `with renewed as (
      update payment_requests set lease_until = now() + make_interval(secs => $3)
-      where state = 'taken' and lease_holder = $1 and invoice_id = any($2::uuid[])
+      where state = 'taken' and split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[])
    ),
    released as (
      update payment_requests set state = 'waiting', lease_holder = null, lease_until = null, due_at = now()
       where state = 'taken' and lease_until < now()
-        and not (lease_holder = $1 and invoice_id = any($2::uuid[]))
+        and not (split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[]))
      returning 1
    )
    select count(*)::int as released from released`,
@@ -143,7 +153,8 @@ const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
 /** An attempt's outcome, as `record` stores it. */
 export interface RecordedAttempt {
   invoiceId: string;
-  worker: string;
+  /** The place that holds it (its lease holder). */
+  holder: string;
   attempt: number;
   httpStatus: number | null;
   latencyMs: number | null;
@@ -160,10 +171,16 @@ export interface RecordedAttempt {
   outcome: 'delivered' | 'failed';
   /**
    * Set when the worker has room: a delivered attempt to an endpoint whose breaker is closed hands
-   * its place in the endpoint's window to the endpoint's next due request, leased to the same
-   * worker for this long, in the recording's own transaction (RECORD).
+   * its row in its place on to as many of the endpoint's next due requests, leased to the same
+   * place for so long, in the recording's own transaction (RECORD).
    */
-  nextLeaseSeconds: number | null;
+  handOver: HandOver | null;
+}
+
+/** The endpoint's next due requests a delivered attempt's place takes in its stead, and their lease. */
+export interface HandOver {
+  requests: number;
+  leaseSeconds: number;
 }
 
 type Nullable<T> = { [K in keyof T]: T[K] | null };
@@ -176,18 +193,18 @@ const HANDED_COLUMNS = `handed.invoice_id, handed.attempt, handed.enqueued_at, h
           i.status as invoice_status, i.amount::text as amount, i.currency, i.trip_id,
           i.created_at as invoice_created_at, t.id as tenant_id, t.gateway, t.payment_endpoint_url,
           t.test_payment_endpoint_url, case when t.id is not null then payment_endpoint_secrets(t.id) end as sealed_secrets,
-          handed.traceparent`;
+          handed.traceparent, handed.lease_holder`;
 
 /**
- * Records attempts of requests their worker holds, each an item of the JSON array `$1`: the
+ * Records attempts of requests their place holds, each an item of the JSON array `$1`: the
  * request waits for its next attempt, or is done; the attempt is a row of payment_deliveries; a
  * `payment_url` lands on the invoice. A request asked for again while its attempt was under way (a
- * resend, whose attempt number is higher) waits for that one. Nothing for an item whose worker no
+ * resend, whose attempt number is higher) waits for that one. Nothing for an item whose place no
  * longer holds it (its lease ended, and it was given to another): `recorded` false. `breaker` is
- * the live endpoint's breaker state after it. An attempt with `nextLeaseSeconds` hands its place in
- * the endpoint's window to the endpoint's next due request, taken here for the same worker: the
- * requests taken per endpoint stay as many, so the window is kept without TAKE's lock, and the
- * place goes on without a take of its own.
+ * the live endpoint's breaker state after it. A delivered attempt with `handOver` hands its row in
+ * its place on to the endpoint's next due requests, taken here for the same place (lease holder):
+ * the places per endpoint stay as many, so the window is kept without TAKE's lock, and the place
+ * goes on without a take of its own.
  */
 const RECORD = statement<
   [attempts: string],
@@ -195,9 +212,9 @@ const RECORD = statement<
 >(
   `with attempt as (
      select * from jsonb_to_recordset($1::jsonb) as a(
-       item int, "invoiceId" uuid, worker text, attempt int, "httpStatus" int, "latencyMs" int, error text,
+       item int, "invoiceId" uuid, holder text, attempt int, "httpStatus" int, "latencyMs" int, error text,
        "responseBody" text, "paymentUrl" text, "requestUrl" text, "webhookTimestamp" int8, "requestBody" text,
-       "retryInSeconds" float8, outcome text, "nextLeaseSeconds" float8)
+       "retryInSeconds" float8, outcome text, "handOver" jsonb)
    ),
    request as (
      update payment_requests r
@@ -209,7 +226,7 @@ const RECORD = statement<
             outcome = case when r.attempt > a.attempt or a."retryInSeconds" is not null then null else a.outcome end,
             lease_holder = null, lease_until = null
        from attempt a
-      where r.invoice_id = a."invoiceId" and r.state = 'taken' and r.lease_holder = a.worker
+      where r.invoice_id = a."invoiceId" and r.state = 'taken' and r.lease_holder = a.holder
      returning a.item, r.tenant_id, r.mode
    ),
    recorded as (
@@ -224,33 +241,34 @@ const RECORD = statement<
        from attempt a join request using (item)
       where i.id = a."invoiceId" and a."paymentUrl" is not null
    ),
-   -- Delivered attempts that hand their place in the window over, numbered within their endpoint.
+   -- What delivered attempts hand on, a row for each request asked for, numbered within their endpoint.
    handing as (
-     select request.item, request.tenant_id, request.mode, a.worker, a."nextLeaseSeconds",
-            row_number() over (partition by request.tenant_id, request.mode order by request.item) as place
+     select request.item, request.tenant_id, request.mode, a.holder, (a."handOver"->>'leaseSeconds')::float8 as lease,
+            row_number() over (partition by request.tenant_id, request.mode order by request.item, n) as nth
        from attempt a join request using (item)
-      where a."nextLeaseSeconds" is not null and a.outcome = 'delivered' and a."retryInSeconds" is null
+       cross join generate_series(1, (a."handOver"->>'requests')::int) n
+      where a.outcome = 'delivered' and a."retryInSeconds" is null
         and not exists (select from payment_endpoint_breakers b
                          where b.tenant_id = request.tenant_id and request.mode = 'live' and b.state <> 'closed')
    ),
-   -- Each such endpoint's first due requests, one for each place handed over.
+   -- Each such endpoint's first due requests, as many as asked for.
    following as (
      select e.tenant_id, e.mode, r.invoice_id,
-            row_number() over (partition by e.tenant_id, e.mode order by r.due_at, r.invoice_id) as place
-       from (select tenant_id, mode, count(*)::int as places from handing group by 1, 2) e
+            row_number() over (partition by e.tenant_id, e.mode order by r.due_at, r.invoice_id) as nth
+       from (select tenant_id, mode, count(*)::int as wanted from handing group by 1, 2) e
        cross join lateral (
          select r.invoice_id, r.due_at from payment_requests r
           where r.state = 'waiting' and r.tenant_id = e.tenant_id and r.mode = e.mode and r.due_at <= now()
           order by r.due_at, r.invoice_id
-          limit e.places
+          limit e.wanted
           for update skip locked) r
    ),
    handed as (
      update payment_requests r
-        set state = 'taken', lease_holder = h.worker, lease_until = now() + make_interval(secs => h."nextLeaseSeconds")
-       from following f join handing h using (tenant_id, mode, place)
+        set state = 'taken', lease_holder = h.holder, lease_until = now() + make_interval(secs => h.lease)
+       from following f join handing h using (tenant_id, mode, nth)
       where r.invoice_id = f.invoice_id and r.state = 'waiting'
-     returning h.item, r.invoice_id, r.attempt, r.enqueued_at, r.mode, r.tenant_id, r.traceparent
+     returning h.item, h.nth, r.invoice_id, r.attempt, r.enqueued_at, r.mode, r.tenant_id, r.traceparent, r.lease_holder
    )
    select a.item, request.item is not null as recorded,
           (select b.state from payment_endpoint_breakers b
@@ -259,17 +277,21 @@ const RECORD = statement<
      from attempt a left join request using (item)
      left join handed using (item)
      left join invoices i on i.id = handed.invoice_id
-     left join tenants t on t.id = handed.tenant_id`,
+     left join tenants t on t.id = handed.tenant_id
+    order by a.item, handed.nth`,
 );
 
 /** Attempts in one recording statement at most: a bound on how long one transaction holds its row locks. */
 const MAX_GROUP = 32;
 
-/** Whether an attempt was recorded, the live endpoint's breaker state after it, and the request it handed its place to. */
+/**
+ * Whether an attempt was recorded, the live endpoint's breaker state after it, and the requests it
+ * handed its row in its place on to, in the order they go.
+ */
 export interface Recording {
   recorded: boolean;
   breaker: string | null;
-  handedTo: TakenRequest | null;
+  handedTo: TakenRequest[];
 }
 
 const recordingsOf = async (run: RunStatement, attempts: RecordedAttempt[]) => {
@@ -277,8 +299,8 @@ const recordingsOf = async (run: RunStatement, attempts: RecordedAttempt[]) => {
   const recordings = new Array<Recording>(attempts.length);
   for (const row of rows) {
     const { item, recorded, breaker } = row;
-    const handedTo = row.invoice_id === null ? null : takenRequestOf({ ...(row as TakenRow), breaker });
-    recordings[item] = { recorded, breaker, handedTo };
+    recordings[item] ??= { recorded, breaker, handedTo: [] };
+    if (row.invoice_id !== null) recordings[item].handedTo.push(takenRequestOf({ ...(row as TakenRow), breaker }));
   }
   return recordings;
 };
@@ -420,12 +442,14 @@ export class PaymentRequests {
     await this.database.run(ANALYZE, []);
   }
 
-  /** The next due requests, leased to `limits.worker` (TAKE). */
+  /** New places for `limits.worker`, with the requests they hold (TAKE). */
   async take(limits: TakeLimits): Promise<TakenRequest[]> {
     const rows = await this.database.run(TAKE, [
-      limits.slots,
+      limits.places,
       limits.perEndpoint,
+      limits.placeDepth,
       limits.worker,
+      limits.firstPlace,
       limits.leaseSeconds,
       limits.giveUpAfterSeconds,
       limits.probeSeconds,
@@ -434,9 +458,9 @@ export class PaymentRequests {
     return rows.map(takenRequestOf);
   }
 
-  /** Renews `worker`'s leases on `running`; gives back what no worker holds any more (RENEW_LEASES). */
-  async renewLeases(worker: string, running: string[], leaseSeconds: number): Promise<number> {
-    const [row] = await this.database.run(RENEW_LEASES, [worker, running, leaseSeconds]);
+  /** Renews `worker`'s leases on `held`; gives back what no worker holds any more (RENEW_LEASES). */
+  async renewLeases(worker: string, held: string[], leaseSeconds: number): Promise<number> {
+    const [row] = await this.database.run(RENEW_LEASES, [worker, held, leaseSeconds]);
     return row.released;
   }
 
@@ -485,5 +509,6 @@ function takenRequestOf(row: TakenRow): TakenRequest {
     sealedSecrets: row.sealed_secrets,
     breaker: row.breaker,
     traceparent: row.traceparent,
+    holder: row.lease_holder,
   };
 }

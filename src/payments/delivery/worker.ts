@@ -1,12 +1,15 @@
-// Runs payment requests: up to `concurrency` at once, a new one taken as soon as a slot frees, as
-// soon as one is asked for (this process's own invoices are announced in the process, other
-// processes' by NOTIFY), and a look every POLL_MS for retries and probes coming due. Each request
-// is held under a lease this worker renews while it runs (requests.ts); deliver.ts makes each attempt.
+// Runs payment requests from places in their endpoints' windows (docs/payment-delivery.md,
+// "Places"): up to `concurrency` places at once, each with one request in flight to its endpoint
+// at a time, the next one leaving at the previous one's answer while that one is recorded. New
+// places are taken as soon as one ends, as soon as a request is asked for (this process's own
+// invoices are announced in the process, other processes' by NOTIFY), and every POLL_MS for
+// retries and probes coming due. Each request is held under a lease this worker renews while its
+// place holds it (requests.ts); deliver.ts makes each attempt.
 import { randomUUID } from 'node:crypto';
 import { unavailability } from '../../db/errors.js';
 import type { Logger } from '../../logger.js';
 import { inSpan, outsideAnySpan, recordSpan } from '../../tracing.js';
-import type { PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
+import type { HandOver, PaymentRequests, TakeLimits, TakenRequest } from './requests.js';
 
 /** How often the worker looks for retries and probes that came due, renews its leases, and moves release 1.0.0's jobs. */
 const POLL_MS = 1000;
@@ -15,9 +18,14 @@ const POLL_MS = 1000;
  * live worker slowed down keeps what it holds.
  */
 const LEASE_SECONDS = 10;
+/**
+ * Requests a place holds while its endpoint has them due: the one in flight and the next, ready
+ * at its answer. A place taken with fewer is brought to it by its delivered attempts' handovers.
+ */
+const PLACE_DEPTH = 2;
 
 export interface WorkerOptions {
-  /** PAYMENT_WORKER_CONCURRENCY: requests in flight in this process. */
+  /** PAYMENT_WORKER_CONCURRENCY: places (requests in flight) in this process. */
   concurrency: number;
   /** PAYMENT_ENDPOINT_CONCURRENCY. */
   perEndpoint: number;
@@ -25,29 +33,45 @@ export interface WorkerOptions {
   /** PAYMENT_JOB_TIMEOUT_SECONDS: how long a probe holds its breaker half-open. */
   probeSeconds: number;
   log: Logger;
-  /** Told when the number of requests in flight here changes. */
+  /** Told when the number of requests this process holds changes. */
   onInFlight?: (count: number) => void;
 }
 
+/** A place in an endpoint's window: its requests go one at a time, in the order it got them. */
+interface Place {
+  /** Its name: the lease holder of its requests. */
+  holder: string;
+  /** Taken or handed over, waiting for the one in flight to be answered. */
+  next: TakenRequest[];
+  /** One of its requests is in flight: sent, not yet answered. */
+  sending: boolean;
+  /** Its attempts not yet recorded, the one in flight included. */
+  unrecorded: number;
+  /** Requests its recordings under way have asked to be handed. */
+  asked: number;
+}
+
 export class PaymentWorker {
-  /** The lease holder of what this worker takes. */
+  /** Names its places, `<id>#<number>`. */
   private readonly id = randomUUID();
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly places = new Map<string, Place>();
+  /** How many places it has named: none is named twice. */
+  private placesNamed = 0;
+  /** The invoices of the requests its places hold: the leases it renews. */
+  private readonly held = new Set<string>();
   private taking: Promise<void> | null = null;
   private wanted = false;
   /** A sweep came due while a take was under way: it runs with the next one. */
   private sweepWanted = false;
   private stopped = false;
+  /** Resolves the stop's wait once the last place has ended. */
+  private lastPlaceEnded: (() => void) | null = null;
   private poller: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly requests: PaymentRequests,
     private readonly options: WorkerOptions,
-    private readonly deliver: (
-      worker: string,
-      request: TakenRequest,
-      nextLeaseSeconds: () => number | null,
-    ) => Promise<TakenRequest | null>,
+    private readonly deliver: (request: TakenRequest, answered: () => HandOver | null) => Promise<TakenRequest[]>,
   ) {}
 
   async start(): Promise<void> {
@@ -58,7 +82,7 @@ export class PaymentWorker {
     this.wake();
   }
 
-  /** Takes requests while there are free slots and due requests; called again by whatever may have changed that. */
+  /** Takes places while there are free ones and due requests; called again by whatever may have changed that. */
   wake(sweep = false): void {
     if (this.stopped) return;
     if (this.taking) {
@@ -66,7 +90,7 @@ export class PaymentWorker {
       this.sweepWanted ||= sweep;
       return;
     }
-    // Woken by an invoice's request or an attempt ending, it takes for every trace: for none of them.
+    // Woken by an invoice's request or a place ending, it takes for every trace: for none of them.
     this.taking = outsideAnySpan(() => this.fill(sweep))
       .catch((error) => {
         // The database away is an outage the service rides out (as requests answer 503), not a bug.
@@ -86,18 +110,22 @@ export class PaymentWorker {
 
   private async fill(sweep: boolean): Promise<void> {
     if (sweep) await this.sweep();
-    const limits: Omit<TakeLimits, 'slots'> = {
+    const limits: Omit<TakeLimits, 'places' | 'firstPlace'> = {
       perEndpoint: this.options.perEndpoint,
+      placeDepth: PLACE_DEPTH,
       giveUpAfterSeconds: this.options.giveUpAfterSeconds,
       worker: this.id,
       leaseSeconds: LEASE_SECONDS,
       probeSeconds: this.options.probeSeconds,
     };
     while (!this.stopped) {
-      const slots = this.options.concurrency - this.running.size;
-      if (slots <= 0) return;
+      const free = this.options.concurrency - this.places.size;
+      if (free <= 0) return;
+      const firstPlace = this.placesNamed;
+      this.placesNamed += free;
       const takeStarted = Date.now();
-      const taken = await this.requests.take({ ...limits, slots });
+      const taken = await this.requests.take({ ...limits, places: free, firstPlace });
+      const opened: Place[] = [];
       for (const request of taken) {
         // One take serves many invoices: each taken request's trace gets a span of it.
         recordSpan(
@@ -105,49 +133,90 @@ export class PaymentWorker {
           { parent: request.traceparent, attributes: spanAttributes(request) },
           takeStarted,
         );
-        this.run(request);
+        let place = this.places.get(request.holder);
+        if (!place) {
+          place = { holder: request.holder, next: [], sending: false, unrecorded: 0, asked: 0 };
+          this.places.set(place.holder, place);
+          opened.push(place);
+        }
+        this.hold(place, request);
       }
-      if (taken.length < slots) return;
+      this.options.onInFlight?.(this.held.size);
+      for (const place of opened) this.advance(place);
+      if (opened.length < free) return;
     }
   }
 
-  private run(request: TakenRequest): void {
+  private hold(place: Place, request: TakenRequest): void {
+    place.next.push(request);
+    this.held.add(request.invoice.id);
+  }
+
+  /** Sends the place's next request unless one is in flight; ends the place once it holds nothing. */
+  private advance(place: Place): void {
+    if (place.sending) return;
+    const request = place.next.shift();
+    if (request) {
+      this.send(place, request);
+    } else if (place.unrecorded === 0) {
+      this.places.delete(place.holder);
+      // A place that ends gives the take room: one that goes on does not.
+      if (this.stopped) {
+        if (this.places.size === 0) this.lastPlaceEnded?.();
+      } else {
+        this.wake();
+      }
+    }
+  }
+
+  private send(place: Place, request: TakenRequest): void {
     const invoiceId = request.invoice.id;
+    place.sending = true;
+    place.unrecorded += 1;
+    let inFlight = true;
+    let answeredAt = 0;
+    let asked = 0;
+    const answered = (): HandOver | null => {
+      answeredAt = Date.now();
+      inFlight = false;
+      place.sending = false;
+      // The place's next request leaves now, while this one is recorded.
+      this.advance(place);
+      // A delivered attempt hands its row on while this process has room for another place: when
+      // it has none, the row goes back to the take, which is tenant-fair. It asks for what brings
+      // the place back to its depth: the requests answered are all on their way out.
+      if (this.stopped || this.places.size >= this.options.concurrency) return null;
+      asked = Math.max(0, PLACE_DEPTH - place.next.length - (place.sending ? 1 : 0) - place.asked);
+      place.asked += asked;
+      return asked > 0 ? { requests: asked, leaseSeconds: LEASE_SECONDS } : null;
+    };
     // Every attempt, retries and resends included, continues the trace of the invoice's creation.
     const attempt = { parent: request.traceparent, attributes: spanAttributes(request) };
-    let recordingStarted = 0;
-    // A delivered attempt hands its place to the endpoint's next request while this process has
-    // room for another: when it has none, the place goes back to the take, which is tenant-fair.
-    const nextLeaseSeconds = () => {
-      recordingStarted = Date.now();
-      return !this.stopped && this.running.size < this.options.concurrency ? LEASE_SECONDS : null;
-    };
-    const done = inSpan('payment request attempt', attempt, () => this.deliver(this.id, request, nextLeaseSeconds))
+    inSpan('payment request attempt', attempt, () => this.deliver(request, answered))
       .then((handedTo) => {
-        // Handed over as the worker stopped: given back when its lease ends, as one under way at the stop.
-        if (!handedTo || this.stopped) return false;
-        recordSpan(
-          'payment request take',
-          { parent: handedTo.traceparent, attributes: spanAttributes(handedTo) },
-          recordingStarted,
-        );
-        this.run(handedTo);
-        return true;
+        for (const handed of handedTo) {
+          recordSpan(
+            'payment request take',
+            { parent: handed.traceparent, attributes: spanAttributes(handed) },
+            answeredAt,
+          );
+          this.hold(place, handed);
+        }
       })
       .catch((error) => {
         // Its outcome could not be recorded (database away, a bug): once its lease has ended, the
         // next sweep that reaches the database makes it due again.
         this.options.log.error({ err: error, invoice_id: invoiceId }, 'payment request left to retry');
-        return false;
       })
-      .then((handedOn) => {
-        this.running.delete(invoiceId);
-        this.options.onInFlight?.(this.running.size);
-        // A place handed on frees no slot: only a place that ends gives the take something to fill.
-        if (!handedOn) this.wake();
+      .then(() => {
+        place.unrecorded -= 1;
+        place.asked -= asked;
+        // Never answered: not sent (an invoice settled meanwhile), or the attempt failed before.
+        if (inFlight) place.sending = false;
+        this.held.delete(invoiceId);
+        this.options.onInFlight?.(this.held.size);
+        this.advance(place);
       });
-    this.running.set(invoiceId, done);
-    this.options.onInFlight?.(this.running.size);
   }
 
   /**
@@ -156,26 +225,25 @@ export class PaymentWorker {
    * 1.0.0's waiting jobs in.
    */
   private async sweep(): Promise<void> {
-    const released = await this.requests.renewLeases(this.id, [...this.running.keys()], LEASE_SECONDS);
+    const released = await this.requests.renewLeases(this.id, [...this.held], LEASE_SECONDS);
     if (released > 0) this.options.log.warn({ requests: released }, 'payment requests of a stopped worker taken back');
     const moved = await this.requests.moveFromPgBoss(LEASE_SECONDS);
     if (moved > 0) this.options.log.info({ requests: moved }, "payment requests moved from release 1.0.0's queue");
   }
 
-  /** Takes no more requests, lets those under way finish (up to `timeoutMs`). */
+  /** Takes no more places, lets those it has send what they hold (up to `timeoutMs`). */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.poller);
     await this.taking;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.running.values()),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      }),
-    ]);
+    await new Promise<void>((resolve) => {
+      this.lastPlaceEnded = resolve;
+      if (this.places.size === 0) resolve();
+      timer = setTimeout(resolve, timeoutMs);
+    });
     clearTimeout(timer);
-    // Requests still under way (their answer late) are given back when their lease ends.
+    // Requests still held (an answer late) are given back when their lease ends.
   }
 }
 
