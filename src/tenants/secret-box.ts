@@ -6,7 +6,16 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+/** How many opened secrets a SecretBox keeps, the one opened longest ago going first. */
+const OPENED_KEPT = 4096;
+
 export class SecretBox {
+  /**
+   * The secrets opened lately, by their sealed text: every payment request is signed with its
+   * tenant's, and opening costs a decryption. The process holds the keys that open them anyway.
+   */
+  private readonly openedLately = new Map<string, string>();
+
   /**
    * `current` seals and opens (a key, or the key file kept in DATA_DIR); `previous` keys only
    * open.
@@ -29,7 +38,14 @@ export class SecretBox {
   }
 
   open(sealed: string): string {
-    return this.opened(sealed).plain;
+    let plain = this.openedLately.get(sealed);
+    if (plain === undefined) {
+      plain = this.opened(sealed).plain;
+      // Bounded: the oldest one opened goes first.
+      if (this.openedLately.size >= OPENED_KEPT) this.openedLately.delete(this.openedLately.keys().next().value!);
+      this.openedLately.set(sealed, plain);
+    }
+    return plain;
   }
 
   /** Whether one of the keys opens `sealed`. */

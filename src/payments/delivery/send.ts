@@ -69,39 +69,48 @@ function postJson(
 ): Promise<EndpointReply> {
   const secure = url.protocol === 'https:';
   return new Promise((resolve, reject) => {
-    // One connection per attempt, to the addresses checked for it, closed after it.
+    // One connection per attempt, to the addresses checked for it, closed after the answer.
     const outgoing = (secure ? https : http).request(url, {
       method: 'POST',
       agent: false,
       lookup: pinnedLookup(addresses),
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      // The socket's idle limit serves as the connect deadline: lifted once connected (TLS included).
-      timeout: connectTimeoutMs,
     });
-    // A timer, not an AbortSignal: the signal and its listeners showed in the drain's profile.
-    const deadline = setTimeout(() => outgoing.destroy(new DeadlineError(ANSWER_MISSING)), REQUEST_TIMEOUT_MS).unref();
+    let connected = false;
+    outgoing.once('socket', (socket) => socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true)));
+    // One timer for both deadlines, connecting (TLS included) and then the whole exchange: cheaper
+    // per attempt than the socket's idle timer or an AbortSignal.
+    let deadline = setTimeout(() => {
+      if (!connected) {
+        outgoing.destroy(new DeadlineError(`no connection within ${connectTimeoutMs / 1000} s`));
+      } else {
+        deadline = setTimeout(
+          () => outgoing.destroy(new DeadlineError(ANSWER_MISSING)),
+          REQUEST_TIMEOUT_MS - connectTimeoutMs,
+        ).unref();
+      }
+    }, connectTimeoutMs).unref();
     outgoing.once('close', () => clearTimeout(deadline));
-    outgoing.once('socket', (socket) => socket.once(secure ? 'secureConnect' : 'connect', () => socket.setTimeout(0)));
-    outgoing.once('timeout', () =>
-      outgoing.destroy(new DeadlineError(`no connection within ${connectTimeoutMs / 1000} s`)),
-    );
     outgoing.on('error', reject);
     outgoing.once('response', (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const answer = () => {
+      const answer = () =>
         resolve({
           status: response.statusCode ?? 0,
           retryAfter: response.headers['retry-after'],
           body: Buffer.concat(chunks).subarray(0, MAX_REPLY_BYTES).toString('utf8'),
         });
-        outgoing.destroy();
-      };
       response.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         size += chunk.length;
-        if (size >= MAX_REPLY_BYTES) answer();
+        // Read no further: the connection goes with the rest.
+        if (size >= MAX_REPLY_BYTES) {
+          answer();
+          outgoing.destroy();
+        }
       });
+      // The request asked for the connection to close (no agent keeps it): it closes by itself.
       response.once('end', answer);
       response.on('error', reject);
     });
