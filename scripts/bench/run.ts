@@ -430,14 +430,28 @@ async function measure(scenario: Scenario, service: Service, helpers: Helpers): 
 
 const verdict = (met: boolean) => (met ? '**met**' : '**MISSED**');
 
-function targetCell(row: Row): string {
-  const { targetRatio, targetP50Ms } = row.scenario;
-  if (targetRatio === undefined) return '(none)';
-  const parts = [
-    `≥ ${targetRatio * 100}% of ceiling: ${verdict(row.service.requestsPerSecond / row.ceilingRps >= targetRatio)}`,
-  ];
+function targetCell(row: Row, rows: Row[]): string {
+  const { targetRatio, targetP50Ms, targetRequestsPerSecond, targetCpuWithin } = row.scenario;
+  const parts: string[] = [];
+  if (targetRatio !== undefined) {
+    parts.push(
+      `≥ ${targetRatio * 100}% of ceiling: ${verdict(row.service.requestsPerSecond / row.ceilingRps >= targetRatio)}`,
+    );
+  }
   if (targetP50Ms !== undefined) parts.push(`p50 < ${targetP50Ms} ms: ${verdict(row.service.p50 < targetP50Ms)}`);
-  return parts.join('; ');
+  if (targetRequestsPerSecond !== undefined) {
+    parts.push(
+      `≥ ${targetRequestsPerSecond} req/s: ${verdict(row.service.requestsPerSecond >= targetRequestsPerSecond)}`,
+    );
+  }
+  const other = targetCpuWithin && rows.find((candidate) => candidate.scenario.label === targetCpuWithin.of);
+  if (targetCpuWithin && other) {
+    const times = row.serviceCpuUsPerRequest / other.serviceCpuUsPerRequest;
+    parts.push(
+      `CPU/req ≤ ${targetCpuWithin.times}× ${targetCpuWithin.of}'s (${times.toFixed(2)}×): ${verdict(times <= targetCpuWithin.times)}`,
+    );
+  }
+  return parts.length > 0 ? parts.join('; ') : '(none)';
 }
 
 interface Report {
@@ -508,7 +522,7 @@ async function render(report: Report): Promise<string> {
         `${((row.service.requestsPerSecond / row.ceilingRps) * 100).toFixed(0)}%`,
         row.peakRssMb.toFixed(0),
         row.heapUsedMb.toFixed(0),
-        targetCell(row),
+        targetCell(row, report.rows),
       ]
         .join(' | ')
         .replace(/^/, '| ')

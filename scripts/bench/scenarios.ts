@@ -232,6 +232,10 @@ export interface Scenario {
   targetRatio?: number;
   /** The largest p50 in ms the targets ask for. */
   targetP50Ms?: number;
+  /** The least rate in req/s the targets ask for. */
+  targetRequestsPerSecond?: number;
+  /** The most server CPU per request the targets allow, as a multiple of another scenario's (its label). */
+  targetCpuWithin?: { times: number; of: string };
   /** Also load the Node floor of a callback (callback-floor.ts) with the same requests, in the same slices. */
   nodeFloor?: boolean;
 }
@@ -323,6 +327,9 @@ export function invoiceScenario(urls: Urls, fixtures: Fixtures, adminToken: stri
       script,
       defines: { tenant: fixtures.invoiceTenantId, audit },
     },
+    // Issue 36: a creation costs at most twice a callback's CPU, and a quiet machine makes 1,000 a second.
+    targetRequestsPerSecond: 1000,
+    targetCpuWithin: { times: 2, of: CALLBACK_UNIQUE },
   };
 }
 
