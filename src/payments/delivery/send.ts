@@ -4,8 +4,10 @@
 // whole exchange. Node's client, not undici's: an attempt costs less of the service's CPU with it
 // (BENCHMARKS.md, the drain), and it is the bare sender's, the delivery's ceiling in the bench.
 import type { LookupAddress } from 'node:dns';
-import http from 'node:http';
+import http, { type ClientRequestArgs } from 'node:http';
 import https from 'node:https';
+import net, { type NetConnectOpts } from 'node:net';
+import tls, { type ConnectionOptions } from 'node:tls';
 import type { Database } from '../../db/client.js';
 import { loggableUrl } from '../../logger.js';
 import { inSpan } from '../../tracing.js';
@@ -59,6 +61,22 @@ class DeadlineError extends Error {
 
 const ANSWER_MISSING = `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
 
+/**
+ * The connection of one attempt, to the addresses checked for it. Made without an agent: one
+ * made for each attempt only to pool a connection closed after the answer was a measurable part of
+ * an attempt's CPU (docs/payment-delivery.md). Over TLS the certificate is checked against the
+ * endpoint's host name, sent as SNI unless it is an address, as an agent does.
+ */
+function connectionTo(url: URL, addresses: LookupAddress[]): ClientRequestArgs['createConnection'] {
+  const lookup = pinnedLookup(addresses);
+  if (url.protocol !== 'https:') {
+    return (options: ClientRequestArgs) => net.createConnection({ ...options, lookup } as NetConnectOpts);
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const servername = net.isIP(host) ? undefined : host;
+  return (options: ClientRequestArgs) => tls.connect({ ...options, lookup, servername } as ConnectionOptions);
+}
+
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. */
 function postJson(
   url: URL,
@@ -69,11 +87,11 @@ function postJson(
 ): Promise<EndpointReply> {
   const secure = url.protocol === 'https:';
   return new Promise((resolve, reject) => {
-    // One connection per attempt, to the addresses checked for it, closed after the answer.
+    // One connection per attempt, closed after the answer (with no agent, the request says so).
     const outgoing = (secure ? https : http).request(url, {
       method: 'POST',
-      agent: false,
-      lookup: pinnedLookup(addresses),
+      createConnection: connectionTo(url, addresses),
+      defaultPort: secure ? 443 : 80,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
     let connected = false;

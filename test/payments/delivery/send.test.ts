@@ -1,10 +1,15 @@
-// The two deadlines of a signed POST to a payment endpoint (src/payments/delivery/send.ts): an
+// A signed POST to a payment endpoint (src/payments/delivery/send.ts): its two deadlines (an
 // endpoint that takes the connection but never finishes its answer, and one that never takes the
-// connection, each end the attempt as a timeout that names its deadline.
-import { type ChildProcess, spawn } from 'node:child_process';
+// connection, each end the attempt as a timeout that names its deadline), and its TLS.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_TIMEOUT_MS, sendSignedMessage } from '../../../src/payments/delivery/send.js';
 
@@ -87,4 +92,49 @@ describe('a signed POST to a payment endpoint', () => {
     },
     REQUEST_TIMEOUT_MS + 15_000,
   );
+
+  it("checks an https endpoint's certificate, naming its host by SNI", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'endpoint-tls-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const [keyFile, certFile] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ],
+      { stdio: 'ignore' },
+    );
+    const credentials = { key: readFileSync(keyFile), cert: readFileSync(certFile) };
+    const named: string[] = [];
+    const endpoint = https.createServer({
+      ...credentials,
+      SNICallback: (name, done) => {
+        named.push(name);
+        done(null, tls.createSecureContext(credentials));
+      },
+    });
+    endpoint.on('tlsClientError', () => {});
+    endpoint.listen(0);
+    await once(endpoint, 'listening');
+    cleanups.push(() => endpoint.close());
+    const exchange = await sendTo(`https://localhost:${(endpoint.address() as AddressInfo).port}/payments`);
+    // Signed by nobody the service trusts: refused before anything is sent.
+    expect(exchange).toMatchObject({
+      outcome: 'network_error',
+      error: expect.stringMatching(/^DEPTH_ZERO_SELF_SIGNED_CERT: /),
+    });
+    expect(named).toEqual(['localhost']);
+  });
 });
