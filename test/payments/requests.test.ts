@@ -1,5 +1,6 @@
 // Payment requests on their own table, as the database runs them: the take, and the move of the
 // jobs release 1.0.0 leaves in pg-boss's tables.
+import { sql as drizzleSql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createInvoice as createInvoiceIn, PaymentRequests, type RecordedAttempt } from '../../src/payments/index.js';
 import type { Mode } from '../../src/tenants/index.js';
@@ -174,6 +175,41 @@ describe('payment requests', () => {
       ]);
       expect(await requests().renewLeases('another-worker', [], 10)).toBe(1);
       expect((await states(ids)).map((row) => row.state)).toEqual(['done', 'waiting', 'waiting']);
+    });
+
+    it('are renewed by a sweep that does not wait for the rows a recording under way holds', async () => {
+      // The sweep and a recording lock rows of the same worker: when each waited for the other's,
+      // they deadlocked, and the recording was lost to the deadlock check a second later.
+      const ids = await threeRequests();
+      await sql(
+        `update payment_requests set state = 'taken', lease_holder = $2, lease_until = now() + interval '2 seconds'
+          where invoice_id = $1`,
+        [ids[1], PLACE],
+      );
+      const leaseOf = async (id: string) =>
+        (
+          await sql<{ left: number }>(
+            `select extract(epoch from lease_until - now())::float8 as left from payment_requests where invoice_id = $1`,
+            [id],
+          )
+        )[0].left;
+      let lockTaken!: () => void;
+      const locked = new Promise<void>((resolve) => (lockTaken = resolve));
+      let renewed!: () => void;
+      const sweepDone = new Promise<void>((resolve) => (renewed = resolve));
+      const recording = service.context.db.transaction(async (tx) => {
+        await tx.execute(drizzleSql`select 1 from payment_requests where invoice_id = ${ids[0]} for update`);
+        lockTaken();
+        // Held until the sweep has ended: a sweep that waited for this row would never end.
+        await sweepDone;
+      });
+      await locked;
+      const leaseBefore = await leaseOf(ids[0]);
+      expect(await requests().renewLeases(WORKER, [ids[0], ids[1]], 30)).toBe(0);
+      renewed();
+      await recording;
+      expect(await leaseOf(ids[1])).toBeGreaterThan(20);
+      expect(await leaseOf(ids[0])).toBeLessThanOrEqual(leaseBefore);
     });
 
     it("one request for each of the endpoint's attempts recorded together", async () => {

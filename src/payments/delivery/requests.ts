@@ -129,17 +129,25 @@ const TAKE = statement<
  * Renews the leases of the requests worker `$1`'s places hold (`$2`), and makes due again now those
  * whose lease ended: a worker killed or stalled, or an attempt whose outcome could not be
  * recorded. Not one of `$1`'s with its lease running, though it is not in `$2`: a recording under
- * way as the list was made may have handed it to `$1`, which sends it.
+ * way as the list was made may have handed it to `$1`, which sends it. Rows another transaction
+ * holds (a recording under way) are left to the next sweep: waiting for them, while the recording
+ * waited for rows this one had locked, deadlocked the two.
  */
 const RENEW_LEASES = statement<[worker: string, held: string[], leaseSeconds: number], { released: number }>(
   `with renewed as (
      update payment_requests set lease_until = now() + make_interval(secs => $3)
-      where state = 'taken' and split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[])
+      where invoice_id in (
+        select invoice_id from payment_requests
+         where state = 'taken' and split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[])
+           for update skip locked)
    ),
    released as (
      update payment_requests set state = 'waiting', lease_holder = null, lease_until = null, due_at = now()
-      where state = 'taken' and lease_until < now()
-        and not (split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[]))
+      where invoice_id in (
+        select invoice_id from payment_requests
+         where state = 'taken' and lease_until < now()
+           and not (split_part(lease_holder, '#', 1) = $1 and invoice_id = any($2::uuid[]))
+           for update skip locked)
      returning 1
    )
    select count(*)::int as released from released`,
