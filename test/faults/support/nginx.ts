@@ -10,6 +10,7 @@ import path from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { projectRoot } from '../../../src/paths.js';
+import { selfSignedCertificate } from '../../support/certificate.js';
 import { freePort } from '../../support/free-port.js';
 import { accepts, waitFor } from './probes.js';
 
@@ -76,36 +77,6 @@ export function behindProxyEnv(proxy: NginxProxy, slot: SlotPorts): Record<strin
   };
 }
 
-function selfSignedCertificate(dir: string): { cert: string; key: string } {
-  const cert = path.join(dir, 'partner-integrations.pem');
-  const key = path.join(dir, 'partner-integrations.key');
-  const names = Object.values(PUBLIC_NAMES)
-    .map((name) => `DNS:${name}`)
-    .join(',');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=api.example.com',
-      '-addext',
-      `subjectAltName=${names}`,
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
-
 /** The example configuration with this run's certificate, ports and paths. */
 function configuredExample(options: {
   cert: string;
@@ -170,7 +141,7 @@ export class NginxProxy {
   static async start(slots: SlotPorts[]): Promise<NginxProxy> {
     const dir = mkdtempSync(path.join(tmpdir(), 'pi-nginx-'));
     mkdirSync(path.join(dir, 'logs'));
-    const { cert, key } = selfSignedCertificate(dir);
+    const { cert, key } = selfSignedCertificate(dir, Object.values(PUBLIC_NAMES));
     const port = await freePort();
     const privatePort = await freePort();
     const site = configuredExample({ cert, key, port, privatePort, slots, dir });

@@ -1,7 +1,7 @@
 // A signed POST to a payment endpoint (src/payments/delivery/send.ts): its two deadlines (an
 // endpoint that takes the connection but never finishes its answer, and one that never takes the
 // connection, each end the attempt as a timeout that names its deadline), and its TLS.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -12,6 +12,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_TIMEOUT_MS, sendSignedMessage } from '../../../src/payments/delivery/send.js';
+import { selfSignedCertificate } from '../../support/certificate.js';
 
 const SECRET = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 const sendTo = (url: string, connectTimeoutMs?: number) =>
@@ -96,27 +97,8 @@ describe('a signed POST to a payment endpoint', () => {
   it("checks an https endpoint's certificate, naming its host by SNI", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'endpoint-tls-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const [keyFile, certFile] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
-    const credentials = { key: readFileSync(keyFile), cert: readFileSync(certFile) };
+    const files = selfSignedCertificate(dir, ['localhost']);
+    const credentials = { key: readFileSync(files.key), cert: readFileSync(files.cert) };
     const named: string[] = [];
     const endpoint = https.createServer({
       ...credentials,
