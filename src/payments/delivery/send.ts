@@ -62,19 +62,16 @@ class DeadlineError extends Error {
 const ANSWER_MISSING = `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
 
 /**
- * The connection of one attempt, to the addresses checked for it. Made without an agent: one
+ * The connection of one attempt (to the addresses the request's lookup gives). Made without an agent: one
  * made for each attempt only to pool a connection closed after the answer was a measurable part of
  * an attempt's CPU (docs/payment-delivery.md). Over TLS the certificate is checked against the
  * endpoint's host name, sent as SNI unless it is an address, as an agent does.
  */
-function connectionTo(url: URL, addresses: LookupAddress[]): ClientRequestArgs['createConnection'] {
-  const lookup = pinnedLookup(addresses);
-  if (url.protocol !== 'https:') {
-    return (options: ClientRequestArgs) => net.createConnection({ ...options, lookup } as NetConnectOpts);
-  }
+function connectionTo(url: URL): ClientRequestArgs['createConnection'] {
+  if (url.protocol !== 'https:') return (options: ClientRequestArgs) => net.createConnection(options as NetConnectOpts);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const servername = net.isIP(host) ? undefined : host;
-  return (options: ClientRequestArgs) => tls.connect({ ...options, lookup, servername } as ConnectionOptions);
+  return (options: ClientRequestArgs) => tls.connect({ ...options, servername } as ConnectionOptions);
 }
 
 /** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. */
@@ -90,7 +87,8 @@ function postJson(
     // One connection per attempt, closed after the answer (with no agent, the request says so).
     const outgoing = (secure ? https : http).request(url, {
       method: 'POST',
-      createConnection: connectionTo(url, addresses),
+      lookup: pinnedLookup(addresses),
+      createConnection: connectionTo(url),
       defaultPort: secure ? 443 : 80,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
