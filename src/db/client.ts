@@ -3,27 +3,21 @@
 // DATABASE_DIRECT_URL, DATABASE_URL is a transaction pooler (PgBouncer) and what needs a session
 // connects to the direct URL. Everything above this file sees `Database`.
 import { statfsSync } from 'node:fs';
-import { type ExtractTablesWithRelations, Param, SQL, StringChunk } from 'drizzle-orm';
-import type { PgTransaction } from 'drizzle-orm/pg-core';
-import {
-  drizzle as drizzlePostgres,
-  type PostgresJsDatabase,
-  type PostgresJsQueryResultHKT,
-} from 'drizzle-orm/postgres-js';
+import { Param, SQL, StringChunk } from 'drizzle-orm';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { ConfigError, DEFAULT_DATABASE_REQUEST_TIMEOUT_MS } from '../config.js';
 import { type Logger, maskPassword } from '../logger.js';
 import { keepingActiveSpan, traceStatement } from '../tracing.js';
+import { type Database, drizzleOn, type StatementSender, type Transaction } from './drizzle.js';
 import { startEmbeddedServer } from './embedded-server.js';
 import { DatabaseUnavailableError, isConflict, unavailability } from './errors.js';
 import { moveFromPglite } from './pglite-move.js';
-import * as schema from './schema.js';
 import type { RunStatement } from './statements.js';
 import { postgresConnection } from './url.js';
 
-export type Schema = typeof schema;
-export type Database = PostgresJsDatabase<Schema>;
-export type Transaction = PgTransaction<PostgresJsQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+export type { Database, Schema, Transaction } from './drizzle.js';
 /** Either the database or an open transaction: inside a transaction, pass the transaction. */
 export type Executor = Database | Transaction;
 /** postgres.js itself, as the handle configures it: money (numeric) stays text. */
@@ -63,11 +57,11 @@ export interface DatabaseHandle {
    */
   db: Database;
   /**
-   * The database on connections that keep their session (DATABASE_DIRECT_URL's when set, else `db`
-   * itself), for migrations: behind a transaction pooler the pooler's own timeouts and a schema
-   * change's session settings are no place for them.
+   * Applies the migrations of `folder` not applied yet, with Drizzle's migrator, on connections that
+   * keep their session (DATABASE_DIRECT_URL's when set): behind a transaction pooler the pooler's own
+   * timeouts and a schema change's session settings are no place for them.
    */
-  sessionDb: Database;
+  migrate(folder: string): Promise<void>;
   /**
    * Set while DATA_DIR holds PGlite data of an earlier release not yet moved to the embedded
    * server: migrateDatabase runs it once the migrations have made the schema.
@@ -253,19 +247,16 @@ async function probe(query: () => Promise<unknown>): Promise<DatabaseUnavailable
 }
 
 /**
- * postgres.js as Drizzle and named statements see it (on the pool, in a transaction, on dedicated
- * connections): drizzle-orm/postgres-js calls `unsafe` for every statement
- * (chaining `.values()` when it wants rows as arrays), `begin` for a transaction on the pool,
- * `savepoint` for one inside a transaction, and sets its parsers on `options` once. Two things are
- * added on the way. Every statement is named and kept prepared on its connection: Drizzle sends
- * unnamed statements unless a query is built with `.prepare(name)`, and an unnamed statement with
- * parameters costs postgres.js a describe round trip before each execution, so the hot paths would
- * wait on PostgreSQL twice per query (behind a transaction pooler the connection's `prepare: false`
- * overrides this: a statement prepared on one server would be run on another). And on the pool,
- * each statement and transaction is counted while under way (`tracker`); inside a transaction it is
- * null, the transaction being counted whole.
+ * postgres.js as every statement reaches it: Drizzle's (drizzle.ts) and named ones, on the pool, in
+ * a transaction or on dedicated connections. Every statement is named and kept prepared on its
+ * connection: an unnamed statement with parameters costs postgres.js a describe round trip before
+ * each execution, so the hot paths would wait on PostgreSQL twice per query (behind a transaction
+ * pooler the connection's `prepare: false` overrides this: a statement prepared on one server would
+ * be run on another). On the pool, each statement and transaction is counted while under way and
+ * bounded by the deadline (`tracker`); inside a transaction it is null, the transaction being
+ * counted whole.
  */
-class DrizzleDriver {
+class PostgresSender implements StatementSender {
   constructor(
     private readonly sql: Sql | TransactionSql,
     private readonly tracker: QueryTracker | null,
@@ -273,24 +264,20 @@ class DrizzleDriver {
     private readonly abandoned: () => boolean = () => false,
   ) {}
 
-  /** Read on the pool's driver only, when Drizzle is built on it. */
-  get options(): Sql['options'] {
-    return (this.sql as Sql).options;
-  }
-
-  unsafe(text: string, parameters?: Parameters, options?: postgres.UnsafeQueryOptions) {
+  async send(text: string, params: unknown[], arrays: boolean): Promise<unknown[]> {
     if (this.abandoned()) throw ABANDONED_TRANSACTION;
+    const query = this.sql.unsafe(text, params as Parameters, { prepare: true });
     // Every statement passes here: with tracing on, each is a span of the work that sends it.
-    const query = traceStatement(text, this.sql.unsafe(text, parameters, { ...options, prepare: true }));
-    return this.tracker ? this.tracker.trackQuery(query) : query;
+    const sent = traceStatement(text, arrays ? query.values() : query);
+    return this.tracker ? this.tracker.trackQuery(sent) : sent;
   }
 
   /**
-   * Called on the pool's driver only. The transaction as a whole (the wait for its connection, its
+   * Called on the pool's sender only. The transaction as a whole (the wait for its connection, its
    * statements, its commit) is bounded by the deadline; abandoned, it sends nothing more and rolls
    * back rather than commit, so an answered 503 never becomes a change later.
    */
-  begin<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
+  transaction<T>(modes: string, task: (tx: StatementSender) => Promise<T>): Promise<T> {
     const tracker = this.tracker!;
     let abandoned = false;
     const isAbandoned = () => abandoned;
@@ -303,9 +290,10 @@ class DrizzleDriver {
           // postgres.js calls the task when a connection is free, out of the caller's context: its
           // statements stay in the caller's span.
           .begin(
+            modes,
             keepingActiveSpan(async (tx: TransactionSql) => {
               if (abandoned) throw ABANDONED_TRANSACTION;
-              const result = await task(new DrizzleDriver(tx, null, isAbandoned));
+              const result = await task(new PostgresSender(tx, null, isAbandoned));
               if (abandoned) throw ABANDONED_TRANSACTION;
               return result;
             }),
@@ -319,9 +307,9 @@ class DrizzleDriver {
   }
 
   /** Called inside a transaction only. */
-  savepoint<T>(task: (tx: DrizzleDriver) => Promise<T>): Promise<T> {
+  savepoint<T>(task: (tx: StatementSender) => Promise<T>): Promise<T> {
     return (this.sql as TransactionSql).savepoint((tx) =>
-      task(new DrizzleDriver(tx, null, this.abandoned)),
+      task(new PostgresSender(tx, null, this.abandoned)),
     ) as Promise<T>;
   }
 }
@@ -413,6 +401,21 @@ const reconnectDelaySeconds = (failures: number) => Math.min(0.05 * 2 ** failure
 const SESSION_CONNECTIONS = 3;
 
 /**
+ * Has dates and times come as the text PostgreSQL sends, and JSON parameters go as the text they
+ * are given in, on `sql`: Drizzle's columns and the named statements' callers convert them (Drizzle's
+ * own postgres.js driver sets the same on its client).
+ */
+function keepingText(sql: Sql): Sql {
+  const asIs = (value: unknown) => value;
+  for (const type of [1082, 1083, 1114, 1115, 1182, 1184, 1185, 1231]) {
+    sql.options.parsers[type] = asIs;
+    sql.options.serializers[type] = asIs;
+  }
+  for (const type of [114, 3802]) sql.options.serializers[type] = asIs;
+  return sql;
+}
+
+/**
  * Has the connections `sql` opens from now on skip postgres.js's fetch of the array types, once one
  * of them has fetched them (into the options they all share). postgres.js runs that fetch on every
  * new connection in a promise nobody holds, so that its failure ends the process: it fails whenever
@@ -475,7 +478,7 @@ async function openPostgres(
   const { url, ...connection } = postgresConnection(databaseUrl);
   // Behind a transaction pooler nothing is prepared: postgres.js's connection option wins over a query's.
   const poolOptions = { ...options, ...connection, prepare: directUrl === null };
-  const client: Sql = postgres(url, { ...poolOptions, max: poolSize });
+  const client = keepingText(postgres(url, { ...poolOptions, max: poolSize }));
   const what = embedded ? 'the embedded PostgreSQL server' : `DATABASE_URL ${maskPassword(databaseUrl)}`;
   if (!(await answersWithOwnSession(client, what)) && directUrl === null) {
     await client.end({ timeout: 1 }).catch(() => {});
@@ -486,7 +489,7 @@ async function openPostgres(
     directUrl === null ? { url, ...connection } : postgresConnection(directUrl);
   let sessionClient = client;
   if (directUrl !== null) {
-    sessionClient = postgres(sessionUrl, { ...options, ...sessionConnection, max: SESSION_CONNECTIONS });
+    sessionClient = keepingText(postgres(sessionUrl, { ...options, ...sessionConnection, max: SESSION_CONNECTIONS }));
     await answersWithOwnSession(sessionClient, `DATABASE_DIRECT_URL ${maskPassword(directUrl)}`).catch(
       async (error) => {
         await client.end({ timeout: 1 }).catch(() => {});
@@ -495,38 +498,26 @@ async function openPostgres(
     );
   }
   const inFlight = new QueryTracker(poolSize, deadlineMs);
-  // The casts to the driver: Drizzle types its client as postgres.js's whole, and DrizzleDriver
-  // has the part of it Drizzle uses.
-  const pool = new DrizzleDriver(client, inFlight);
-  const db = drizzlePostgres(pool as unknown as Sql, { schema });
-  // Migrations alone use it, without the deadline: their statements are counted apart from the pool's.
-  const sessionDb =
-    sessionClient === client
-      ? db
-      : drizzlePostgres(
-          new DrizzleDriver(sessionClient, new QueryTracker(SESSION_CONNECTIONS, deadlineMs)) as unknown as Sql,
-          {
-            schema,
-          },
-        );
+  const pool = new PostgresSender(client, inFlight);
   const dedicated: Sql[] = sessionClient === client ? [] : [sessionClient];
   let ending = false;
-  // Named statements go through the driver Drizzle is given: prepared, counted, bounded by the deadline.
+  // Named statements go the way Drizzle's do: prepared, counted, bounded by the deadline.
   const runOn =
-    (driver: DrizzleDriver): RunStatement =>
+    (sender: StatementSender): RunStatement =>
     async (statement, params) =>
       // The caller's statement says what its rows are: the driver cannot.
-      [...(await driver.unsafe(statement.text, [...params] as Parameters))] as never[];
+      [...(await sender.send(statement.text, [...params], false))] as never[];
   /** A statement on its own, tried again after a conflict (inside a transaction, the transaction is). */
-  const runAloneOn = (driver: DrizzleDriver): RunStatement => {
-    const run = runOn(driver);
+  const runAloneOn = (sender: StatementSender): RunStatement => {
+    const run = runOn(sender);
     return (statement, params) => retryingConflicts(() => run(statement, params));
   };
   return {
-    db,
-    sessionDb,
+    db: drizzleOn(pool),
+    // Drizzle's own postgres.js driver, on the session's connections: the migrator is written for it.
+    migrate: (folder) => migratePostgres(drizzlePostgres(sessionClient), { migrationsFolder: folder }),
     run: runAloneOn(pool),
-    transact: (task) => pool.begin((tx) => task(runOn(tx))),
+    transact: (task) => pool.transaction('', (tx) => task(runOn(tx))),
     async executeSql<Row>(text: string, values: unknown[] = []) {
       return { rows: [...(await inFlight.trackQuery(client.unsafe(text, values as Parameters)))] as Row[] };
     },
@@ -534,12 +525,10 @@ async function openPostgres(
       return inFlight.track(client.begin(options, task) as Promise<T>);
     },
     dedicatedConnections(count) {
-      const connections: Sql = postgres(url, { ...poolOptions, max: count });
-      // JSON parameters go as the text they are given in, as on the pool, where Drizzle sets the same.
-      for (const type of [114, 3802]) connections.options.serializers[type] = (text: string) => text;
+      const connections = keepingText(postgres(url, { ...poolOptions, max: count }));
       dedicated.push(connections);
       inFlight.size += count;
-      const run = runAloneOn(new DrizzleDriver(connections, inFlight));
+      const run = runAloneOn(new PostgresSender(connections, inFlight));
       const runThenSkipTypes: RunStatement = async (statement, params) => {
         const rows = await run(statement, params);
         typesFetched(connections);

@@ -1,4 +1,3 @@
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { migrationsDir } from '../paths.js';
 import type { DatabaseHandle } from './client.js';
 
@@ -17,8 +16,7 @@ export async function migrateDatabase(
 ): Promise<void> {
   await handle.withAdvisoryLock(SCHEMA_LOCK_KEY, () =>
     handle.withoutDeadline(async () => {
-      const config = { migrationsFolder: migrationsDir };
-      await migratePostgres(handle.sessionDb as never, config);
+      await handle.migrate(migrationsDir);
       await handle.movePgliteData?.();
       await afterMigrate();
     }),
