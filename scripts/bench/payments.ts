@@ -130,6 +130,7 @@ async function bareSlice(
   label: string,
   count: number,
   concurrency: number,
+  connections: 'kept-connections' | 'new-connections' = 'kept-connections',
 ): Promise<{ latencies: number[]; perSecond: number; machineCpuUs: number }> {
   const timestamp = Math.floor(Date.now() / 1000);
   const requests = Array.from({ length: count }, (_, index) => {
@@ -163,6 +164,7 @@ async function bareSlice(
     path.join(BENCH_DIR, 'bare-sender.ts'),
     file,
     String(concurrency),
+    connections,
   ]);
   const { sentAt, machineBusySeconds } = JSON.parse(stdout) as {
     sentAt: Record<string, number>;
@@ -216,6 +218,8 @@ interface DrainRound {
   cpuUs: { service: number; postgres: number; machine: number };
   /** The whole machine's CPU per request of the bare sender's, for as many. */
   bareMachineCpuUs: number;
+  /** The bare sender's rate with a new connection each: the ceiling of runs before the worker kept its connections. */
+  bareNewConnectionsPerSecond: number;
 }
 
 export async function measurePayments(
@@ -302,7 +306,7 @@ export async function measurePayments(
         const measured = await drainRound(admin, endpoints, drain, workDir, perEndpoint, restart, drainInvoices, round);
         rounds.push(measured);
         log(
-          `  round ${round}: ${measured.perSecond.toFixed(0)}/s (bare ${measured.barePerSecond.toFixed(0)}/s), first receipt ${measured.startMs.toFixed(0)} ms after the start; ${drainCpu(measured)}`,
+          `  round ${round}: ${measured.perSecond.toFixed(0)}/s (bare ${measured.barePerSecond.toFixed(0)}/s, with a new connection each ${measured.bareNewConnectionsPerSecond.toFixed(0)}/s), first receipt ${measured.startMs.toFixed(0)} ms after the start; ${drainCpu(measured)}`,
         );
       }
       const median = [...rounds].sort((one, other) => shareOf(one) - shareOf(other))[Math.floor(rounds.length / 2)];
@@ -344,6 +348,15 @@ async function drainRound(
   };
   const first = Math.min(...arrivals);
   const bare = await bareSlice(endpoints, tenant, workDir, `drain${round}`, count, perEndpoint);
+  const bareNew = await bareSlice(
+    endpoints,
+    tenant,
+    workDir,
+    `drain${round}-new`,
+    count,
+    perEndpoint,
+    'new-connections',
+  );
   // Measured as the bare sender is, from its first request's arrival: the process's start is apart.
   return {
     perSecond: (count - 1) / ((Math.max(...arrivals) - first) / 1000),
@@ -351,6 +364,7 @@ async function drainRound(
     cpuUs,
     barePerSecond: bare.perSecond,
     bareMachineCpuUs: bare.machineCpuUs,
+    bareNewConnectionsPerSecond: bareNew.perSecond,
   };
 }
 
@@ -371,8 +385,9 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
     '',
     `Invoices through the admin API of the service with its worker on (${settings}); partner endpoints in the bench`,
     "process. Latency: the invoice's 201 (its transaction committed) to the partner's receipt. Ceiling: scripts/bench/",
-    'bare-sender.ts POSTing the same signed bodies to the same endpoint (a new connection each, as the worker), in',
-    'alternating slices.',
+    'bare-sender.ts POSTing the same signed bodies to the same endpoint on kept connections (as the worker), in',
+    'alternating slices; for the drain, also with a new connection each (the ceiling of runs before the worker kept',
+    'its connections).',
     '',
     '| scenario | service | bare sender | target |',
     '|---|---|---|---|',
@@ -400,7 +415,7 @@ export function paymentLines(figures: PaymentFigures, database: 'postgres' | 'em
   if (figures.drain) {
     const { drain } = figures;
     lines.push(
-      `| ${PAYMENT_SCENARIOS.drain}: ${drain.invoices} invoices enqueued with no worker, then the service started with it, one tenant; ${DRAIN_ROUNDS} rounds, each beside the bare sender's, the median's figures | ${drain.perSecond.toFixed(0)}/s from the first receipt to the last (${percent(shareOf(drain))} of bare; the rounds: ${drain.shares.map(percent).join(', ')}; first receipt ${ms(drain.startMs)} ms after the start; ${drainCpu(drain)}) | ${drain.barePerSecond.toFixed(0)}/s | ≥ ${percent(TARGETS.drainShareOfBare)} of bare: ${verdict(shareOf(drain) >= TARGETS.drainShareOfBare)} |`,
+      `| ${PAYMENT_SCENARIOS.drain}: ${drain.invoices} invoices enqueued with no worker, then the service started with it, one tenant; ${DRAIN_ROUNDS} rounds, each beside the bare sender's, the median's figures | ${drain.perSecond.toFixed(0)}/s from the first receipt to the last (${percent(shareOf(drain))} of bare; the rounds: ${drain.shares.map(percent).join(', ')}; ${percent(drain.perSecond / drain.bareNewConnectionsPerSecond)} of bare with a new connection each; first receipt ${ms(drain.startMs)} ms after the start; ${drainCpu(drain)}) | ${drain.barePerSecond.toFixed(0)}/s (a new connection each: ${drain.bareNewConnectionsPerSecond.toFixed(0)}/s) | ≥ ${percent(TARGETS.drainShareOfBare)} of bare: ${verdict(shareOf(drain) >= TARGETS.drainShareOfBare)} |`,
     );
   }
   return [...lines, ''];

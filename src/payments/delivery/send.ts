@@ -1,13 +1,11 @@
 // Sending a signed message to a tenant's payment endpoint: the payment request and the ping. The
 // host is resolved once and only public addresses are called (endpoint-address.ts); Node's own
-// client makes the exchange, a connection each, bounded by two deadlines: the connection, then the
-// whole exchange. Node's client, not undici's: an attempt costs less of the service's CPU with it
-// (BENCHMARKS.md, the drain), and it is the bare sender's, the delivery's ceiling in the bench.
+// client makes the exchange over a kept connection to the endpoint when one is free, bounded by two
+// deadlines: the connection, then the whole exchange. Node's client, not undici's: an attempt costs
+// less of the service's CPU with it (BENCHMARKS.md, the drain).
 import type { LookupAddress } from 'node:dns';
-import http, { type ClientRequestArgs } from 'node:http';
+import http from 'node:http';
 import https from 'node:https';
-import net, { type NetConnectOpts } from 'node:net';
-import tls, { type ConnectionOptions } from 'node:tls';
 import type { Database } from '../../db/client.js';
 import { loggableUrl } from '../../logger.js';
 import { inSpan } from '../../tracing.js';
@@ -62,38 +60,70 @@ class DeadlineError extends Error {
 const ANSWER_MISSING = `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
 
 /**
- * The connection of one attempt (to the addresses the request's lookup gives). Made without an agent: one
- * made for each attempt only to pool a connection closed after the answer was a measurable part of
- * an attempt's CPU (docs/payment-delivery.md). Over TLS the certificate is checked against the
- * endpoint's host name, sent as SNI unless it is an address, as an agent does.
+ * How long a kept connection may wait idle for the endpoint's next request: less than the idle
+ * timeout of common servers (Node's 5 s; a shorter one announced in `Keep-Alive` is heeded), so
+ * that the endpoint rarely closes one as a request leaves on it.
  */
-function connectionTo(url: URL): ClientRequestArgs['createConnection'] {
-  if (url.protocol !== 'https:') return (options: ClientRequestArgs) => net.createConnection(options as NetConnectOpts);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const servername = net.isIP(host) ? undefined : host;
-  return (options: ClientRequestArgs) => tls.connect({ ...options, servername } as ConnectionOptions);
-}
+const IDLE_CONNECTION_MS = 4000;
 
-/** POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. */
-function postJson(
+/**
+ * Connections kept between attempts, per endpoint host and port: a partner's endpoint is not asked
+ * for a new connection, nor a TLS handshake, per payment request. Each is made to an address the
+ * attempt that made it resolved and checked; an endpoint's window bounds how many are in use.
+ */
+const keptConnections = {
+  'http:': new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  'https:': new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+};
+
+/** A kept connection closed by the endpoint before any answer to the request sent on it. */
+class KeptConnectionClosed extends Error {}
+
+/**
+ * POSTs `body` to `url`, connecting only to `addresses`. Network failures and timeouts reject. A
+ * kept connection the endpoint closes before answering (it timed the connection out as the request
+ * left) costs no attempt: the request goes once more, on a new connection. The partner may have
+ * had it: it is the same message, `webhook-id` included.
+ */
+async function postJson(
   url: URL,
   addresses: LookupAddress[],
   headers: Record<string, string>,
   body: string,
   connectTimeoutMs: number,
 ): Promise<EndpointReply> {
+  try {
+    return await exchange(url, addresses, headers, body, connectTimeoutMs, true);
+  } catch (error) {
+    if (!(error instanceof KeptConnectionClosed)) throw error;
+    return exchange(url, addresses, headers, body, connectTimeoutMs, false);
+  }
+}
+
+/** One POST of `body`, on a kept connection if `mayReuse` and one is free, else on a new one. */
+function exchange(
+  url: URL,
+  addresses: LookupAddress[],
+  headers: Record<string, string>,
+  body: string,
+  connectTimeoutMs: number,
+  mayReuse: boolean,
+): Promise<EndpointReply> {
   const secure = url.protocol === 'https:';
   return new Promise((resolve, reject) => {
-    // One connection per attempt, closed after the answer (with no agent, the request says so).
     const outgoing = (secure ? https : http).request(url, {
       method: 'POST',
       lookup: pinnedLookup(addresses),
-      createConnection: connectionTo(url),
-      defaultPort: secure ? 443 : 80,
+      // `false`: a connection of its own, closed after the answer.
+      agent: mayReuse ? keptConnections[secure ? 'https:' : 'http:'] : false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
     let connected = false;
-    outgoing.once('socket', (socket) => socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true)));
+    let answered = false;
+    outgoing.once('socket', (socket) => {
+      if (outgoing.reusedSocket) connected = true;
+      else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
+    });
     // One timer for both deadlines, connecting (TLS included) and then the whole exchange: cheaper
     // per attempt than the socket's idle timer or an AbortSignal.
     let deadline = setTimeout(() => {
@@ -107,8 +137,15 @@ function postJson(
       }
     }, connectTimeoutMs).unref();
     outgoing.once('close', () => clearTimeout(deadline));
-    outgoing.on('error', reject);
+    outgoing.on('error', (error) =>
+      reject(
+        outgoing.reusedSocket && !answered && !(error instanceof DeadlineError)
+          ? new KeptConnectionClosed(error.message, { cause: error })
+          : error,
+      ),
+    );
     outgoing.once('response', (response) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       const answer = () =>
@@ -126,7 +163,7 @@ function postJson(
           outgoing.destroy();
         }
       });
-      // The request asked for the connection to close (no agent keeps it): it closes by itself.
+      // Read to the end, the connection is kept for the endpoint's next request, or closed.
       response.once('end', answer);
       response.on('error', reject);
     });

@@ -1,6 +1,7 @@
 // A signed POST to a payment endpoint (src/payments/delivery/send.ts): its two deadlines (an
 // endpoint that takes the connection but never finishes its answer, and one that never takes the
-// connection, each end the attempt as a timeout that names its deadline), and its TLS.
+// connection, each end the attempt as a timeout that names its deadline), its TLS, and the
+// connections it keeps for the endpoint's next requests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -118,5 +119,57 @@ describe('a signed POST to a payment endpoint', () => {
       error: expect.stringMatching(/^DEPTH_ZERO_SELF_SIGNED_CERT: /),
     });
     expect(named).toEqual(['localhost']);
+  });
+
+  /**
+   * An endpoint that answers 200, counting its connections and the requests it got, and drops the
+   * connection of the requests `drops` picks (by their number on their connection, from 1) unanswered.
+   */
+  async function countingEndpoint(drops: (nthOnConnection: number) => boolean) {
+    const seen = { connections: 0, requests: 0 };
+    const endpoint = http.createServer((request, response) => {
+      seen.requests += 1;
+      const socket = request.socket as net.Socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      if (drops(socket.served)) {
+        socket.destroy();
+        return;
+      }
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    endpoint.on('connection', () => (seen.connections += 1));
+    endpoint.listen(0, '127.0.0.1');
+    await once(endpoint, 'listening');
+    cleanups.push(() => {
+      endpoint.closeAllConnections();
+      endpoint.close();
+    });
+    return { url: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/payments`, seen };
+  }
+
+  it("keeps its connection for the endpoint's next request", async () => {
+    const { url, seen } = await countingEndpoint(() => false);
+    for (let sent = 0; sent < 3; sent++) {
+      expect(await sendTo(url)).toMatchObject({ outcome: 'answered', reply: { status: 200 } });
+    }
+    expect(seen).toEqual({ connections: 1, requests: 3 });
+  });
+
+  it('sends once more, on a new connection, when the endpoint closes a kept one unanswered', async () => {
+    // Each connection's second request finds it closed, as when an idle timeout strikes as it leaves.
+    const { url, seen } = await countingEndpoint((nth) => nth === 2);
+    expect(await sendTo(url)).toMatchObject({ outcome: 'answered', reply: { status: 200 } });
+    expect(await sendTo(url)).toMatchObject({ outcome: 'answered', reply: { status: 200 } });
+    expect(seen).toEqual({ connections: 2, requests: 3 });
+  });
+
+  it('does not send again when a new connection is closed unanswered', async () => {
+    const { url, seen } = await countingEndpoint(() => true);
+    expect(await sendTo(url)).toMatchObject({
+      outcome: 'network_error',
+      error: expect.stringMatching(/^ECONNRESET: /),
+    });
+    expect(seen).toEqual({ connections: 1, requests: 1 });
   });
 });
