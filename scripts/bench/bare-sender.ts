@@ -1,8 +1,9 @@
 // The ceiling of payment request delivery: a bare Node script POSTing the same signed bodies to the
 // same partner endpoint the service's worker sends to, `concurrency` at once, on kept connections
 // (as the worker does) or, with `new-connections`, a new connection each (as the worker did before
-// it kept its connections: the ceiling of earlier runs, for comparison). No database, no queue. Prints when each request was
-// sent (epoch ms), and the CPU time the whole machine was busy while they were.
+// it kept its connections: the ceiling of earlier runs, for comparison). No database, no queue.
+// Prints when each request was sent (epoch ms), and the CPU time the whole machine was busy while
+// they were.
 //   bare-sender.ts <requests.json> <concurrency> [kept-connections|new-connections]
 //   requests.json: [{ url, headers, body }]
 

@@ -3,6 +3,7 @@
 // savepoints and roll back whole.
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import type { Transaction } from '../../src/db/drizzle.js';
 import { tenants } from '../../src/db/schema.js';
 import { useTestContext } from '../support/apps.js';
 
@@ -40,23 +41,19 @@ describe('Drizzle on the handle', () => {
     const { db } = test.context;
     const [kept, undone, lost] = [uniqueSlug('kept'), uniqueSlug('undone'), uniqueSlug('lost')];
     const failure = new Error('rolled back on purpose');
-    const add = (slug: string) => ({ slug, name: 'Drizzle', gateway: 'tap' as const });
-    await db.transaction(async (tx) => {
-      await tx.insert(tenants).values(add(kept));
-      const nested = await tx
+    // Adds a tenant in a transaction of `on` that then fails: what it ends with.
+    const addThenFail = (on: Pick<Transaction, 'transaction'>, slug: string) =>
+      on
         .transaction(async (inner) => {
-          await inner.insert(tenants).values(add(undone));
+          await inner.insert(tenants).values({ slug, name: 'Drizzle', gateway: 'tap' });
           throw failure;
         })
         .catch((error) => error);
-      expect(nested).toBe(failure);
+    await db.transaction(async (tx) => {
+      await tx.insert(tenants).values({ slug: kept, name: 'Drizzle', gateway: 'tap' });
+      expect(await addThenFail(tx, undone)).toBe(failure);
     });
-    const whole = await db
-      .transaction(async (tx) => {
-        await tx.insert(tenants).values(add(lost));
-        throw failure;
-      })
-      .catch((error) => error);
+    const whole = await addThenFail(db, lost);
     expect(whole).toBe(failure);
     const found = await db
       .select({ slug: tenants.slug })
