@@ -235,6 +235,25 @@ describe('payment requests', () => {
       ]);
     });
 
+    it('given back unsent by their place: due again as they were, none that another place holds', async () => {
+      const ids = await threeRequests();
+      await sql(
+        `update payment_requests set state = 'taken', lease_holder = 'other-worker#0',
+                lease_until = now() + interval '10 seconds' where invoice_id = $1`,
+        [ids[1]],
+      );
+      const dueAt = () =>
+        sql<{ due_at: string }>('select due_at::text from payment_requests where invoice_id = $1', [ids[0]]);
+      const dueBefore = await dueAt();
+      await requests().giveBack(PLACE, ids);
+      expect(await states(ids)).toEqual([
+        { state: 'waiting', lease_holder: null },
+        { state: 'taken', lease_holder: 'other-worker#0' },
+        { state: 'waiting', lease_holder: null },
+      ]);
+      expect(await dueAt()).toEqual(dueBefore);
+    });
+
     it('never when the worker has no room, the attempt failed, or the breaker is not closed', async () => {
       const failure = { httpStatus: 503, error: 'endpoint answered HTTP 503', outcome: 'failed' as const };
       const cases: [string, Partial<RecordedAttempt>][] = [

@@ -168,6 +168,54 @@ describe('payment request worker', () => {
     }
   });
 
+  /** The states of the tenant's payment requests, with how many are in each. */
+  async function requestStates(target: TestService, tenantId: string) {
+    const { rows } = await target.context.database.executeSql<{ state: string; count: number }>(
+      'select state, count(*)::int as count from payment_requests where tenant_id = $1 group by state',
+      [tenantId],
+    );
+    return Object.fromEntries(rows.map((row) => [row.state, row.count]));
+  }
+
+  it("sends a failing endpoint none of a place's next requests: they go back to the take, whose breaker stops them", async () => {
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+    const failing = await tenantAt(service, '/failing', { status: 503 });
+    // A backlog, so that the place is taken holding several of them.
+    for (let i = 0; i < 10; i++) await createInvoice(service, failing);
+    const config = loadConfig(
+      testEnv(service.database.target, {
+        PAYMENT_ENDPOINT_CONCURRENCY: '1',
+        PAYMENT_BREAKER_FAILURES: '3',
+        PAYMENT_BREAKER_COOL_DOWN_SECONDS: '600',
+      }),
+    );
+    others.push(await startService(config, createLogger('silent')));
+    await waitFor('the breaker to open, and nothing held', async () => {
+      const { payment_endpoint_breaker: breaker } = (
+        await service!.admin('GET', `/tenants/${failing.tenant.id}`)
+      ).json();
+      return breaker.state === 'open' && !(await requestStates(service!, failing.tenant.id)).taken;
+    });
+    // The failures that opened the breaker, and no more.
+    expect(endpoints.received.get('/failing')).toHaveLength(3);
+    expect(await requestStates(service, failing.tenant.id)).toEqual({ waiting: 10 });
+  });
+
+  it('stops by giving back what its places hold unsent, after the requests in flight', async () => {
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+    const slow = await tenantAt(service, '/stopping', { status: 200, delayMs: 200 });
+    for (let i = 0; i < 10; i++) await createInvoice(service, slow);
+    const config = loadConfig(testEnv(service.database.target, { PAYMENT_ENDPOINT_CONCURRENCY: '1' }));
+    const stopping = await startService(config, createLogger('silent'));
+    await waitFor('the first request in flight', () => endpoints.received.get('/stopping')!.length > 0);
+    await stopping.close();
+    const states = await requestStates(service, slow.tenant.id);
+    // Sent and recorded, or waiting for the next worker: none held by the stopped one.
+    expect(states).toEqual({ done: endpoints.delivered('/stopping').size, waiting: expect.any(Number) });
+    expect(states.done + states.waiting).toBe(10);
+    expect(states.done).toBeLessThan(3);
+  });
+
   it('never has more requests in flight to one endpoint than the limit, across two instances', async () => {
     service = await startTestService({ PAYMENT_ENDPOINT_CONCURRENCY: '2' });
     const config = loadConfig(testEnv(service.database.target, { PAYMENT_ENDPOINT_CONCURRENCY: '2' }));

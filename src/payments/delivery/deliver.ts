@@ -73,14 +73,15 @@ const SKIP = statement<[invoiceId: string, holder: string], never>(
 
 /**
  * Makes the attempt of `request`, which its place holds, and records it. `answered`, called once
- * the exchange has ended (the place's next request may then leave): how many of the endpoint's
- * next requests a delivered attempt hands its row in the place on to (RECORD in requests.ts), or
- * null for none. Resolves with the requests handed the row: the place's to run.
+ * the exchange has ended (the place's next request may then leave, unless the endpoint is
+ * `failing`): how many of the endpoint's next requests a delivered attempt hands its row in the
+ * place on to (RECORD in requests.ts), or null for none. Resolves with the requests handed the
+ * row: the place's to run.
  */
 export async function deliver(
   deps: DeliveryDependencies,
   request: TakenRequest,
-  answered: () => HandOver | null,
+  answered: (failing: boolean) => HandOver | null,
 ): Promise<TakenRequest[]> {
   const { invoice } = request;
   const trace = { invoice_id: invoice.id, attempt: request.attempt };
@@ -92,7 +93,7 @@ export async function deliver(
   }
   const startedAt = Date.now();
   const measured = await send(deps, request);
-  const handOver = answered();
+  const handOver = answered(measured.verdict === 'failing');
   // The breaker is the live endpoint's: a test endpoint's failures neither open nor close it.
   const outcome = invoice.mode === 'live' ? measured : { ...measured, verdict: null };
   const retryIn = outcome.retry

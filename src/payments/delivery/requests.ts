@@ -153,6 +153,15 @@ const RENEW_LEASES = statement<[worker: string, held: string[], leaseSeconds: nu
    select count(*)::int as released from released`,
 );
 
+/**
+ * Makes the requests place `$1` holds among `$2` due again, unsent: the place closed (its
+ * endpoint failing, its worker stopping) with them. Due as they were: they lose no turn.
+ */
+const GIVE_BACK = statement<[holder: string, invoiceIds: string[]], never>(
+  `update payment_requests set state = 'waiting', lease_holder = null, lease_until = null
+    where invoice_id = any($2::uuid[]) and state = 'taken' and lease_holder = $1`,
+);
+
 /** Release 1.0.0's jobs waiting in pg-boss's tables, moved here (migration 0023). */
 const MOVE_FROM_PGBOSS = statement<[silenceSeconds: number], { moved: number }>(
   'select move_pgboss_payment_requests($1) as moved',
@@ -470,6 +479,11 @@ export class PaymentRequests {
   async renewLeases(worker: string, held: string[], leaseSeconds: number): Promise<number> {
     const [row] = await this.database.run(RENEW_LEASES, [worker, held, leaseSeconds]);
     return row.released;
+  }
+
+  /** Makes the requests `holder` holds among `invoiceIds` due again, unsent (GIVE_BACK). */
+  async giveBack(holder: string, invoiceIds: string[]): Promise<void> {
+    await this.database.run(GIVE_BACK, [holder, invoiceIds]);
   }
 
   /** Moves the requests release 1.0.0 left in pg-boss's tables here; how many (MOVE_FROM_PGBOSS). */

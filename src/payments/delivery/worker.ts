@@ -19,10 +19,12 @@ const POLL_MS = 1000;
  */
 const LEASE_SECONDS = 10;
 /**
- * Requests a place holds while its endpoint has them due: the one in flight and the next, ready
- * at its answer. A place taken with fewer is brought to it by its delivered attempts' handovers.
+ * Requests a place holds while its endpoint has them due: the one in flight and those that leave
+ * at its answers, one after another. A place taken with fewer is brought to it by its delivered
+ * attempts' handovers. Deep enough that a place has its next requests while its earlier answers
+ * are being recorded, even from an endpoint that answers at once (docs/payment-delivery.md).
  */
-const PLACE_DEPTH = 2;
+const PLACE_DEPTH = 16;
 
 export interface WorkerOptions {
   /** PAYMENT_WORKER_CONCURRENCY: places (requests in flight) in this process. */
@@ -49,6 +51,13 @@ interface Place {
   unrecorded: number;
   /** Requests its recordings under way have asked to be handed. */
   asked: number;
+  /**
+   * Its endpoint failed an attempt (or the worker is stopping): it sends nothing more, and gives
+   * back what it holds once its attempts are recorded.
+   */
+  closing: boolean;
+  /** It is giving back what it holds: then it ends. */
+  ending: boolean;
 }
 
 export class PaymentWorker {
@@ -71,7 +80,10 @@ export class PaymentWorker {
   constructor(
     private readonly requests: PaymentRequests,
     private readonly options: WorkerOptions,
-    private readonly deliver: (request: TakenRequest, answered: () => HandOver | null) => Promise<TakenRequest[]>,
+    private readonly deliver: (
+      request: TakenRequest,
+      answered: (failing: boolean) => HandOver | null,
+    ) => Promise<TakenRequest[]>,
   ) {}
 
   async start(): Promise<void> {
@@ -135,7 +147,15 @@ export class PaymentWorker {
         );
         let place = this.places.get(request.holder);
         if (!place) {
-          place = { holder: request.holder, next: [], sending: false, unrecorded: 0, asked: 0 };
+          place = {
+            holder: request.holder,
+            next: [],
+            sending: false,
+            unrecorded: 0,
+            asked: 0,
+            closing: false,
+            ending: false,
+          };
           this.places.set(place.holder, place);
           opened.push(place);
         }
@@ -152,21 +172,46 @@ export class PaymentWorker {
     this.held.add(request.invoice.id);
   }
 
-  /** Sends the place's next request unless one is in flight; ends the place once it holds nothing. */
+  /**
+   * Sends the place's next request unless one is in flight; once its attempts are recorded and it
+   * has nothing to send (or may send nothing more), gives back what it holds and ends.
+   */
   private advance(place: Place): void {
     if (place.sending) return;
-    const request = place.next.shift();
+    const request = place.closing || this.stopped ? undefined : place.next.shift();
     if (request) {
       this.send(place, request);
-    } else if (place.unrecorded === 0) {
-      this.places.delete(place.holder);
-      // A place that ends gives the take room: one that goes on does not.
-      if (this.stopped) {
-        if (this.places.size === 0) this.lastPlaceEnded?.();
-      } else {
-        this.wake();
-      }
+    } else if (place.unrecorded === 0 && !place.ending) {
+      place.ending = true;
+      void this.giveBack(place).then(() => {
+        this.places.delete(place.holder);
+        // A place that ends gives the take room: one that goes on does not.
+        if (this.stopped) {
+          if (this.places.size === 0) this.lastPlaceEnded?.();
+        } else {
+          this.wake();
+        }
+      });
     }
+  }
+
+  /**
+   * Makes the requests the place holds unsent due again, for any worker's take. Never rejects: what
+   * could not be given back is due again when its lease ends.
+   */
+  private async giveBack(place: Place): Promise<void> {
+    const unsent = place.next.splice(0).map((request) => request.invoice.id);
+    if (unsent.length === 0) return;
+    try {
+      await this.requests.giveBack(place.holder, unsent);
+    } catch (error) {
+      this.options.log.warn(
+        { err: error, requests: unsent.length },
+        'payment requests not given back: due at their lease end',
+      );
+    }
+    for (const invoiceId of unsent) this.held.delete(invoiceId);
+    this.options.onInFlight?.(this.held.size);
   }
 
   private send(place: Place, request: TakenRequest): void {
@@ -176,16 +221,19 @@ export class PaymentWorker {
     let inFlight = true;
     let answeredAt = 0;
     let asked = 0;
-    const answered = (): HandOver | null => {
+    const answered = (failing: boolean): HandOver | null => {
       answeredAt = Date.now();
       inFlight = false;
       place.sending = false;
+      // A failing endpoint gets none of the place's next requests: they go back to the take, which
+      // sends them to it while its breaker lets it.
+      place.closing ||= failing;
       // The place's next request leaves now, while this one is recorded.
       this.advance(place);
       // A delivered attempt hands its row on while this process has room for another place: when
       // it has none, the row goes back to the take, which is tenant-fair. It asks for what brings
       // the place back to its depth: the requests answered are all on their way out.
-      if (this.stopped || this.places.size >= this.options.concurrency) return null;
+      if (place.closing || this.stopped || this.places.size >= this.options.concurrency) return null;
       asked = Math.max(0, PLACE_DEPTH - place.next.length - (place.sending ? 1 : 0) - place.asked);
       place.asked += asked;
       return asked > 0 ? { requests: asked, leaseSeconds: LEASE_SECONDS } : null;
@@ -231,7 +279,10 @@ export class PaymentWorker {
     if (moved > 0) this.options.log.info({ requests: moved }, "payment requests moved from release 1.0.0's queue");
   }
 
-  /** Takes no more places, lets those it has send what they hold (up to `timeoutMs`). */
+  /**
+   * Takes no more places; those it has finish the requests in flight and give back the rest (up to
+   * `timeoutMs`).
+   */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.poller);
