@@ -201,6 +201,23 @@ describe('payment request worker', () => {
     expect(await requestStates(service, failing.tenant.id)).toEqual({ waiting: 10 });
   });
 
+  it("keeps a slow endpoint's places shallow, so that they end soon: two requests each at most", async () => {
+    service = await startTestService({ PAYMENT_WORKER: 'false' });
+    const slow = await tenantAt(service, '/shallow', { status: 200, delayMs: 150 });
+    const invoices = [];
+    for (let i = 0; i < 16; i++) invoices.push(await createInvoice(service, slow));
+    const config = loadConfig(testEnv(service.database.target, { PAYMENT_ENDPOINT_CONCURRENCY: '2' }));
+    others.push(await startService(config, createLogger('silent')));
+    let mostHeld = 0;
+    await waitFor('every invoice delivered', async () => {
+      mostHeld = Math.max(mostHeld, (await requestStates(service!, slow.tenant.id)).taken ?? 0);
+      return endpoints.delivered('/shallow').size === invoices.length;
+    });
+    // Two places, each with the request in flight and the next.
+    expect(mostHeld).toBeGreaterThan(0);
+    expect(mostHeld).toBeLessThanOrEqual(4);
+  });
+
   it('stops by giving back what its places hold unsent, after the requests in flight', async () => {
     service = await startTestService({ PAYMENT_WORKER: 'false' });
     const slow = await tenantAt(service, '/stopping', { status: 200, delayMs: 200 });

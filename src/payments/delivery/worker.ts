@@ -18,13 +18,24 @@ const POLL_MS = 1000;
  * live worker slowed down keeps what it holds.
  */
 const LEASE_SECONDS = 10;
+/** Requests a place is taken with at most: the one in flight and the next, ready at its answer. */
+const TAKEN_DEPTH = 2;
 /**
- * Requests a place holds while its endpoint has them due: the one in flight and those that leave
- * at its answers, one after another. A place taken with fewer is brought to it by its delivered
- * attempts' handovers. Deep enough that a place has its next requests while its earlier answers
- * are being recorded, even from an endpoint that answers at once (docs/payment-delivery.md).
+ * Requests a place is brought to at most by its delivered attempts' handovers, while its endpoint
+ * answers it that many times within HELD_MS: deep enough that a place has its next requests while
+ * its earlier answers are being recorded, even from an endpoint that answers at once
+ * (docs/payment-delivery.md, "Places").
  */
-const PLACE_DEPTH = 16;
+const MAX_DEPTH = 16;
+/**
+ * About how long a place's requests take its endpoint: a slow endpoint's place holds no more than
+ * TAKEN_DEPTH, so that it ends soon and a full worker's take, which is tenant-fair, gets it back.
+ */
+const HELD_MS = 200;
+
+/** The depth a place is brought to when its endpoint took `turnMs` for a request. */
+const placeDepthFor = (turnMs: number) =>
+  Math.min(MAX_DEPTH, Math.max(TAKEN_DEPTH, Math.floor(HELD_MS / Math.max(turnMs, 1))));
 
 export interface WorkerOptions {
   /** PAYMENT_WORKER_CONCURRENCY: places (requests in flight) in this process. */
@@ -124,7 +135,7 @@ export class PaymentWorker {
     if (sweep) await this.sweep();
     const limits: Omit<TakeLimits, 'places' | 'firstPlace'> = {
       perEndpoint: this.options.perEndpoint,
-      placeDepth: PLACE_DEPTH,
+      placeDepth: TAKEN_DEPTH,
       giveUpAfterSeconds: this.options.giveUpAfterSeconds,
       worker: this.id,
       leaseSeconds: LEASE_SECONDS,
@@ -219,6 +230,7 @@ export class PaymentWorker {
     place.sending = true;
     place.unrecorded += 1;
     let inFlight = true;
+    const sentAt = Date.now();
     let answeredAt = 0;
     let asked = 0;
     const answered = (failing: boolean): HandOver | null => {
@@ -232,9 +244,11 @@ export class PaymentWorker {
       this.advance(place);
       // A delivered attempt hands its row on while this process has room for another place: when
       // it has none, the row goes back to the take, which is tenant-fair. It asks for what brings
-      // the place back to its depth: the requests answered are all on their way out.
+      // the place to the depth its endpoint's answer allows: the requests answered are all on their
+      // way out.
       if (place.closing || this.stopped || this.places.size >= this.options.concurrency) return null;
-      asked = Math.max(0, PLACE_DEPTH - place.next.length - (place.sending ? 1 : 0) - place.asked);
+      const depth = placeDepthFor(answeredAt - sentAt);
+      asked = Math.max(0, depth - place.next.length - (place.sending ? 1 : 0) - place.asked);
       place.asked += asked;
       return asked > 0 ? { requests: asked, leaseSeconds: LEASE_SECONDS } : null;
     };
