@@ -63,8 +63,8 @@ interface Place {
   /** Requests its recordings under way have asked to be handed. */
   asked: number;
   /**
-   * Its endpoint failed an attempt (or the worker is stopping): it sends nothing more, and gives
-   * back what it holds once its attempts are recorded.
+   * Its endpoint failed an attempt: it sends nothing more, and gives back what it holds once its
+   * attempts are recorded, as every place of a stopping worker does.
    */
   closing: boolean;
   /** It is giving back what it holds: then it ends. */
