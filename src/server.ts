@@ -312,7 +312,7 @@ export async function startService(config: Config, logger: FastifyBaseLogger): P
   };
   try {
     await context.database.listen(CACHE_INVALIDATION_CHANNEL, context.caches.invalidate, context.caches.invalidate);
-    await migrateDatabase(context.database, () => seedEmptyDatabase(context, logger));
+    await migrateDatabase(context.database, () => seedEmptyDatabase(context, logger), logger);
     await checkSealedSecrets(context);
     // The worker needs none of the listeners: it starts first, and waiting requests leave while the
     // hosts are built.

@@ -1,6 +1,7 @@
 // partnerctl: runs the service (`serve`), applies migrations (`migrate`), and drives the admin API
 // for operators. Client commands read ADMIN_URL and ADMIN_TOKEN (or --admin-url, --admin-token).
 import path from 'node:path';
+import { inspect } from 'node:util';
 import { adminTokenFile, ConfigError, DEFAULT_ADMIN_URL, loadConfig, storedAdminToken } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatabaseUnavailableError, unavailability } from '../db/errors.js';
@@ -56,9 +57,11 @@ const serviceCommands: Command[] = [
       // The database and nothing else: no secret box, no queue, no key file written.
       const { openDatabase } = await import('../db/client.js');
       const { migrateDatabase } = await import('../db/migrate.js');
-      const database = await openDatabase(loadConfig());
+      const config = loadConfig();
+      const database = await openDatabase(config);
       try {
-        await migrateDatabase(database);
+        // Its log (migrations waiting for their locks) on stderr: stdout is the command's output.
+        await migrateDatabase(database, undefined, createLogger(config.logLevel, process.stderr));
       } finally {
         await database.close();
       }
@@ -118,7 +121,8 @@ runCommandLine(
   // A database out of reach or out of space, however deep in the failure, is said in its own words.
   const error: Error & { code?: string } = unavailability(thrown) ?? thrown;
   const expected = EXPECTED_ERRORS.some((type) => error instanceof type) || USER_ERROR_CODES.includes(error.code ?? '');
-  // Operators get one readable line; a stack trace only for what is a bug.
-  console.error(`partnerctl: ${expected ? error.message : (error.stack ?? error.message)}`);
+  // Operators get one readable line; what is a bug, its stack and its causes (a database error's
+  // code and detail).
+  console.error(expected ? `partnerctl: ${error.message}` : `partnerctl: ${inspect(error)}`);
   process.exit(expected ? 1 : 70);
 });

@@ -59,9 +59,10 @@ export interface DatabaseHandle {
   /**
    * Applies the migrations of `folder` not applied yet, with Drizzle's migrator, on connections that
    * keep their session (DATABASE_DIRECT_URL's when set): behind a transaction pooler the pooler's own
-   * timeouts and a schema change's session settings are no place for them.
+   * timeouts and a schema change's session settings are no place for them. A wait for a table's
+   * lock longer than `lockTimeoutMs` fails the migrations (SQLSTATE 55P03), applying none.
    */
-  migrate(folder: string): Promise<void>;
+  migrate(folder: string, lockTimeoutMs: number): Promise<void>;
   /**
    * Set while DATA_DIR holds PGlite data of an earlier release not yet moved to the embedded
    * server: migrateDatabase runs it once the migrations have made the schema.
@@ -514,8 +515,21 @@ async function openPostgres(
   };
   return {
     db: drizzleOn(pool),
-    // Drizzle's own postgres.js driver, on the session's connections: the migrator is written for it.
-    migrate: (folder) => migratePostgres(drizzlePostgres(sessionClient), { migrationsFolder: folder }),
+    // Drizzle's own postgres.js driver, which the migrator is written for, on a connection of its
+    // own to the session's server, whose lock_timeout bounds each wait for a table's lock.
+    async migrate(folder, lockTimeoutMs) {
+      const migrating = postgres(sessionUrl, {
+        ...options,
+        ...sessionConnection,
+        max: 1,
+        connection: { lock_timeout: lockTimeoutMs },
+      });
+      try {
+        await migratePostgres(drizzlePostgres(migrating), { migrationsFolder: folder });
+      } finally {
+        await migrating.end({ timeout: 1 });
+      }
+    },
     run: runAloneOn(pool),
     transact: (task) => pool.transaction('', (tx) => task(runOn(tx))),
     async executeSql<Row>(text: string, values: unknown[] = []) {
