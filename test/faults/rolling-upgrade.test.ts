@@ -227,7 +227,7 @@ describe.skipIf(unavailable)(`the previous release (${previous.version}) beside 
         `listings sent ${listings.tally.sent} (${listings.tally.describe()}), failed ${listings.tally.failed(200)}; ` +
         `invoices created ${invoices.invoiceIds.length} (stored ${stored.invoices}; admin requests ${invoices.tally.describe()}), ` +
         `payment requests delivered ${delivered.delivered}, lost ${delivered.lost}, sent twice ${delivered.twice}; ` +
-        `swaps ${swaps.join(', ')}; migrations gave way ${gaveWay} times; invariants ${report.violations.length ? `VIOLATED ${report.violations.slice(0, 5).join('; ')}` : 'all held'}`,
+        `swaps ${swaps.join(', ')}; migrations gave way ${gaveWay}×; invariants ${report.violations.length ? `VIOLATED ${report.violations.slice(0, 5).join('; ')}` : 'all held'}`,
     );
     expect(callbackFailed).toBe(0);
     expect(listings.tally.failed(200)).toBe(0);
