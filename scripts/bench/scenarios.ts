@@ -197,9 +197,8 @@ function callbackScript(workDir: string, kind: 'unique' | 'duplicate'): string {
     status: ':status::text',
     gateway: ':gateway::text',
   };
-  const { mode: _readOnly, ...stored } = lookup;
   const accepted: Record<keyof AcceptedNotification, string> = {
-    ...stored,
+    ...lookup,
     moves: ':moves::jsonb',
     payload: ':payload::text',
     request_id: ':request_id::text',

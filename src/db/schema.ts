@@ -317,6 +317,8 @@ export const paymentEvents = pgTable(
     transactionId: text('transaction_id').notNull(),
     status: text('status').notNull(),
     gateway: text('gateway').notNull(),
+    /** The invoice's, and so the key's: a tuple sent in one mode is not a duplicate in the other. */
+    mode: text('mode').$type<'live' | 'test'>().notNull(),
     payload: jsonb('payload').notNull(),
     applied: boolean('applied').notNull(),
     /**
@@ -330,7 +332,14 @@ export const paymentEvents = pgTable(
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
-    uniqueIndex('payment_events_dedupe_key').on(table.tenantId, table.transactionId, table.status, table.gateway),
+    // Also the admin search's index by (tenant, transaction_id): mode comes last.
+    uniqueIndex('payment_events_mode_dedupe_key').on(
+      table.tenantId,
+      table.transactionId,
+      table.status,
+      table.gateway,
+      table.mode,
+    ),
     index('payment_events_invoice_idx').on(table.invoiceId, table.receivedAt),
     // The console's charts: the last 24 hours.
     index('payment_events_received_idx').on(table.receivedAt),

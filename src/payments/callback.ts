@@ -3,7 +3,7 @@
 // (resolvePartnerApiKey, before the body is read); steps 2 and 3 are the body's schema, checked
 // by notificationBodyRefusal (the route's validator); steps 4 to 10 are processNotification. The
 // database reads what the checks need and stores what they accepted (notification-store.ts,
-// migrations/0017_…): it decides nothing but what only it can, the row lock, one event per tuple,
+// migrations/0030_…): it decides nothing but what only it can, the row lock, one event per tuple,
 // and picking under the lock the move planned here for the state it finds (forward only, a second
 // payment flagged). A refusal is an AppError; the integrations host says it in the callback's words.
 import { sqlState } from '../db/errors.js';
@@ -106,7 +106,7 @@ export async function processNotification(
   if (!amountMatches(amountText, invoice.amount)) throw refused.amountMismatch();
   // Step 8: the invoice's currency, exactly.
   if (currency !== invoice.currency) throw refused.currencyMismatch();
-  // Step 9: a tuple this tenant sent before.
+  // Step 9: a tuple this tenant sent before, in this mode (test and live never touch).
   if (invoice.known) return DUPLICATE;
   // Step 10: stored, with the move of invoice and trip planned for the state the statement finds.
   let outcome: StoreOutcome;

@@ -1,4 +1,4 @@
-// The payment callback's two statements (migrations/0012_…), sent by group commit (src/db/group-commit.ts):
+// The payment callback's two statements (migrations/0030_…), sent by group commit (src/db/group-commit.ts):
 // the callbacks whose bodies arrived in the same turn of the event loop, or that waited while
 // earlier statements were under way, are read by one statement, and those the rule accepts stored
 // by one statement in one transaction. Under load they share one round trip, one commit and one
@@ -25,7 +25,7 @@ export interface InvoiceRead {
   tenant_id: string;
   amount: string;
   currency: string;
-  /** This (tenant, transaction_id, status, gateway) was stored before. */
+  /** This (tenant, transaction_id, status, gateway) was stored before, in this mode. */
   known: boolean;
 }
 
@@ -52,6 +52,8 @@ export interface PlannedMove {
 export interface AcceptedNotification {
   tenant: string;
   invoice_id: string;
+  /** The key's: the tuple is a duplicate only of one stored in this mode. */
+  mode: Mode;
   transaction_id: string;
   status: string;
   gateway: string;

@@ -207,6 +207,20 @@ describe('notifications received together', () => {
     expect(shown.invoice).toMatchObject({ gateway_reference: first.transaction_id, possible_double_charge: true });
   });
 
+  it("gives an event stored without a mode, as release 1.0.0's functions store it, its invoice's mode", async () => {
+    const { executeSql } = service.context.database;
+    const invoice = await createInvoice(service, tenant);
+    await executeSql(`update invoices set mode = 'test' where id = $1`, [invoice.id]);
+    await executeSql(
+      `insert into payment_events (tenant_id, invoice_id, transaction_id, status, gateway, payload, applied,
+                                   status_before, status_after)
+       values ($1, $2, 'txn-of-1.0.0', 'paid', 'tap', '{}', true, 'pending', 'paid')`,
+      [tenant.tenant.id, invoice.id],
+    );
+    const { rows } = await executeSql('select mode from payment_events where invoice_id = $1', [invoice.id]);
+    expect(rows).toEqual([{ mode: 'test' }]);
+  });
+
   it('is sent alone when it arrives alone', async () => {
     const { store, statements, sizes } = recordingStore();
     expect(await receive(store, notificationFor(await createInvoice(service, tenant)))).toEqual(SUCCESS);

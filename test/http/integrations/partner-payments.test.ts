@@ -188,6 +188,29 @@ describe('live and test never mix', () => {
     expect((await showInvoice(service, liveInvoice.id)).invoice.status).toBe('pending');
   });
 
+  it('keeps duplicates apart too: a tuple received in one mode is new in the other, in either order', async () => {
+    const keys = { live: tenant.credentials.partner_api_key, test: tenant.test.partnerKey };
+    for (const order of [
+      ['test', 'live'],
+      ['live', 'test'],
+    ] as const) {
+      const invoices = { live: await createInvoice(service, tenant), test: await createTestInvoice(tenant) };
+      const tuple = { transaction_id: `txn-both-modes-${order[0]}-first`, status: 'paid', gateway: 'tap' };
+      const send = (mode: 'live' | 'test') =>
+        notify(service, notificationFor(invoices[mode], tuple), { 'x-api-key': keys[mode] });
+      for (const mode of order) {
+        expect(answerOf(await send(mode))).toEqual({ status: 200, body: { status: 'success' } });
+      }
+      for (const mode of order) {
+        const shown = await showInvoice(service, invoices[mode].id);
+        expect(shown.invoice).toMatchObject({ status: 'paid', gateway_reference: tuple.transaction_id });
+        expect(shown.events).toHaveLength(1);
+        // Within its mode, the tuple is a duplicate as ever.
+        expect(answerOf(await send(mode))).toEqual({ status: 200, body: { status: 'duplicate' } });
+      }
+    }
+  });
+
   it("every partner endpoint answers another tenant's and the other mode's invoice with a 404", async () => {
     const mine = await createInvoice(service, tenant);
     const myTest = await createTestInvoice(tenant);
