@@ -29,12 +29,13 @@ const MAX_STRING_CHARACTERS = 4096;
 
 /**
  * The first string (value or key) that no field accepts: NUL, an unpaired surrogate, or longer
- * than MAX_STRING_CHARACTERS. Checked once here so that no route, present or future, hands such a
- * string to the database.
+ * than `maxCharacters` (MAX_STRING_CHARACTERS unless a caller stores what it is given whole).
+ * Checked once here so that no route, present or future, hands such a string to the database.
  */
 export function unacceptableString(
   value: unknown,
   location: FieldError['location'],
+  maxCharacters = MAX_STRING_CHARACTERS,
   path: string[] = [],
 ): FieldError | null {
   if (typeof value === 'string') {
@@ -42,16 +43,16 @@ export function unacceptableString(
     if (hasUnstorableCharacters(value)) {
       return { field, message: 'must not contain NUL characters or unpaired surrogates', location };
     }
-    if (value.length > MAX_STRING_CHARACTERS) {
-      return { field, message: `must be at most ${MAX_STRING_CHARACTERS} characters`, location };
+    if (value.length > maxCharacters) {
+      return { field, message: `must be at most ${maxCharacters} characters`, location };
     }
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
-    const keyProblem = unacceptableString(key, location, [...path, '(key)']);
+    const keyProblem = unacceptableString(key, location, maxCharacters, [...path, '(key)']);
     if (keyProblem) return { ...keyProblem, field: [...path, key.slice(0, 64)].join('.') };
-    const problem = unacceptableString(item, location, [...path, key]);
+    const problem = unacceptableString(item, location, maxCharacters, [...path, key]);
     if (problem) return problem;
   }
   return null;

@@ -89,9 +89,10 @@ export const BODY_REFUSALS = {
  * `{"invoice_id": 5}` answers `Invalid invoice_id` before anything about the later fields.
  * "Missing" means absent, null or exactly "" (whitespace is present; it then fails as an unknown
  * invoice, status, currency or gateway, or as an amount mismatch). A string with NUL or an unpaired
- * surrogate is invalid too. A string among the extra fields (key or value, at any depth) that no
- * request may carry (NUL, an unpaired surrogate, over 4,096 characters: src/text.ts) makes the body
- * invalid JSON, once the fields have passed.
+ * surrogate is invalid too. A string among the extra fields (key or value, at any depth) that
+ * PostgreSQL cannot store (NUL, an unpaired surrogate: src/text.ts) makes the body invalid JSON,
+ * once the fields have passed. Extra fields are stored in full (spec 4.6): their strings may be as
+ * long as the body allows, where other requests' strings stop at 4,096 characters.
  */
 export function notificationBodyRefusal(body: unknown): AppError | null {
   if (!isJsonObject(body)) return BODY_REFUSALS.invalidJson();
@@ -107,7 +108,8 @@ export function notificationBodyRefusal(body: unknown): AppError | null {
     }
   }
   const extra = Object.entries(body).filter(([key]) => !(REQUIRED_FIELDS as string[]).includes(key));
-  if (unacceptableString(Object.fromEntries(extra), 'body')) return BODY_REFUSALS.invalidJson();
+  if (unacceptableString(Object.fromEntries(extra), 'body', Number.POSITIVE_INFINITY))
+    return BODY_REFUSALS.invalidJson();
   return null;
 }
 
