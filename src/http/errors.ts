@@ -61,7 +61,6 @@ export function toAppError(error: unknown): AppError {
   if (fastifyError.validation) return invalid(schemaFieldErrors(fastifyError));
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError(ErrorCode.INVALID_JSON);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError(ErrorCode.PAYLOAD_TOO_LARGE);

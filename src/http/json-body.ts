@@ -94,6 +94,12 @@ function parseJsonBody(
   raw: Buffer,
   done: (error: Error | null, body?: unknown) => void,
 ): void {
+  // No body at all, declared JSON or not (clients send the header on a DELETE too): the route's
+  // schema says whether it needs one.
+  if (raw.length === 0) {
+    done(null, undefined);
+    return;
+  }
   const lossless = request.routeOptions.config.losslessJsonNumbers === true;
   const parseNumber = lossless ? toLosslessNumber : Number;
   const body = jsonText(raw);
@@ -103,7 +109,6 @@ function parseJsonBody(
   }
   let value: unknown;
   try {
-    // lossless-json throws on an empty body, like JSON.parse.
     value = parse(body, null, parseNumber);
     // Rejects own `__proto__` keys and `constructor.prototype`, as Fastify's default parser does.
     // One scan of the parsed value costs less than parsing the text a second time with secure-json-parse.

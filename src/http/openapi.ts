@@ -146,6 +146,13 @@ export interface DocumentFinish {
   webhooks?: Json;
 }
 
+/**
+ * A route schema's mark for a body that may be left out (its fields all optional): the route reads
+ * an absent body as `{}` (mountScope), and its document says the body is not required. An `x-` key,
+ * which @fastify/swagger copies onto the operation.
+ */
+export const BODY_OPTIONAL = 'x-body-optional';
+
 /** The `transformObject` of @fastify/swagger that finishes a host's document. */
 export function finishDocument({ servers, webhooks }: DocumentFinish) {
   // @fastify/swagger types the argument as a Swagger 2 or an OpenAPI object; ours are OpenAPI.
@@ -156,6 +163,9 @@ export function finishDocument({ servers, webhooks }: DocumentFinish) {
     tuplesToPrefixItems(openapiObject);
     openapiObject.servers = servers();
     for (const operation of operationsOf(openapiObject)) {
+      // @fastify/swagger marks every body required.
+      if (operation[BODY_OPTIONAL]) operation.requestBody.required = false;
+      delete operation[BODY_OPTIONAL];
       addMissingExamples(operation.requestBody?.content, openapiObject);
       for (const response of Object.values(operation.responses ?? {}) as Json[]) {
         addMissingExamples(response.content, openapiObject);

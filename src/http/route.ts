@@ -9,6 +9,7 @@ import Fastify, {
   type ContextConfigDefault,
   type FastifyContextConfig,
   type FastifySchema,
+  type preValidationHookHandler,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
@@ -18,7 +19,7 @@ import Fastify, {
 } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { HostApp } from './host/host-app.js';
-import { type DocumentedRoute, documentSharedErrors } from './openapi.js';
+import { BODY_OPTIONAL, type DocumentedRoute, documentSharedErrors } from './openapi.js';
 
 /** A route's handler, its request and reply typed from its TypeBox schema. */
 type TypedHandler<S extends FastifySchema> = RouteHandlerMethod<
@@ -69,12 +70,24 @@ export async function mountScope(
       if (sharedErrors) documentSharedErrors(scope, sharedErrors);
       guard?.(scope);
       for (const { handler, ...options } of routes) {
-        scope.route({ ...options, handler: context ? handler(context) : answersNothing });
+        scope.route({
+          ...options,
+          ...((options.schema as Record<string, unknown>)[BODY_OPTIONAL] === true && {
+            preValidation: readAbsentBodyAsEmpty,
+          }),
+          handler: context ? handler(context) : answersNothing,
+        });
       }
     },
     { prefix },
   );
 }
+
+/** A body of optional fields only, left out, is read as `{}`. */
+const readAbsentBodyAsEmpty: preValidationHookHandler = (request, _reply, done) => {
+  request.body ??= {};
+  done();
+};
 
 const answersNothing = () => {
   throw new Error('a route of a documenting instance was called');

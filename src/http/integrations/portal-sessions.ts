@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { recordAuditEvent } from '../../audit/index.js';
 import { PORTAL_ACCESS, PORTAL_LANGUAGES, PORTAL_LINK_MINUTES, PORTAL_SESSION_HOURS } from '../../tenants/index.js';
+import { BODY_OPTIONAL } from '../openapi.js';
 import { newPortalLink } from '../portal-links.js';
 import { route } from '../route.js';
 import { Timestamp } from '../schemas.js';
@@ -17,6 +18,8 @@ export const portalSessionRoutes = [
     url: PORTAL_SESSIONS_ROUTE,
     schema: {
       operationId: 'createPortalSession',
+      // Both fields are optional: the body may be left out.
+      [BODY_OPTIONAL]: true,
       tags: ['portal'],
       summary: 'A one-time link to the partner portal for your support staff',
       description:

@@ -172,6 +172,19 @@ describe('portal links and sessions', () => {
     expect((await askForLink(service, tenant.credentials.partner_api_key)).statusCode).toBe(401);
   });
 
+  it('gives a read link without a body, declared JSON or not: both fields are optional', async () => {
+    for (const headers of [{}, { 'content-type': 'application/json' }]) {
+      const response = await service.apps.integrations!.inject({
+        method: 'POST',
+        url: '/api/v1/portal-sessions/',
+        headers: { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}`, ...headers },
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      const cookie = await signIn(service, response.json().data.portal_session);
+      expect((await portalGet(service, '/', cookie)).statusCode).toBe(200);
+    }
+  });
+
   it("shows a session its own tenant's payment requests only: another tenant's is a 404 page", async () => {
     const own = await createInvoice(service, tenant, { amount: '123.45' });
     const theirs = await createInvoice(service, other, { amount: '678.90' });
