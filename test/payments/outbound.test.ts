@@ -179,6 +179,25 @@ describe('outbound payment request', () => {
     expect(shown.invoice.payment_url).toBeNull();
   });
 
+  it('records a delivery whose payment_url holds what no URL holds (NUL, a lone surrogate, a newline) without it', async () => {
+    for (const [path, url] of [
+      ['/nul-url', 'https://pay.example/\\u0000x'],
+      ['/surrogate-url', 'https://pay.example/\\ud800x'],
+      ['/newline-url', 'https://pay.example/a\\nb'],
+    ]) {
+      // The escapes as a partner's JSON encoder writes them.
+      const tenant = await tenantWithEndpoint(path, [{ status: 200, body: `{"payment_url":"${url}"}` }]);
+      const invoice = await createInvoice(service, tenant);
+      const shown = await waitFor('the attempt on record', async () => {
+        const current = await showInvoice(service, invoice.id);
+        return current.deliveries.length === 1 && current;
+      });
+      expect(shown.deliveries[0]).toMatchObject({ http_status: 200, error: null });
+      expect(shown.invoice.payment_url).toBeNull();
+      expect(partner.received.get(path)).toHaveLength(1);
+    }
+  });
+
   it('retries network errors', async () => {
     const closed = http.createServer();
     closed.listen(0, '127.0.0.1');

@@ -7,7 +7,7 @@ import { unavailability } from '../../db/errors.js';
 import { type RunStatement, statement } from '../../db/statements.js';
 import type { Logger } from '../../logger.js';
 import { paymentEndpointIn } from '../../tenants/index.js';
-import { storableStart } from '../../text.js';
+import { hasUnstorableCharacters, storableStart } from '../../text.js';
 import { type BreakerChange, type BreakerPolicy, type EndpointVerdict, recordVerdict } from './breaker.js';
 import { type HandOver, PaymentRequests, type RecordedAttempt, type TakenRequest } from './requests.js';
 import { nextAttemptDelay, type RetryPolicy, retryAfterSeconds } from './retry.js';
@@ -156,7 +156,14 @@ export function paymentContext(invoice: TakenRequest['invoice'], gateway: string
 
 const isRetryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
-/** `payment_url` of a JSON reply, when it is an http(s) URL of sane length. */
+/**
+ * Characters no URL holds (C0 controls, space, DEL), which the URL parser would drop or encode
+ * where we store the text as sent; NUL and a lone surrogate could not be stored at all.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const NOT_IN_A_URL = /[\u0000-\u0020\u007F]/;
+
+/** `payment_url` of a JSON reply, when it is an http(s) URL of sane length, stored as sent. */
 function paymentUrlOf(replyBody: string): string | null {
   let reply: unknown;
   try {
@@ -166,6 +173,7 @@ function paymentUrlOf(replyBody: string): string | null {
   }
   const candidate = (reply as { payment_url?: unknown } | null)?.payment_url;
   if (typeof candidate !== 'string' || candidate.length > 2000) return null;
+  if (NOT_IN_A_URL.test(candidate) || hasUnstorableCharacters(candidate)) return null;
   try {
     return ['http:', 'https:'].includes(new URL(candidate).protocol) ? candidate : null;
   } catch {

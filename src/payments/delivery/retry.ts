@@ -6,8 +6,7 @@
  * with "equal jitter" (a random point in the upper half, so waits still grow and many instances do
  * not retry in step), but never less than the endpoint's `Retry-After`. Give up when the next
  * attempt would start later than `giveUpAfterSeconds` after the invoice was created. Defaults:
- * 30 s, 1 h, 24 h: attempts at about 0, 30 s, 1.5 min, 3.5 min, 7.5 min, 15 min, 30 min, 1 h,
- * 2 h, then every 30 to 60 min.
+ * 30 s, 1 h, 24 h: waits of 15 to 30 s, 30 to 60 s, 1 to 2 min, ... then 30 to 60 min.
  */
 export interface RetryPolicy {
   baseSeconds: number;
