@@ -11,6 +11,7 @@ import { createInvoice, keyOf, notificationFor, notify } from '../../payments/su
 import { type TestApps, type TestTenant, useApps, useTenant } from '../../support/apps.js';
 import { TEST_ADMIN_TOKEN } from '../../support/env.js';
 import { loggerInto } from '../../support/logs.js';
+import { waitFor } from '../../support/partner-endpoint.js';
 
 interface Link {
   url: string;
@@ -205,6 +206,20 @@ describe('portal links and sessions', () => {
     const callbacks = await portalGet(service, `/callbacks?invoice=${theirs.id}`, cookie);
     expect(callbacks.body).toContain('No callback matches.');
     expect(callbacks.body).not.toContain(transaction);
+  });
+
+  it('refreshes a payment request page only while no attempt has been made', async () => {
+    // The tenant has no live endpoint: its first attempt fails at once, for good.
+    const invoice = await createInvoice(service, tenant, { amount: '33.00' });
+    const cookie = await signIn(service, await linkFor(service, tenant.credentials.sso_hmac_secret));
+    const page = async () => (await portalGet(service, `/payment-requests/${invoice.id}`, cookie)).body;
+    const failed = await waitFor('the failed attempt', async () => {
+      const body = await page();
+      return body.includes('Attempt 1') && body;
+    });
+    expect(failed).not.toContain('data-refresh-seconds');
+    await service.context.database.executeSql('delete from payment_deliveries where invoice_id = $1', [invoice.id]);
+    expect(await page()).toContain('data-refresh-seconds');
   });
 
   it('shows a test link test data only, and a live link no test data', async () => {

@@ -167,7 +167,7 @@ ${choiceFilter(locale, 'status', 'filter.status', status, statuses)}
             headers: { 'webhook-id': paymentMessageId(invoice.id), 'content-type': 'application/json' },
             body: paymentContext(invoice, (await getTenant(db, scope.tenantId)).gateway, notifyUrl),
           });
-      const waiting = invoice.status === 'pending' && !deliveries.some((delivery) => delivery.error === null);
+      const waiting = invoice.status === 'pending' && deliveries.length === 0;
       const resend =
         view.session.access === 'write' &&
         (invoice.status === 'pending'
