@@ -525,7 +525,7 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
-             * @description When we call your endpoint again; null when delivered, given up, or not yet attempted
+             * @description When we call your endpoint again; null when delivered, given up, not yet attempted, or once you have reported an outcome
              */
             next_retry_at: string | null;
             /** @description Every call of your payment endpoint for this invoice, in order */

@@ -76,7 +76,8 @@ export const PaymentRequest = Type.Object(
     next_retry_at: Nullable(
       Type.String({
         format: 'date-time',
-        description: 'When we call your endpoint again; null when delivered, given up, or not yet attempted',
+        description:
+          'When we call your endpoint again; null when delivered, given up, not yet attempted, or once you have reported an outcome',
       }),
     ),
     attempts: Type.Array(Attempt, { description: 'Every call of your payment endpoint for this invoice, in order' }),
@@ -126,7 +127,8 @@ export function paymentRequestView({ invoice, deliveries }: PaymentRequestSummar
     gateway_reference: invoice.gatewayReference,
     paid_at: isoOrNull(invoice.paidAt),
     created_at: invoice.createdAt.toISOString(),
-    next_retry_at: isoOrNull(last?.nextRetryAt ?? null),
+    // Once an outcome is reported, no retry comes, whatever the last attempt planned.
+    next_retry_at: isoOrNull(invoice.status === 'pending' ? (last?.nextRetryAt ?? null) : null),
     attempts: deliveries.map(attemptView),
   };
 }

@@ -408,6 +408,25 @@ describe('the accepted path', () => {
   });
 });
 
+describe('next_retry_at', () => {
+  it('says when the next attempt comes while the invoice is pending, and null once an outcome is reported', async () => {
+    const invoice = await createInvoice(service, tenant);
+    const retryAt = new Date(Date.now() + 60_000);
+    await service.context.database.executeSql(
+      `insert into payment_deliveries (invoice_id, attempt, http_status, error, next_retry_at)
+       values ($1, 1, 503, 'endpoint answered HTTP 503', $2)`,
+      [invoice.id, retryAt.toISOString()],
+    );
+    const shown = async () =>
+      expectOk<'getPaymentRequest'>(await live(tenant).api('GET', `/api/v1/payment-requests/${invoice.id}/`))
+        .payment_request;
+    expect((await shown()).next_retry_at).toBe(retryAt.toISOString());
+    const paid = await notify(service, notificationFor(invoice), { 'x-api-key': tenant.credentials.partner_api_key });
+    expect(answerOf(paid)).toEqual({ status: 200, body: { status: 'success' } });
+    expect((await shown()).next_retry_at).toBeNull();
+  });
+});
+
 describe('live figures', () => {
   it("leave test invoices' notifications and attempts out of the console's charts", async () => {
     const { hourlyPaymentActivity } = await import('../../../src/payments/index.js');
