@@ -430,6 +430,8 @@ export const endpointPings = pgTable(
       .references(() => tenants.id, { onDelete: 'cascade' }),
     /** The endpoint as it was when pinged: it may change later. */
     endpointUrl: text('endpoint_url'),
+    /** Whose endpoint: the live one or the test one (a ping of one mode is not the other's). */
+    mode: text('mode').$type<'live' | 'test'>().notNull().default('live'),
     webhookId: text('webhook_id').notNull(),
     pingedAt: timestamp('pinged_at', { withTimezone: true }).notNull().defaultNow(),
     httpStatus: integer('http_status'),

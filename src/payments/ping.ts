@@ -2,7 +2,7 @@
 // Webhooks headers and secrets as a payment request, so a partner can test its verification
 // without waiting for an invoice. Every ping is recorded with the tenant.
 import { randomUUID } from 'node:crypto';
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { type Executor, runIn } from '../db/client.js';
 import { endpointPings, tenants } from '../db/schema.js';
 import { statement } from '../db/statements.js';
@@ -53,6 +53,7 @@ export async function pingPaymentEndpoint(
     .values({
       tenantId: tenant.id,
       endpointUrl,
+      mode,
       webhookId,
       httpStatus,
       latencyMs: exchange.outcome === 'not_sent' ? null : exchange.latencyMs,
@@ -62,12 +63,12 @@ export async function pingPaymentEndpoint(
   return row;
 }
 
-/** The tenant's latest ping, or null when it was never pinged. */
-export async function lastPing(db: Executor, tenantId: string): Promise<EndpointPingRow | null> {
+/** The tenant's latest ping (of its endpoint of `mode`, when given), or null when there is none. */
+export async function lastPing(db: Executor, tenantId: string, mode?: Mode): Promise<EndpointPingRow | null> {
   const [row] = await db
     .select()
     .from(endpointPings)
-    .where(eq(endpointPings.tenantId, tenantId))
+    .where(and(eq(endpointPings.tenantId, tenantId), mode ? eq(endpointPings.mode, mode) : undefined))
     .orderBy(desc(endpointPings.pingedAt))
     .limit(1);
   return row ?? null;

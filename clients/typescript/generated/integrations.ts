@@ -3213,6 +3213,7 @@ export interface operations {
                      *         "ping": {
                      *           "webhook_id": "msg_ping_3f1c2b9e-8d4a-4c6f-9b2e-7a5d1e0c4b8a",
                      *           "endpoint_url": "https://pay.acme.example/requests",
+                     *           "mode": "live",
                      *           "pinged_at": "2026-01-15T09:30:00.000Z",
                      *           "ok": true,
                      *           "http_status": 1,
@@ -3232,6 +3233,11 @@ export interface operations {
                                 /** @description The `webhook-id` header sent, `msg_ping_<uuid>` */
                                 webhook_id: string;
                                 endpoint_url: string | null;
+                                /**
+                                 * @description `test` for data made with test credentials; each mode sees only its own
+                                 * @enum {string}
+                                 */
+                                mode: "live" | "test";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 with UTC offset

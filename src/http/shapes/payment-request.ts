@@ -223,6 +223,7 @@ export function paymentNotificationView(entry: NotificationLogEntry): Static<typ
 export const Ping = Type.Object({
   webhook_id: Type.String({ description: 'The `webhook-id` header sent, `msg_ping_<uuid>`' }),
   endpoint_url: Nullable(Type.String()),
+  mode: ModeSchema,
   pinged_at: Timestamp,
   ok: Type.Boolean({ description: 'The endpoint answered 2xx' }),
   http_status: Nullable(Type.Integer({ description: 'null when no answer came (network error, timeout, refused)' })),
@@ -234,6 +235,7 @@ export function pingView(row: EndpointPingRow): Static<typeof Ping> {
   return {
     webhook_id: row.webhookId,
     endpoint_url: row.endpointUrl,
+    mode: row.mode,
     pinged_at: row.pingedAt.toISOString(),
     ok: isSuccessStatus(row.httpStatus),
     http_status: row.httpStatus,

@@ -2,6 +2,7 @@
 // signed payment request to the test endpoint (never the live one), the partner sees the attempt,
 // reports outcomes with its test key, reads them back in its log, resends and pings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastPing } from '../../../src/payments/index.js';
 import { createInvoice, notificationFor, notify } from '../../payments/support.js';
 import { useTenant } from '../../support/apps.js';
 import { PartnerEndpoint, waitFor } from '../../support/partner-endpoint.js';
@@ -110,8 +111,13 @@ describe('test mode with a real payment endpoint', () => {
     const live = expectOk<'pingPaymentEndpoint'>(
       await apiAs(service, tenant.credentials.sso_hmac_secret)('POST', '/api/v1/payment-endpoint/ping/'),
     );
-    expect(live.ping).toMatchObject({ ok: true, endpoint_url: liveUrl });
+    expect(live.ping).toMatchObject({ ok: true, endpoint_url: liveUrl, mode: 'live' });
     expect(partner.received.get('/test')!.at(-1)!.body).toMatchObject({ type: 'ping', tenant_id: tenant.tenant.id });
+    // Each mode's latest ping is its own, though the live one came after.
+    const { db } = service.context;
+    expect(await lastPing(db, tenant.tenant.id, 'test')).toMatchObject({ webhookId: pinged.ping.webhook_id });
+    expect(await lastPing(db, tenant.tenant.id, 'live')).toMatchObject({ webhookId: live.ping.webhook_id });
+    expect(pinged.ping.mode).toBe('test');
   });
 
   it('sends live invoices to the live endpoint only', async () => {

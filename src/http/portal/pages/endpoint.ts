@@ -47,7 +47,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = asy
     const endpointUrl = paymentEndpointIn(tenant, scope.mode);
     const [lastSuccess, ping, secrets] = await Promise.all([
       lastDeliveredAt(db, scope),
-      lastPing(db, scope.tenantId),
+      lastPing(db, scope.tenantId, scope.mode),
       listCredentials(db, { tenantId: scope.tenantId, kind: 'payment_endpoint_secret' }),
     ]);
     let breaker: Html;
@@ -60,7 +60,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<PortalDependencies> = asy
 ${name !== 'closed' && html`<dt>${t('endpoint.nextProbe')}</dt><dd>${locale.time(state?.probeAt)}</dd>`}
 ${state?.lastError && html`<dt>${t('endpoint.lastError')}</dt><dd class="wrap"><bdi>${state.lastError}</bdi></dd>`}`;
     }
-    // Pings are kept per tenant: only those of this mode's endpoint are this page's.
+    // A ping of this mode's endpoint before its URL changed is not this endpoint's.
     const pinged = ping && ping.endpointUrl === endpointUrl ? ping : null;
     const pingResult = pinged
       ? html`${locale.time(pinged.pingedAt)}: ${
