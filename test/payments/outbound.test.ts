@@ -249,6 +249,33 @@ describe('outbound payment request', () => {
     }
   });
 
+  it('records an attempt at the time it left, not the time its slow answer came', async () => {
+    let receivedAt = 0;
+    const slow = http.createServer((request, response) => {
+      receivedAt = Date.now();
+      request.resume();
+      setTimeout(() => response.end('{}'), 1500);
+    });
+    slow.listen(0, '127.0.0.1');
+    await once(slow, 'listening');
+    try {
+      const tenant = await service.createTenant({
+        gateway: 'tap',
+        payment_endpoint_url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`,
+      });
+      const invoice = await createInvoice(service, tenant);
+      const delivery = await waitFor(
+        'the attempt recorded',
+        async () => (await showInvoice(service, invoice.id)).deliveries[0],
+      );
+      expect(delivery).toMatchObject({ http_status: 200, error: null });
+      expect(Date.parse(delivery.attempted_at)).toBeLessThanOrEqual(receivedAt);
+      expect(delivery.latency_ms).toBeGreaterThanOrEqual(1500);
+    } finally {
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it('records a tenant without a payment endpoint as one failed attempt, never retried, and counts it', async () => {
     const before = await failedAttempts(service);
     const tenant = await service.createTenant({ gateway: 'tap' });

@@ -111,6 +111,7 @@ describe('payment requests', () => {
       invoiceId,
       holder: PLACE,
       attempt: 1,
+      attemptedAt: new Date(),
       httpStatus: 200,
       latencyMs: 5,
       error: null,

@@ -119,6 +119,7 @@ export async function deliver(
     invoiceId: invoice.id,
     holder: request.holder,
     attempt: request.attempt,
+    attemptedAt: new Date(startedAt),
     httpStatus: outcome.httpStatus,
     latencyMs: outcome.latencyMs,
     error,

@@ -173,6 +173,8 @@ export interface RecordedAttempt {
   /** The place that holds it (its lease holder). */
   holder: string;
   attempt: number;
+  /** When it started: when the request left, as the partner's receipt log has it. */
+  attemptedAt: Date;
   httpStatus: number | null;
   latencyMs: number | null;
   error: string | null;
@@ -229,7 +231,8 @@ const RECORD = statement<
 >(
   `with attempt as (
      select * from jsonb_to_recordset($1::jsonb) as a(
-       item int, "invoiceId" uuid, holder text, attempt int, "httpStatus" int, "latencyMs" int, error text,
+       item int, "invoiceId" uuid, holder text, attempt int, "attemptedAt" timestamptz, "httpStatus" int,
+       "latencyMs" int, error text,
        "responseBody" text, "paymentUrl" text, "requestUrl" text, "webhookTimestamp" int8, "requestBody" text,
        "retryInSeconds" float8, outcome text, "handOver" jsonb)
    ),
@@ -247,9 +250,9 @@ const RECORD = statement<
      returning a.item, r.tenant_id, r.mode
    ),
    recorded as (
-     insert into payment_deliveries (invoice_id, attempt, http_status, latency_ms, error, response_body,
-                                     request_url, webhook_timestamp, request_body, next_retry_at)
-     select a."invoiceId", a.attempt, a."httpStatus", a."latencyMs", a.error, a."responseBody",
+     insert into payment_deliveries (invoice_id, attempt, attempted_at, http_status, latency_ms, error,
+                                     response_body, request_url, webhook_timestamp, request_body, next_retry_at)
+     select a."invoiceId", a.attempt, a."attemptedAt", a."httpStatus", a."latencyMs", a.error, a."responseBody",
             a."requestUrl", a."webhookTimestamp", a."requestBody", now() + make_interval(secs => a."retryInSeconds")
        from attempt a join request using (item)
    ),
