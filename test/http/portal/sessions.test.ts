@@ -222,6 +222,26 @@ describe('portal links and sessions', () => {
     expect(await page()).toContain('data-refresh-seconds');
   });
 
+  it("says why a callback was not applied in the session's language", async () => {
+    const invoice = await createInvoice(service, tenant, { amount: '44.00' });
+    const transaction = `txn_unknown_${Date.now()}`;
+    const sent = await notify(
+      service,
+      notificationFor(invoice, { status: 'PAID', transaction_id: transaction }),
+      keyOf(tenant),
+    );
+    expect(sent.statusCode).toBe(200);
+    for (const [language, note] of [
+      ['ar', 'لم يُطبَّق: حالة غير معروفة.'],
+      ['en', 'Not applied: unknown status.'],
+    ]) {
+      const cookie = await signIn(service, await linkFor(service, tenant.credentials.sso_hmac_secret, { language }));
+      const page = await portalGet(service, `/callbacks?invoice=${invoice.id}`, cookie);
+      expect(page.body).toContain(note);
+      if (language === 'ar') expect(page.body).not.toContain('unknown status');
+    }
+  });
+
   it('shows a test link test data only, and a live link no test data', async () => {
     const live = await createInvoice(service, tenant, { amount: '11.00' });
     const testSecret = await testSecretOf(service, tenant);

@@ -99,7 +99,10 @@ export const ar: Messages = {
   'callbacks.noInvoice': 'ليست من فواتيركم',
   'outcome.accepted': 'مقبول',
   'outcome.refused': 'مرفوض',
-  'callbacks.notApplied': 'لم يُطبَّق: {note}',
+  'callbacks.notApplied.unknown_status': 'لم يُطبَّق: حالة غير معروفة.',
+  'callbacks.notApplied.status_behind': 'لم يُطبَّق: متأخر عن حالة الفاتورة.',
+  'callbacks.notApplied.possible_double_charge':
+    'لم يُطبَّق: احتمال دفع مزدوج، فالفاتورة مدفوعة من قبل بمعرّف transaction_id آخر.',
   'endpoint.heading': 'نقطة استقبال طلبات الدفع',
   'endpoint.status': 'كيف تعمل',
   'endpoint.url': 'العنوان',

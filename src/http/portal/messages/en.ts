@@ -97,7 +97,10 @@ export const en = {
   'callbacks.noInvoice': 'none of yours',
   'outcome.accepted': 'accepted',
   'outcome.refused': 'refused',
-  'callbacks.notApplied': 'Not applied: {note}',
+  'callbacks.notApplied.unknown_status': 'Not applied: unknown status.',
+  'callbacks.notApplied.status_behind': "Not applied: behind the invoice's status.",
+  'callbacks.notApplied.possible_double_charge':
+    'Not applied: possible double charge, the invoice was already paid under another transaction_id.',
   'endpoint.heading': 'Your payment endpoint',
   'endpoint.status': 'How it is doing',
   'endpoint.url': 'Address',

@@ -16,7 +16,8 @@ import { PageNumber, type PortalDependencies, pageCount, rowsOfPage, scopeOf } f
 function what(locale: Locale, entry: NotificationLogEntry): Html {
   if (entry.outcome === 'refused') return html`<bdi class="error-text">${entry.error}</bdi>`;
   return html`<bdi>${entry.status}</bdi>${entry.transactionId && html` <bdi class="mono">${entry.transactionId}</bdi>`}${
-    entry.note && html`<br><span class="muted">${locale.t('callbacks.notApplied', { note: entry.note })}</span>`
+    entry.notAppliedReason &&
+    html`<br><span class="muted">${locale.t(`callbacks.notApplied.${entry.notAppliedReason}`)}</span>`
   }`;
 }
 
