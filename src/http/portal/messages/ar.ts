@@ -81,7 +81,7 @@ export const ar: Messages = {
   'request.callbacks': 'إشعارات هذه الفاتورة',
   'request.noCallbacks': 'لا يوجد إشعار لهذه الفاتورة بعد.',
   'request.resend': 'أعد الإرسال الآن',
-  'request.resendHint': 'محاولة إضافية الآن بنفس webhook-id.',
+  'request.resendHint': 'محاولة إضافية الآن (أو حين تُستأنف نقطة موقوفة) بنفس webhook-id.',
   'request.resent': 'أُعيد الإرسال: تظهر المحاولة الجديدة أدناه فور إجرائها.',
   'request.notPendingNoResend': 'تم الإبلاغ عن نتيجة، لذا لن يُعاد الإرسال.',
   'callbacks.heading': 'إشعارات الدفع',

@@ -78,7 +78,7 @@ export const en = {
   'request.callbacks': 'Callbacks for this invoice',
   'request.noCallbacks': 'No callback for this invoice yet.',
   'request.resend': 'Send it again now',
-  'request.resendHint': 'One more attempt now, with the same webhook-id.',
+  'request.resendHint': 'One more attempt now (or once a paused endpoint is released), with the same webhook-id.',
   'request.resent': 'Sent again: the new attempt shows below once made.',
   'request.notPendingNoResend': 'An outcome was reported, so it is not sent again.',
   'callbacks.heading': 'Callbacks',
