@@ -50,7 +50,9 @@ export async function refuseTenantInRequest(request: FastifyRequest) {
   const query = request.query as Record<string, unknown> | undefined;
   const body = request.body;
   const bodyKeys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [];
-  if ([...Object.keys(query ?? {}), ...bodyKeys].some((key) => TENANT_FIELDS.has(key.toLowerCase()))) {
+  // `tenant[]` and `tenant[id]` name a tenant too, as some query parsers read them.
+  const named = (key: string) => TENANT_FIELDS.has(key.toLowerCase().replace(/\[.*$/, ''));
+  if ([...Object.keys(query ?? {}), ...bodyKeys].some(named)) {
     throw tenantNotAllowed();
   }
 }

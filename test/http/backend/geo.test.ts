@@ -255,6 +255,14 @@ describe('backend host: invalid parameters', () => {
     expect((await countries.json()).detail[0].loc).toEqual(['query', 'limit']);
   });
 
+  it('400 for a query that is not valid percent-encoding, as for a path', async () => {
+    for (const query of ['search=%ZZab', 'search=%FFab']) {
+      const response = await get(`/v1/cities/?${query}`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ detail: expect.stringMatching(/^Malformed request/) });
+    }
+  });
+
   it('answers unknown paths 404 with a detail', async () => {
     const response = await get('/v1/nothing/');
     expect(response.status).toBe(404);

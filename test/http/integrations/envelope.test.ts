@@ -111,16 +111,25 @@ describe('integrations host /api/v1 skin', () => {
     });
   });
 
+  it('400 MALFORMED_REQUEST for a query that is not valid percent-encoding, as for a path', async () => {
+    for (const query of ['search=%ZZab', 'search=%FFab']) {
+      expectError(await api('GET', `/api/v1/cities/?${query}`), 400, 'MALFORMED_REQUEST');
+    }
+  });
+
   describe('400 TENANT_NOT_ALLOWED: the tenant comes from the credential', () => {
-    it.each(['tenant', 'tenant_id', 'tenant_slug', 'TENANT_ID'])('in the query: %s', async (field) => {
-      for (const url of ['/api/v1/suggested-prompts/', '/api/v1/suggested-prompts/effective/?language=en']) {
-        const sep = url.includes('?') ? '&' : '?';
-        const response = await api('GET', `${url}${sep}${field}=${owner.tenant.slug}`);
-        const error = expectError(response, 400, 'TENANT_NOT_ALLOWED');
-        expect(error).toEqual({ code: 'TENANT_NOT_ALLOWED' });
-        expect(response.json().message).toMatch(/credential/);
-      }
-    });
+    it.each(['tenant', 'tenant_id', 'tenant_slug', 'TENANT_ID', 'tenant[]', 'tenant[slug]'])(
+      'in the query: %s',
+      async (field) => {
+        for (const url of ['/api/v1/suggested-prompts/', '/api/v1/suggested-prompts/effective/?language=en']) {
+          const sep = url.includes('?') ? '&' : '?';
+          const response = await api('GET', `${url}${sep}${field}=${owner.tenant.slug}`);
+          const error = expectError(response, 400, 'TENANT_NOT_ALLOWED');
+          expect(error).toEqual({ code: 'TENANT_NOT_ALLOWED' });
+          expect(response.json().message).toMatch(/credential/);
+        }
+      },
+    );
 
     it.each(['tenant', 'tenant_id', 'tenant_slug'])('in the body: %s', async (field) => {
       const value = field === 'tenant_id' ? owner.tenant.id : owner.tenant.slug;
