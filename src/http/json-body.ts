@@ -1,5 +1,5 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { LosslessNumber, parse } from 'lossless-json';
+import { isSafeNumber, LosslessNumber, parse } from 'lossless-json';
 import { scan } from 'secure-json-parse';
 import { invalid } from '../errors.js';
 import { unacceptableString } from '../text.js';
@@ -101,7 +101,16 @@ function parseJsonBody(
     return;
   }
   const lossless = request.routeOptions.config.losslessJsonNumbers === true;
-  const parseNumber = lossless ? toLosslessNumber : Number;
+  // A number a JS number cannot hold exactly (`0.99999999999999999999` would be read as 1): refused,
+  // as the body's other values are, without coercion. Marked where it stands, to name its field.
+  let inexact: string | null = null;
+  const parseNumber = lossless
+    ? toLosslessNumber
+    : (text: string) => {
+        if (isSafeNumber(text)) return Number(text);
+        inexact ??= text;
+        return INEXACT;
+      };
   const body = jsonText(raw);
   if (body === null) {
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
@@ -119,6 +128,12 @@ function parseJsonBody(
     done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }
+  if (inexact !== null) {
+    const field = pathTo(value, INEXACT)?.join('.') || '(root)';
+    const number = (inexact as string).slice(0, 40);
+    done(invalid([{ field, message: `is ${number}, a number that cannot be read exactly`, location: 'body' }]));
+    return;
+  }
   // The payment callback checks its own fields, in its documented order and words (src/payments/notification.ts).
   const problem = lossless ? null : unacceptableString(value, 'body');
   if (problem) {
@@ -126,6 +141,20 @@ function parseJsonBody(
     return;
   }
   done(null, value);
+}
+
+/** What an inexact number is parsed as: found again (pathTo) to name its field. */
+const INEXACT = Object.freeze({});
+
+/** The keys leading to `target` in `value`, or null when it is not there. */
+function pathTo(value: unknown, target: unknown): string[] | null {
+  if (value === target) return [];
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const rest = pathTo(item, target);
+    if (rest) return [key, ...rest];
+  }
+  return null;
 }
 
 function toLosslessNumber(text: string): LosslessNumber {

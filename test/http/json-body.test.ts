@@ -105,6 +105,23 @@ describe('routes with config.losslessJsonNumbers: every number keeps its source 
   });
 });
 
+describe('numbers a JS number cannot hold exactly', () => {
+  it('are refused on ordinary routes, naming their field; kept exactly on lossless ones', async () => {
+    app = await buildApp();
+    for (const [body, field] of [
+      ['{"sort_order":0.99999999999999999999}', 'sort_order'],
+      ['{"a":[1,{"b":9007199254740993}]}', 'a.1.b'],
+      ['1e-400', '(root)'],
+    ]) {
+      const response = await post('/plain', body);
+      expect(response.statusCode).toBe(400);
+      expect(received).toBeUndefined();
+      expect(JSON.stringify(response.json())).toContain(field);
+      expect((await post('/lossless', body)).statusCode).toBe(200);
+    }
+  });
+});
+
 describe('no body', () => {
   it('is no body, declared JSON or not: the route says whether it needs one', async () => {
     app = await buildApp();

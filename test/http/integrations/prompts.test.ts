@@ -455,6 +455,13 @@ describe('suggested prompts', () => {
         field: 'sort_order',
       },
       {
+        name: 'sort_order a fraction that rounds to an integer',
+        raw: '{"language":"en","text":"x","sort_order":0.99999999999999999999}',
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'sort_order',
+      },
+      {
         name: 'sort_order huge',
         raw: '{"language":"en","text":"x","sort_order":1e400}',
         status: 400,
