@@ -132,20 +132,36 @@ async function columnsOf(tx: TransactionSql, table: string): Promise<string[]> {
   return rows.map((row) => row.column_name);
 }
 
-/** Writes `text` to `out`, waiting while it is full: a slow client slows the backup, never the heap. */
+/** How long a backup waits for its reader to take more: past it, the backup is abandoned. */
+const STALLED_READER_MS = 60_000;
+
+/**
+ * Writes `text` to `out`, waiting while it is full: a slow client slows the backup, never the heap.
+ * Rejects once the reader has gone or has stopped reading: the snapshot's transaction then ends
+ * and frees its connection.
+ */
 async function write(out: Writable, text: string | Buffer): Promise<void> {
+  // The reader gone (a client that disconnected): its stream is destroyed, and would emit nothing more.
+  if (out.destroyed) throw new BackupError('the backup stream closed before the end');
   if (out.write(text)) return;
   await new Promise<void>((resolve, reject) => {
     const done = (error?: Error) => {
+      clearTimeout(stalled);
       out.off('drain', done);
       out.off('error', done);
       out.off('close', closed);
       error ? reject(error) : resolve();
     };
     const closed = () => done(new BackupError('the backup stream closed before the end'));
+    // A reader that stops reading would hold the snapshot's connection for as long as it likes.
+    const stalled = setTimeout(
+      () => done(new BackupError(`the backup's reader read nothing for ${STALLED_READER_MS / 1000} s`)),
+      STALLED_READER_MS,
+    );
     out.once('drain', done);
     out.once('error', done);
     out.once('close', closed);
+    if (out.destroyed) closed();
   });
 }
 

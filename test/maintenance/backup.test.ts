@@ -3,6 +3,7 @@
 // service acknowledged before the backup is missing, nothing appears that it never stored, and the
 // restored database serves.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type postgres from 'postgres';
@@ -15,6 +16,7 @@ import { CallbackLoad, createPartner } from '../faults/support/callback-load.js'
 import { adminRequests } from '../support/apps.js';
 import { connectTo, createEmptyDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN_TOKEN, testEnv } from '../support/env.js';
+import { waitFor } from '../support/partner-endpoint.js';
 import { partnerctl } from '../support/process.js';
 import { useService } from '../support/service.js';
 
@@ -139,6 +141,29 @@ describe('partnerctl backup and restore', () => {
     }
   });
 
+  it('lets go of its connection when its client goes away before the end', { timeout: 60_000 }, async () => {
+    const inUse = () => service.context.database.poolStatistics().inUse;
+    const before = inUse();
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const request = http.request(
+          `${service.urls.admin}/admin/v1/backups`,
+          { method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } },
+          (response) => {
+            expect(response.statusCode).toBe(200);
+            response.once('data', () => {
+              request.destroy();
+              resolve();
+            });
+          },
+        );
+        request.on('error', (error) => (request.destroyed ? undefined : reject(error)));
+        request.end();
+      });
+    }
+    await waitFor('the backups to let go of their connections', () => inUse() <= before, 20_000);
+  });
+
   it('refuses a cut file, a foreign file, and a token below admin', { timeout: 120_000 }, async () => {
     const operator = (await service.admin('POST', '/operators', { name: 'Not an admin', role: 'operator' })).json();
     const refused = await partnerctl(['backup', path.join(directory, 'refused.pib')], {
@@ -147,6 +172,14 @@ describe('partnerctl backup and restore', () => {
     });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('403');
+    const nowhere = await partnerctl(['backup', path.join(directory, 'missing', 'x.pib')], {
+      ADMIN_URL: service.urls.admin!,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    });
+    expect({ code: nowhere.code, stderr: nowhere.stderr.trim() }).toEqual({
+      code: 1,
+      stderr: expect.stringMatching(/^partnerctl: cannot write .*x\.pib\.partial: ENOENT/),
+    });
 
     const empty = await createEmptyDatabase();
     try {

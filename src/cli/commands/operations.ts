@@ -1,6 +1,16 @@
 // partnerctl commands for running the service for years: named operators, online backups and
 // their restore.
-import { closeSync, createReadStream, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { PRUNE_INTERVAL_MINUTES } from '../../config.js';
 import { CliError } from '../admin-client.js';
 import { type Command, positional, required } from '../command.js';
@@ -97,6 +107,12 @@ export const operationCommands: Command[] = [
       const file = positional(invocation, 0, 'backup file');
       if (existsSync(file)) throw new CliError(`${file} exists already: choose a new file name`);
       const partial = `${file}.partial`;
+      // Where it goes is tried before the service is asked for anything.
+      try {
+        writeFileSync(partial, '', { flag: 'wx', mode: 0o600 });
+      } catch (error) {
+        throw new CliError(`cannot write ${partial}: ${(error as Error).message}`);
+      }
       const started = Date.now();
       try {
         const bytes = await invocation.admin().download('POST', '/backups', partial);
