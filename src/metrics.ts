@@ -22,6 +22,20 @@ interface MetricSources {
   cacheStatistics(): ReadonlyMap<string, Readonly<CacheCounts>>;
 }
 
+/**
+ * Sets a gauge read from the database; when the database cannot answer, leaves its series out of
+ * the scrape (an unlabelled gauge, always shown, says NaN: not known). The scrape still succeeds,
+ * with `service_ready` 0, so the alert that fires says what is wrong, not that the process is down.
+ */
+async function orLeftOut(gauge: Gauge, read: () => Promise<void>, labelled = true): Promise<void> {
+  try {
+    await read();
+  } catch {
+    gauge.reset();
+    if (!labelled) gauge.set(Number.NaN);
+  }
+}
+
 export class Metrics {
   readonly registry = new Registry();
 
@@ -125,8 +139,11 @@ export class Metrics {
       labelNames: ['mode'] as const,
       registers,
       async collect() {
-        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog()))
-          this.set({ mode }, backlog.waiting);
+        await orLeftOut(this, async () => {
+          for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
+            this.set({ mode }, backlog.waiting);
+          }
+        });
       },
     });
     // Read by a collect of its own: the registry collects its metrics at once, so one set by the
@@ -137,9 +154,11 @@ export class Metrics {
       labelNames: ['mode'] as const,
       registers,
       async collect() {
-        for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
-          this.set({ mode }, backlog.oldestAgeSeconds);
-        }
+        await orLeftOut(this, async () => {
+          for (const [mode, backlog] of Object.entries(await sources.paymentBacklog())) {
+            this.set({ mode }, backlog.oldestAgeSeconds);
+          }
+        });
       },
     });
     new Gauge({
@@ -147,7 +166,7 @@ export class Metrics {
       help: 'Live payment endpoints whose circuit breaker is open or half-open: their requests wait for a probe (test endpoints have no breaker)',
       registers,
       async collect() {
-        this.set(await sources.openBreakers());
+        await orLeftOut(this, async () => this.set(await sources.openBreakers()), false);
       },
     });
     new Gauge({

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { Metrics } from '../../src/metrics.js';
 import { createInvoice, keyOf, notificationFor, notify, showInvoice } from '../payments/support.js';
 import { useTenant } from '../support/apps.js';
 import { waitFor } from '../support/partner-endpoint.js';
@@ -113,5 +114,26 @@ describe('metrics', () => {
     expect(after.value('db_pool_connections', { state: 'size' })).toBeGreaterThanOrEqual(1);
     expect(after.value('db_pool_connections', { state: 'in_use' })).toBeGreaterThanOrEqual(0);
     expect(after.value('db_pool_connections', { state: 'waiting' })).toBe(0);
+  });
+});
+
+describe('metrics while the database cannot answer', () => {
+  it('are still served, service_ready 0, without the gauges read from the database', async () => {
+    const unavailable = () => Promise.reject(new Error('database unavailable'));
+    const metrics = new Metrics({
+      paymentBacklog: unavailable,
+      openBreakers: unavailable,
+      databasePool: () => ({ size: 10, inUse: 0, waiting: 0 }),
+      databaseDeadlinesExceeded: () => 3,
+      ready: async () => false,
+      cacheStatistics: () => new Map(),
+    });
+    const scraped = parsePrometheus(await metrics.registry.metrics());
+    expect(scraped.value('service_ready', {})).toBe(0);
+    expect(scraped.value('db_request_deadline_exceeded_total', {})).toBe(3);
+    const names = new Set(scraped.samples.map((sample) => sample.name));
+    expect(names).toContain('service_ready');
+    expect(names).not.toContain('payment_requests_waiting');
+    expect(scraped.value('payment_endpoint_breakers_open', {})).toBeNaN();
   });
 });
