@@ -257,6 +257,13 @@ describe('audit trail', () => {
     });
     expect(anonymous.statusCode).toBe(401);
     expect(await eventsFor(tenant.id)).toHaveLength(before);
+    // A console form sent back with its error (a redirect, not a 4xx) changed nothing either.
+    const count = async () => (await service.admin('GET', '/audit-events?limit=1')).json().count as number;
+    const recorded = await count();
+    const refused = await (await consoleSession()).post('/prompts/en', { text: '', _back: '/console/prompts/en' });
+    expect(refused.status).toBe(303);
+    // The sign-in of the session is the one event.
+    expect(await count()).toBe(recorded + 1);
   });
 
   it('lists newest first, paged with links, filtered by target', async () => {

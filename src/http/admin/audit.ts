@@ -85,6 +85,8 @@ declare module 'fastify' {
     auditTarget?: string;
     /** The target's values before the change, for the routes that compare them. */
     auditBefore?: Record<string, AuditValue> | null;
+    /** Refused, though answered below 400 (a console form sent back with its error): nothing changed. */
+    refusedChange?: boolean;
   }
 }
 
@@ -187,6 +189,7 @@ export function recordAdminChanges(app: HostApp, context: AppContext): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
     if (READ_METHODS.has(request.method) || reply.statusCode >= 400 || route === undefined) return payload;
+    if (request.refusedChange) return payload;
     if (request.routeOptions.config.auditedInItsTransaction) return payload;
     let event: AuditEventInput | undefined;
     try {

@@ -117,6 +117,7 @@ export async function consolePlugin(
     const back = backTarget(request.consoleFields);
     if (request.method === 'POST' && back && appError.statusCode < 500 && appError.code !== ErrorCode.FORBIDDEN) {
       setFlash(request, reply, { level: 'error', text: appError.message });
+      request.refusedChange = true;
       return reply.redirect(back, 303);
     }
     return sendPage(reply, errorPage(appError, request.consoleView), appError.statusCode);
