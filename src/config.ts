@@ -29,7 +29,13 @@ export interface ListenerConfig {
 }
 
 export interface Config {
+  /** The listeners this process runs (LISTENERS). */
   listeners: Partial<Record<ListenerName, ListenerConfig>>;
+  /**
+   * Every listener as configured, run here or not: the default public URL of one that another
+   * process runs is its port's here (INTEGRATIONS_PORT, ...).
+   */
+  configuredListeners: Record<ListenerName, ListenerConfig>;
   adminToken: string;
   /** True when ADMIN_TOKEN was not set: the token is the one kept in DATA_DIR (adminTokenFile), or a new one to keep there. */
   adminTokenGenerated: boolean;
@@ -292,7 +298,17 @@ function databaseDirectUrl(env: Env): string | null {
   return direct;
 }
 
-function listeners(env: Env): Config['listeners'] {
+function configuredListeners(env: Env): Config['configuredListeners'] {
+  const host = env.HOST || '0.0.0.0';
+  return {
+    integrations: { host, port: port(env, 'INTEGRATIONS_PORT', DEFAULT_PORTS.integrations) },
+    backend: { host, port: port(env, 'BACKEND_PORT', DEFAULT_PORTS.backend) },
+    admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', DEFAULT_PORTS.admin) },
+    portal: { host, port: port(env, 'PORTAL_PORT', DEFAULT_PORTS.portal) },
+  };
+}
+
+function listeners(env: Env, all: Config['configuredListeners']): Config['listeners'] {
   const enabled = (env.LISTENERS ?? LISTENER_NAMES.join(','))
     .split(',')
     .map((name) => name.trim())
@@ -302,13 +318,6 @@ function listeners(env: Env): Config['listeners'] {
       throw new ConfigError(`LISTENERS may name ${LISTENER_NAMES.join(', ')}; got "${name}"`);
     }
   }
-  const host = env.HOST || '0.0.0.0';
-  const all: Record<ListenerName, ListenerConfig> = {
-    integrations: { host, port: port(env, 'INTEGRATIONS_PORT', DEFAULT_PORTS.integrations) },
-    backend: { host, port: port(env, 'BACKEND_PORT', DEFAULT_PORTS.backend) },
-    admin: { host: env.ADMIN_HOST || '127.0.0.1', port: port(env, 'ADMIN_PORT', DEFAULT_PORTS.admin) },
-    portal: { host, port: port(env, 'PORTAL_PORT', DEFAULT_PORTS.portal) },
-  };
   return Object.fromEntries(enabled.map((name) => [name, all[name as ListenerName]]));
 }
 
@@ -381,7 +390,14 @@ export function environmentWithFile(env: Env = process.env): Env {
   } catch (error) {
     throw new ConfigError(`ENV_FILE ${file} cannot be read: ${(error as Error).message}`);
   }
-  return { ...parseEnv(text), ...env };
+  const variables = parseEnv(text);
+  // A line that is not NAME=value joins the next line's name, and that variable would be lost.
+  const malformed = Object.keys(variables).find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (malformed !== undefined) {
+    const line = JSON.stringify(malformed.split('\n')[0].slice(0, 80));
+    throw new ConfigError(`ENV_FILE ${file}: ${line} is not a NAME=value line`);
+  }
+  return { ...variables, ...env };
 }
 
 /** Where a generated admin token is kept, so restarts and partnerctl beside the data reuse it. */
@@ -412,8 +428,10 @@ export function loadConfig(env: Env = environmentWithFile(), stdoutIsTerminal = 
   if (weakness) throw new ConfigError(`ADMIN_TOKEN ${weakness}: use a random one (for example: openssl rand -hex 32)`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const adminPublicUrl = url(env, 'ADMIN_PUBLIC_URL', ['http:', 'https:']);
+  const allListeners = configuredListeners(env);
   return {
-    listeners: listeners(env),
+    listeners: listeners(env, allListeners),
+    configuredListeners: allListeners,
     adminToken: adminToken || storedAdminToken(dataDir) || randomBytes(32).toString('base64url'),
     adminTokenGenerated: !adminToken,
     backendPublicUrl: url(env, 'BACKEND_PUBLIC_URL', ['http:', 'https:']),

@@ -75,9 +75,21 @@ function listenerBaseUrl({ host, port }: ListenerConfig): string {
   return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
-/** Where partners reach `name`: its public URL when configured, else its listener (the default port's when it has none). */
+/**
+ * Where partners reach `name`: its public URL when configured, else its listener here, or as
+ * configured when another process runs it (its default port's when that is 0: chosen there).
+ */
 function publicUrl(config: Config, name: 'integrations' | 'backend' | 'portal', configured: string | null): string {
-  return configured ?? listenerBaseUrl(config.listeners[name] ?? { host: '127.0.0.1', port: DEFAULT_PORTS[name] });
+  const elsewhere = config.configuredListeners[name];
+  return (
+    configured ??
+    listenerBaseUrl(
+      config.listeners[name] ?? {
+        host: '127.0.0.1',
+        port: elsewhere.port === 0 ? DEFAULT_PORTS[name] : elsewhere.port,
+      },
+    )
+  );
 }
 
 /**

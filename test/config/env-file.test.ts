@@ -20,6 +20,13 @@ describe('ENV_FILE', () => {
     expect(config.trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
+  it('stops at a line that is not NAME=value, which would take the next variable with it', () => {
+    const file = envFile('GARBAGE LINE\nINTEGRATIONS_PORT=28280\n');
+    expect(() => environmentWithFile({ ENV_FILE: file })).toThrow(
+      new ConfigError(`ENV_FILE ${file}: "GARBAGE LINE" is not a NAME=value line`),
+    );
+  });
+
   it('is optional by default, required when named', () => {
     expect(environmentWithFile({ ENV_FILE: '' })).toEqual({ ENV_FILE: '' });
     expect(() => environmentWithFile({ ENV_FILE: '/nonexistent/service.env' })).toThrow(ConfigError);

@@ -611,13 +611,15 @@ describe.skipIf(!TEST_DATABASE_URL)('PAYMENT_WORKER=false (PostgreSQL: two insta
     expect(partner.received.get('/separate')).toEqual([]);
 
     worker = await startService(
-      loadConfig(testEnv(service.database.target, { ...FAST_RETRIES, LISTENERS: '' })),
+      loadConfig(testEnv(service.database.target, { ...FAST_RETRIES, LISTENERS: '', INTEGRATIONS_PORT: '28280' })),
       createLogger('silent'),
     );
     expect(worker.urls).toEqual({});
     await waitFor('the delivery', async () => (await showInvoice(service, invoice.id)).deliveries.length === 1);
     expect(partner.received.get('/separate')).toHaveLength(1);
-    // Without INTEGRATIONS_PUBLIC_URL or a listener of its own, the worker falls back to the default port.
-    expect(partner.received.get('/separate')![0].body.notify_url).toBe('http://127.0.0.1:8080/api/v1/payments/notify/');
+    // Without INTEGRATIONS_PUBLIC_URL or a listener of its own, the worker names INTEGRATIONS_PORT.
+    expect(partner.received.get('/separate')![0].body.notify_url).toBe(
+      'http://127.0.0.1:28280/api/v1/payments/notify/',
+    );
   });
 });
