@@ -18,6 +18,7 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import type { AppContext } from '../context.js';
+import { invalid } from '../errors.js';
 import type { HostApp } from './host/host-app.js';
 import { BODY_OPTIONAL, type DocumentedRoute, documentSharedErrors } from './openapi.js';
 
@@ -70,11 +71,13 @@ export async function mountScope(
       if (sharedErrors) documentSharedErrors(scope, sharedErrors);
       guard?.(scope);
       for (const { handler, ...options } of routes) {
+        const changeable = options.method === 'PATCH' ? fieldsOf(options.schema.body) : [];
         scope.route({
           ...options,
           ...((options.schema as Record<string, unknown>)[BODY_OPTIONAL] === true && {
             preValidation: readAbsentBodyAsEmpty,
           }),
+          ...(changeable.length > 0 && { preValidation: refuseEmptyChange(changeable) }),
           handler: context ? handler(context) : answersNothing,
         });
       }
@@ -82,6 +85,19 @@ export async function mountScope(
     { prefix },
   );
 }
+
+/** The fields a body schema names. */
+const fieldsOf = (schema: unknown) => Object.keys((schema as { properties?: object } | undefined)?.properties ?? {});
+
+/** A change (PATCH) that names no field would change nothing, yet be recorded as a change: a 400. */
+const refuseEmptyChange =
+  (fields: string[]): preValidationHookHandler =>
+  (request, _reply, done) => {
+    const { body } = request;
+    const empty = body == null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+    const message = `must have at least one of ${fields.join(', ')}`;
+    done(empty ? invalid([{ field: '(root)', message, location: 'body' }]) : undefined);
+  };
 
 /** A body of optional fields only, left out, is read as `{}`. */
 const readAbsentBodyAsEmpty: preValidationHookHandler = (request, _reply, done) => {

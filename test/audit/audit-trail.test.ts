@@ -250,6 +250,12 @@ describe('audit trail', () => {
     const before = (await eventsFor(tenant.id)).length;
     await service.admin('GET', `/tenants/${tenant.id}`);
     expect((await service.admin('PATCH', `/tenants/${tenant.id}`, { gateway: 'nope' })).statusCode).toBe(400);
+    // A change that names nothing to change.
+    const empty = await service.admin('PATCH', `/tenants/${tenant.id}`, {});
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error.details).toEqual([
+      expect.objectContaining({ field: '(root)', message: expect.stringMatching(/^must have at least one of name, /) }),
+    ]);
     const anonymous = await service.apps.admin!.inject({
       method: 'PATCH',
       url: `/admin/v1/tenants/${tenant.id}`,
