@@ -290,7 +290,10 @@ export async function restoreBackup(
     );
   }
   if (!(await isEmptyDatabase(handle))) {
-    throw new BackupError('a backup is restored into an empty database: this one holds a schema already');
+    throw new BackupError(
+      'a backup is restored into an empty database: this one holds a schema already (a restore that failed ' +
+        'leaves its schema: empty DATA_DIR, or drop and create the database, then try again)',
+    );
   }
   await prepare();
   const summary: BackupSummary = {

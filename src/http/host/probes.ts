@@ -32,8 +32,8 @@ export function healthProbes(app: HostApp, context: AppContext): void {
     const rateLimits = context.rateLimitStore?.degradation();
     const degraded = rateLimits ? { rate_limits: rateLimits } : {};
     if (!unavailable) return { status: 'ok', ...degraded };
-    return reply
-      .code(503)
-      .send({ status: 'unavailable', reason: unavailable.reason, detail: unavailable.message, ...degraded });
+    // The driver's words (a socket's path, a host name) are for operators: the admin listener's alone.
+    const detail = app.listener === 'admin' ? { detail: unavailable.message } : {};
+    return reply.code(503).send({ status: 'unavailable', reason: unavailable.reason, ...detail, ...degraded });
   });
 }
