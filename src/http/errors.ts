@@ -36,18 +36,25 @@ function messageOf(error: SchemaError): string {
   return error.message ?? 'is invalid';
 }
 
-/** The field errors of a schema validation failure, one per field, in schema order. */
+/**
+ * The field errors of a schema validation failure, one per field, in schema order. A field that
+ * must be one of a few values (a union of constants: one error per value) says which.
+ */
 export function schemaFieldErrors(error: FastifyError): FieldError[] {
   const location = LOCATION[error.validationContext ?? 'body'] ?? 'body';
-  const seen = new Set<string>();
-  const details: FieldError[] = [];
+  const details = new Map<string, FieldError>();
+  const allowed = new Map<string, unknown[]>();
   for (const item of error.validation ?? []) {
     const field = fieldOf(item);
-    if (seen.has(field)) continue;
-    seen.add(field);
-    details.push({ field, message: messageOf(item), location });
+    if (item.keyword === 'const') {
+      allowed.set(field, [...(allowed.get(field) ?? []), (item.params as { allowedValue?: unknown }).allowedValue]);
+    }
+    if (!details.has(field)) details.set(field, { field, message: messageOf(item), location });
   }
-  return details;
+  for (const [field, values] of allowed) {
+    details.set(field, { field, message: `must be one of ${values.join(', ')}`, location });
+  }
+  return [...details.values()];
 }
 
 /** Seconds a client is asked to wait (`Retry-After`) when the database is unavailable. */

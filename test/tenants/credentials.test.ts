@@ -260,6 +260,12 @@ describe('admin API', () => {
     const scope = await service.admin('POST', '/partner-keys', { name: 'x', scopes: ['prompts:write'] });
     expect(scope.statusCode).toBe(400);
     expect(scope.json().error.details[0].field).toMatch(/^scopes/);
+    // A value of a fixed list: the answer lists them.
+    const kind = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'nope' });
+    expect(kind.statusCode).toBe(400);
+    expect(kind.json().error.details).toEqual([
+      expect.objectContaining({ field: 'kind', message: expect.stringMatching(/^must be one of sso_hmac_secret, /) }),
+    ]);
   });
 
   it('answers a body that is not JSON with 400 INVALID_JSON', async () => {
