@@ -286,7 +286,15 @@ async function checkSealedSecrets(context: AppContext): Promise<void> {
 /** Starts listening, on the port held for it if there is one; the listener's base URL. */
 async function listen(app: HostApp, listener: ListenerConfig, held: HeldPort | undefined): Promise<string> {
   if (held) return held.listen(app);
-  await app.listen({ host: listener.host, port: listener.port });
+  try {
+    await app.listen({ host: listener.host, port: listener.port });
+  } catch (error) {
+    // A host name that does not resolve, a port taken: the configuration's, said as such (not as
+    // a database out of reach, which ENOTFOUND would otherwise read as).
+    throw new ConfigError(
+      `the ${app.listener} listener cannot listen on ${listener.host}:${listener.port}: ${(error as Error).message}`,
+    );
+  }
   return listenerUrl(app);
 }
 

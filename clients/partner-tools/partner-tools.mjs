@@ -827,7 +827,8 @@ var USER_ERROR_CODES = [
   "ERR_PARSE_ARGS_UNKNOWN_OPTION",
   "ERR_PARSE_ARGS_INVALID_OPTION_VALUE",
   "EADDRINUSE",
-  "EACCES"
+  "EACCES",
+  "ERR_INVALID_URL"
 ];
 function findCommand(commands, argv) {
   const words = argv.filter((arg) => !arg.startsWith("-"));
@@ -900,7 +901,14 @@ var DEFAULT_INTEGRATIONS_URL = "http://127.0.0.1:8080";
 var MAX_BODY_BYTES = 1024 * 1024;
 var text = (options, name) => typeof options[name] === "string" ? options[name] : void 0;
 function callbackUrl(base) {
-  const url = new URL(base);
+  let url;
+  try {
+    url = new URL(base);
+  } catch {
+    throw Object.assign(new TypeError(`${base} is not a URL (https://api.example.com, or the notify_url)`), {
+      code: "ERR_INVALID_URL"
+    });
+  }
   if (url.pathname.replace(/\/+$/, "").endsWith("/payments/notify")) return url.toString();
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}${CALLBACK_PATH}`;
 }

@@ -20,6 +20,7 @@ export const USER_ERROR_CODES = [
   'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
   'EADDRINUSE',
   'EACCES',
+  'ERR_INVALID_URL',
 ];
 
 /** The command whose name is the longest prefix of the arguments' leading words. */

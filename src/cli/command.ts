@@ -1,4 +1,5 @@
 // The shape of a partnerctl command, and what a command is given to run.
+import { readFileSync } from 'node:fs';
 import type { ParseArgsConfig } from 'node:util';
 import { type AdminClient, CliError } from './admin-client.js';
 
@@ -33,6 +34,25 @@ export function required(options: OptionValues, name: string): string {
   const value = options[name];
   if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required`);
   return value;
+}
+
+/** A file the user named (`--file`), as text; one readable line when it cannot be read. */
+export function readNamedFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+/** A JSON file the user named; one readable line when it cannot be read or is not JSON. */
+export function readNamedJsonFile(file: string): unknown {
+  const text = readNamedFile(file);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${file} is not JSON: ${(error as Error).message}`);
+  }
 }
 
 export function positional(invocation: Invocation, index: number, what: string): string {

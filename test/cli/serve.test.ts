@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -165,6 +165,30 @@ describe('configuration errors', () => {
     const result = await partnerctl(['serve'], env);
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe(message);
+  });
+
+  it.each([
+    [
+      ['trips', 'create', '--tenant', 'T', '--title', 'x', '--file', 'BAD_JSON'],
+      /^partnerctl: .*bad\.json is not JSON: /,
+    ],
+    [
+      ['default-prompts', 'set', 'en', '--file', '/nonexistent/prompts.txt'],
+      /^partnerctl: cannot read \/nonexistent\/prompts\.txt: ENOENT/,
+    ],
+    [
+      ['simulate', 'notify', '--invoice', 'x', '--status', 'paid', '--api-key', 'k', '--url', 'notaurl'],
+      /^partnerctl: notaurl is not a URL/,
+    ],
+  ])('says a mistake with %o in one line, not as a database out of reach', async (args, message) => {
+    const badJson = path.join(mkdtempSync(path.join(tmpdir(), 'pi-cli-')), 'bad.json');
+    writeFileSync(badJson, '{"title": ');
+    const result = await partnerctl(
+      args.map((arg) => (arg === 'BAD_JSON' ? badJson : arg)),
+      { ADMIN_TOKEN: 'x'.repeat(40), ADMIN_URL: 'http://127.0.0.1:1' },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
   });
 
   it('names an unreachable DATABASE_URL without its password, in one line', async () => {

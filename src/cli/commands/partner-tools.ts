@@ -18,7 +18,14 @@ const text = (options: OptionValues, name: string) =>
 
 /** The callback's URL from a base URL (`https://api.example.com`) or the full `notify_url`. */
 export function callbackUrl(base: string): string {
-  const url = new URL(base);
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw Object.assign(new TypeError(`${base} is not a URL (https://api.example.com, or the notify_url)`), {
+      code: 'ERR_INVALID_URL',
+    });
+  }
   if (url.pathname.replace(/\/+$/, '').endsWith('/payments/notify')) return url.toString();
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}${CALLBACK_PATH}`;
 }

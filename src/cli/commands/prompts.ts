@@ -1,7 +1,6 @@
 // partnerctl commands for the default suggested prompt sets (admin API clients).
-import { readFileSync } from 'node:fs';
 import { CliError } from '../admin-client.js';
-import { type Command, positional } from '../command.js';
+import { type Command, positional, readNamedFile } from '../command.js';
 import { type Row, table } from '../output.js';
 
 const PROMPT_COLUMNS = ['sort_order', 'text', 'id'];
@@ -11,7 +10,7 @@ function promptTexts(options: Record<string, unknown>): string[] {
   const texts = [options.text].flat().filter((text): text is string => typeof text === 'string');
   if (typeof options.file === 'string') {
     texts.push(
-      ...readFileSync(options.file, 'utf8')
+      ...readNamedFile(options.file)
         .split(/\r?\n/)
         .filter((line) => line.trim() !== ''),
     );

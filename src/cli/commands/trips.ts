@@ -1,6 +1,5 @@
 // partnerctl commands for trips (admin API clients).
-import { readFileSync } from 'node:fs';
-import { type Command, positional, required } from '../command.js';
+import { type Command, positional, readNamedJsonFile, required } from '../command.js';
 import { type Row, record } from '../output.js';
 
 export const tripCommands: Command[] = [
@@ -21,7 +20,7 @@ export const tripCommands: Command[] = [
     },
     async run(invocation) {
       const { options } = invocation;
-      const fromFile = typeof options.file === 'string' ? JSON.parse(readFileSync(options.file, 'utf8')) : {};
+      const fromFile = typeof options.file === 'string' ? (readNamedJsonFile(options.file) as object) : {};
       const travelers = Object.fromEntries(
         ['adults', 'children']
           .filter((name) => typeof options[name] === 'string')
