@@ -32,6 +32,7 @@ async function consoleSession() {
   const home = await (await fetch(`${base}/`, { headers: { cookie } })).text();
   const csrf = /name="_csrf" value="([^"]+)"/.exec(home)![1];
   return {
+    get: async (path: string) => (await fetch(`${base}${path}`, { headers: { cookie } })).text(),
     post: (path: string, fields: Record<string, string>) =>
       fetch(`${base}${path}`, {
         method: 'POST',
@@ -270,6 +271,18 @@ describe('audit trail', () => {
     expect(refused.status).toBe(303);
     // The sign-in of the session is the one event.
     expect(await count()).toBe(recorded + 1);
+  });
+
+  it('keeps a gateway no longer supported when the console saves another field of the tenant', async () => {
+    const { tenant } = await service.createTenant({ gateway: 'tap' });
+    await service.context.database.executeSql(`update tenants set gateway = 'legacy' where id = $1`, [tenant.id]);
+    const session = await consoleSession();
+    const shown = await session.get(`/tenants/${tenant.id}`);
+    expect(shown).toContain('<option value="" selected>legacy (no longer supported: kept)</option>');
+    const saved = await session.post(`/tenants/${tenant.id}`, { name: 'Renamed', gateway: '' });
+    expect(saved.status).toBe(303);
+    const after = (await service.admin('GET', `/tenants/${tenant.id}`)).json().tenant;
+    expect(after).toMatchObject({ name: 'Renamed', gateway: 'legacy' });
   });
 
   it('lists newest first, paged with links, filtered by target', async () => {

@@ -45,8 +45,17 @@ export const KIND_LABELS: Record<TenantCredentialKind, string> = {
 
 const activeBadge = (tenant: TenantRow) => (tenant.isActive ? badge('active', 'ok') : badge('inactive', 'off'));
 
+/**
+ * The supported gateways; a tenant's gateway no longer supported (SUPPORTED_GATEWAYS changed) is
+ * offered too, as "keep it" (an empty value: no change), so that saving another field keeps it.
+ */
 function gatewaySelect(gateways: string[], selected: string | null): Html {
-  return html`<select name="gateway" required>${gateways.map(
+  const kept =
+    selected !== null && !gateways.includes(selected)
+      ? html`<option value="" selected>${selected} (no longer supported: kept)</option>`
+      : '';
+  // Not `required` then: a browser takes an empty first option for no choice.
+  return html`<select name="gateway"${kept ? '' : html` required`}>${kept}${gateways.map(
     (gateway) => html`<option${gateway === selected ? html` selected` : ''}>${gateway}</option>`,
   )}</select>`;
 }
@@ -288,7 +297,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = asyn
       config: {
         consoleForm: (fields) => ({
           name: text(fields, 'name'),
-          gateway: text(fields, 'gateway'),
+          gateway: optionalText(fields, 'gateway'),
           payment_endpoint_url: optionalText(fields, 'payment_endpoint_url') ?? null,
           test_payment_endpoint_url: optionalText(fields, 'test_payment_endpoint_url') ?? null,
         }),
