@@ -390,14 +390,31 @@ export function environmentWithFile(env: Env = process.env): Env {
   } catch (error) {
     throw new ConfigError(`ENV_FILE ${file} cannot be read: ${(error as Error).message}`);
   }
-  const variables = parseEnv(text);
-  // A line that is not NAME=value joins the next line's name, and that variable would be lost.
-  const malformed = Object.keys(variables).find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
-  if (malformed !== undefined) {
-    const line = JSON.stringify(malformed.split('\n')[0].slice(0, 80));
-    throw new ConfigError(`ENV_FILE ${file}: ${line} is not a NAME=value line`);
+  // Node's parser skips such a line, or (Node 20) joins it to the next line's name: either way a
+  // variable the operator meant to set would be lost without a word.
+  const malformed = lineNotAnAssignment(text);
+  if (malformed !== null) {
+    throw new ConfigError(`ENV_FILE ${file}: ${JSON.stringify(malformed.slice(0, 80))} is not a NAME=value line`);
   }
-  return { ...variables, ...env };
+  return { ...parseEnv(text), ...env };
+}
+
+/** The first line of a .env text that is neither blank, a comment, NAME=value, nor inside a quoted value. */
+function lineNotAnAssignment(text: string): string | null {
+  let openQuote: string | null = null;
+  for (const line of text.split(/\r?\n/)) {
+    if (openQuote !== null) {
+      if (line.includes(openQuote)) openQuote = null;
+      continue;
+    }
+    const trimmed = line.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    const assignment = /^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=\s*(.*)$/.exec(trimmed);
+    if (!assignment) return trimmed;
+    const [quote] = assignment[1];
+    if ((quote === '"' || quote === "'" || quote === '`') && !assignment[1].slice(1).includes(quote)) openQuote = quote;
+  }
+  return null;
 }
 
 /** Where a generated admin token is kept, so restarts and partnerctl beside the data reuse it. */

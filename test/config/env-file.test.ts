@@ -21,7 +21,7 @@ describe('ENV_FILE', () => {
   });
 
   it('stops at a line that is not NAME=value, which would take the next variable with it', () => {
-    const file = envFile('GARBAGE LINE\nINTEGRATIONS_PORT=28280\n');
+    const file = envFile('A="two\nlines"\nGARBAGE LINE\nINTEGRATIONS_PORT=28280\n');
     expect(() => environmentWithFile({ ENV_FILE: file })).toThrow(
       new ConfigError(`ENV_FILE ${file}: "GARBAGE LINE" is not a NAME=value line`),
     );
