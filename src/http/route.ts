@@ -71,19 +71,28 @@ export async function mountScope(
       if (sharedErrors) documentSharedErrors(scope, sharedErrors);
       guard?.(scope);
       for (const { handler, ...options } of routes) {
-        const changeable = options.method === 'PATCH' ? fieldsOf(options.schema.body) : [];
+        const preValidation = bodyRulesOf(options);
         scope.route({
           ...options,
-          ...((options.schema as Record<string, unknown>)[BODY_OPTIONAL] === true && {
-            preValidation: readAbsentBodyAsEmpty,
-          }),
-          ...(changeable.length > 0 && { preValidation: refuseEmptyChange(changeable) }),
+          ...(preValidation.length > 0 && { preValidation }),
           handler: context ? handler(context) : answersNothing,
         });
       }
     },
     { prefix },
   );
+}
+
+/**
+ * What a route's body is held to beyond its schema: a body of optional fields only (BODY_OPTIONAL)
+ * may be left out; a change (PATCH) must name a field.
+ */
+function bodyRulesOf({ method, schema }: Omit<Route, 'handler'>): preValidationHookHandler[] {
+  const rules: preValidationHookHandler[] = [];
+  if ((schema as Record<string, unknown>)[BODY_OPTIONAL] === true) rules.push(readAbsentBodyAsEmpty);
+  const changeable = method === 'PATCH' ? fieldsOf(schema.body) : [];
+  if (changeable.length > 0) rules.push(refuseEmptyChange(changeable));
+  return rules;
 }
 
 /** The fields a body schema names. */
