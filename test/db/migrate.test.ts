@@ -44,27 +44,36 @@ describe('migrateDatabase', () => {
     const running = connectTo(url);
     const other = connectTo(url);
     const lines: string[] = [];
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    let transaction: Promise<unknown> = Promise.resolve();
+    let migrated: Promise<void> = Promise.resolve();
     try {
       await database.migrate(migrationsBefore(FIRST_PENDING), 1000);
       // A running instance's transaction that has read payment_requests: the pending migration
-      // needs that table's lock, which waits for it to end.
-      let end = () => {};
-      const ended = new Promise<void>((resolve) => (end = resolve));
-      const transaction = running.begin(async (tx) => {
+      // needs that table's lock, which waits for it to end. The migration starts only once the
+      // read has been answered, or it could take the lock first.
+      let haveRead = () => {};
+      const read = new Promise<void>((resolve) => (haveRead = resolve));
+      transaction = running.begin(async (tx) => {
         await tx`select count(*) from payment_requests`;
+        haveRead();
         await ended;
       });
-      const migrated = migrateDatabase(database, undefined, loggerInto(lines, 'warn'));
+      await Promise.race([read, transaction]);
+      migrated = migrateDatabase(database, undefined, loggerInto(lines, 'warn'));
       const lockWaits = () =>
         other`select count(*)::int as n from pg_locks
                where relation = 'payment_requests'::regclass and mode = 'AccessExclusiveLock' and not granted`;
-      await waitFor('the migration waiting for the lock', async () => (await lockWaits())[0].n > 0);
+      await waitFor('the migration waiting for the lock', async () => (await lockWaits())[0].n > 0, 10_000);
       // Another instance's statement on that table, made while the migration waits: it is answered
       // while the transaction still runs, once the migration has given way.
       const [{ n: requests }] = await other`select count(*)::int as n from payment_requests`;
       expect(requests).toBe(0);
-      const gaveWay = await waitFor('the migration giving way', () =>
-        lines.map((line) => JSON.parse(line)).find((line) => line.msg.startsWith('migrations gave way')),
+      const gaveWay = await waitFor(
+        'the migration giving way',
+        () => lines.map((line) => JSON.parse(line)).find((line) => line.msg.startsWith('migrations gave way')),
+        10_000,
       );
       expect(gaveWay).toMatchObject({ level: 'warn', attempt: 1 });
       end();
@@ -74,6 +83,8 @@ describe('migrateDatabase', () => {
                                    where table_name = 'payment_requests' and column_name = 'traceparent'`;
       expect(columns).toHaveLength(1);
     } finally {
+      end();
+      await Promise.allSettled([transaction, migrated]);
       await Promise.all([running.end({ timeout: 1 }), other.end({ timeout: 1 }), database.close()]);
     }
   });
