@@ -181,6 +181,7 @@ describe('operators', () => {
     expect(creations.results[0].operator).toEqual({ id: null, name: 'admin token' });
     expect((await apps.admin('GET', '/audit-events?operator_id=nope')).statusCode).toBe(400);
     expect((await apps.admin('GET', '/audit-events?since=yesterday')).statusCode).toBe(400);
+    expect((await apps.admin('GET', '/audit-events?since=0001-01-01T00:00:00%2B14:00')).statusCode).toBe(400);
 
     const session = await consoleSession(first.token);
     const page = await apps.apps.admin!.inject({
@@ -192,5 +193,11 @@ describe('operators', () => {
     expect(page.body).toContain('Changed tenant ');
     expect(page.body).toContain('Goran');
     expect(page.body).not.toContain('Created tenant By Fatima');
+    const yearZero = await apps.apps.admin!.inject({
+      method: 'GET',
+      url: '/console/audit?since=0000-06-01',
+      cookies: { pi_console_session: session.cookie },
+    });
+    expect(yearZero.statusCode).toBe(400);
   });
 });

@@ -108,6 +108,7 @@ describe('GET /admin/v1/invoices', () => {
     const since = await list(`${mine}&since=${encodeURIComponent(flagged.created_at)}`);
     expect(ids(since)).toEqual([flagged.id, ...testIds].sort());
     expect(since.results.every((invoice) => invoice.created_at >= flagged.created_at)).toBe(true);
+    expect((await list(`${mine}&since=0001-01-01T00:00:00Z`)).count).toBe(5);
     // Filters combine.
     expect(ids(await list(`${mine}&mode=live&status=paid&possible_double_charge=true`))).toEqual([flagged.id]);
     expect((await list(`tenant_id=${other.tenant.id}&mode=test`)).count).toBe(0);
@@ -118,6 +119,9 @@ describe('GET /admin/v1/invoices', () => {
     ['an unknown mode', 'mode=sandbox', 'mode'],
     ['a tenant id that is no UUID', 'tenant_id=acme', 'tenant_id'],
     ['a time that is no date-time', 'since=yesterday', 'since'],
+    // Valid RFC 3339 times in year 0, which the database cannot hold.
+    ['a time in year 0', 'since=0000-06-01T00:00:00Z', 'since'],
+    ['a time in year 1 that is year 0 in UTC', 'since=0001-01-01T00:00:00%2B14:00', 'since'],
     ['a flag that is no boolean', 'possible_double_charge=maybe', 'possible_double_charge'],
     ['a repeated status', 'status=paid&status=failed', 'status'],
     ['a limit of 0', 'limit=0', 'limit'],

@@ -24,6 +24,34 @@ const TEXT_AJV_OPTIONS = { ...BODY_AJV_OPTIONS, coerceTypes: 'array' } as const;
 /** One pool of Ajv instances for every host of the process. */
 const buildFromPool = AjvCompiler();
 
+/** What of an Ajv instance bounding a format needs (Ajv comes with the compiler, not as a dependency of ours). */
+type FormatCheck = (text: string) => boolean;
+interface AjvFormats {
+  formats: Record<string, unknown>;
+  addFormat(name: string, check: FormatCheck): unknown;
+}
+
+/** The times PostgreSQL takes from a JavaScript date: years 1 to 9999, in UTC. */
+const EARLIEST_TIME = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_TIME = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * `date-time` and `date` as Ajv's formats read them, and within the database's years:
+ * `0001-01-01T00:00:00+14:00` is a valid RFC 3339 time in year 0, which the database refuses (a 500
+ * where a 400 belongs).
+ */
+function boundTimes(ajv: AjvFormats): void {
+  for (const format of ['date-time', 'date']) {
+    const standard = ajv.formats[format] as FormatCheck | { validate: FormatCheck };
+    const isValid = typeof standard === 'function' ? standard : standard.validate;
+    ajv.addFormat(format, (text: string) => {
+      if (!isValid(text)) return false;
+      const time = Date.parse(text);
+      return time >= EARLIEST_TIME && time <= LATEST_TIME;
+    });
+  }
+}
+
 /** Fastify's own serialiser compiler (fast-json-stringify). */
 const buildSerializers = SerializerSelector();
 
@@ -58,6 +86,7 @@ export function compileSchemasOnFirstUse(app: HostApp): void {
       () =>
         buildFromPool(app.getSchemas() as Parameters<typeof buildFromPool>[0], {
           customOptions: { ...customOptions },
+          onCreate: boundTimes,
         })(route) as ReturnType<FastifySchemaCompiler<unknown>>,
     );
     const integers = route.httpPart === 'body' ? [] : integerFields(route.schema);
