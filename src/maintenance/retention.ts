@@ -10,7 +10,7 @@ import { type Config, PRUNE_INTERVAL_MINUTES } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { tenants } from '../db/schema.js';
 import { type RunStatement, statement } from '../db/statements.js';
-import { REFUSALS_KEPT_PER_TENANT, releasePaymentRequests } from '../payments/index.js';
+import { REFUSALS_KEPT_PER_TENANT_MODE, releasePaymentRequests } from '../payments/index.js';
 
 export interface RetentionRule {
   /** A table of the public schema. */
@@ -21,8 +21,11 @@ export interface RetentionRule {
   column: string;
   /** Rows older than this are deleted; 0 keeps them forever. */
   maxAgeHours: number;
-  /** At most this many of a tenant's newest rows are kept, whatever their age (a table with tenant_id and id). */
-  keepNewestPerTenant?: number;
+  /**
+   * At most this many of a tenant's newest rows in each mode are kept, whatever their age (a table
+   * with tenant_id, mode and id): test traffic never pushes out live rows (DECISIONS §11).
+   */
+  keepNewestPerTenantMode?: number;
   /** Only the rows this condition holds for may go (SQL of ours on the table's columns, never input). */
   only?: string;
   /**
@@ -62,7 +65,7 @@ export function retentionRules(settings: RetentionSettings): RetentionRule[] {
       table: 'refused_notifications',
       column: 'received_at',
       maxAgeHours: settings.refusedNotificationsDays * 24,
-      keepNewestPerTenant: REFUSALS_KEPT_PER_TENANT,
+      keepNewestPerTenantMode: REFUSALS_KEPT_PER_TENANT_MODE,
     },
     { table: 'endpoint_pings', column: 'pinged_at', maxAgeHours: settings.pingsDays * 24, byTenant: true },
     {
@@ -150,19 +153,21 @@ async function pruneRule(handle: DatabaseHandle, rule: RetentionRule, now: Date)
       deleted += await deleteBatches(handle, rule, `${column} < $1::timestamptz`, [cutoff]);
     }
   }
-  if (rule.keepNewestPerTenant) {
-    // Each tenant past the cap, with the time of its first row beyond it, through the tenant index.
+  if (rule.keepNewestPerTenantMode) {
+    // Each tenant and mode past the cap, with the time of its first row beyond it, through the tenant index.
     const crowded = await handle.run(
-      statement<[keep: number], { tenant_id: string; at: string }>(
-        `select tenants.id as tenant_id, cutoff.at::text as at from tenants cross join lateral (
-           select ${column} as at from ${quoted(rule.table)} where tenant_id = tenants.id
-           order by ${column} desc, id desc offset $1 limit 1) cutoff`,
+      statement<[keep: number], { tenant_id: string; mode: string; at: string }>(
+        `select tenants.id as tenant_id, modes.mode, cutoff.at::text as at
+           from tenants cross join (values ('live'), ('test')) modes(mode) cross join lateral (
+             select ${column} as at from ${quoted(rule.table)} where tenant_id = tenants.id and mode = modes.mode
+             order by ${column} desc, id desc offset $1 limit 1) cutoff`,
       ),
-      [rule.keepNewestPerTenant],
+      [rule.keepNewestPerTenantMode],
     );
     for (const row of crowded)
-      deleted += await deleteBatches(handle, rule, `tenant_id = $1 and ${column} <= $2::timestamptz`, [
+      deleted += await deleteBatches(handle, rule, `tenant_id = $1 and mode = $2 and ${column} <= $3::timestamptz`, [
         row.tenant_id,
+        row.mode,
         row.at,
       ]);
   }

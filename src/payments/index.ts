@@ -81,7 +81,7 @@ export {
 } from './ping.js';
 export {
   listRefusedNotifications,
-  REFUSALS_KEPT_PER_TENANT,
+  REFUSALS_KEPT_PER_TENANT_MODE,
   REFUSED_PAYLOAD_MAX_BYTES,
   RefusalRecorder,
   type RefusedNotificationRow,

@@ -4,8 +4,9 @@
 // insert on the service's pool, so refusals neither wait for nor slow the notification store. A
 // record is not a promise to the partner: when the writer is behind by REFUSALS_WAITING_MAX, more
 // refusals are counted and not recorded. The retention prune (src/maintenance/retention.ts) keeps
-// them for the configured number of days, and at most REFUSALS_KEPT_PER_TENANT per tenant: with the
-// payload bound, a flood of refused callbacks holds a bounded amount of disk (see docs/choices.md).
+// them for the configured number of days, and at most REFUSALS_KEPT_PER_TENANT_MODE per tenant and
+// mode: with the payload bound, a flood of refused callbacks holds a bounded amount of disk (see
+// docs/choices.md), and a flood of test ones never pushes out the live ones.
 import { asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { invoices, refusedNotifications } from '../db/schema.js';
@@ -20,8 +21,8 @@ export const REFUSED_PAYLOAD_MAX_BYTES = 16 * 1024;
 export const REFUSALS_WAITING_MAX = 5000;
 /** Rows in one insert. */
 const INSERT_MAX_ROWS = 500;
-/** The newest refusals kept per tenant, whatever their age. */
-export const REFUSALS_KEPT_PER_TENANT = 10_000;
+/** The newest refusals kept per tenant and mode, whatever their age. */
+export const REFUSALS_KEPT_PER_TENANT_MODE = 10_000;
 
 export interface Refusal {
   tenantId: string;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { prune, retentionRules } from '../../src/maintenance/index.js';
 import {
-  REFUSALS_KEPT_PER_TENANT,
+  REFUSALS_KEPT_PER_TENANT_MODE,
   REFUSALS_WAITING_MAX,
   REFUSED_PAYLOAD_MAX_BYTES,
   RefusalRecorder,
@@ -67,35 +67,39 @@ describe('the prune', () => {
     testInvoicesDays: 0,
   }).find((rule) => rule.table === 'refused_notifications')!;
 
-  it('removes records older than the retention and keeps the newest per tenant', async () => {
+  it('removes records older than the retention and keeps the newest per tenant and mode, test never pushing out live', async () => {
     const old = await opened.createTenant();
     const crowded = await opened.createTenant();
+    const CAP = REFUSALS_KEPT_PER_TENANT_MODE;
     // One reference time for the rows and the check of the newest: a slow run takes seconds between them.
     const insertedAt = new Date().toISOString();
-    const insert = (tenantId: string, count: number, age: string) =>
+    const insert = (tenantId: string, mode: 'live' | 'test', count: number, age: string) =>
       opened.context.database.executeSql(
         `insert into refused_notifications (tenant_id, mode, http_status, error, received_at, payload)
-         select $1, 'live', 400, 'Amount mismatch', $4::timestamptz - $2::interval - make_interval(secs => n), '{}'
+         select $1, $5, 400, 'Amount mismatch', $4::timestamptz - $2::interval - make_interval(secs => n), '{}'
          from generate_series(1, $3::integer) n`,
-        [tenantId, age, count, insertedAt],
+        [tenantId, age, count, insertedAt, mode],
       );
-    await insert(old.tenant.id, 5, '31 days');
-    await insert(old.tenant.id, 3, '1 day');
-    await insert(crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1500, '1 hour');
+    await insert(old.tenant.id, 'live', 5, '31 days');
+    await insert(old.tenant.id, 'live', 3, '1 day');
+    // A tenant's live refusals, then a flood of test ones, newer, past the cap.
+    await insert(crowded.tenant.id, 'live', 3, '2 hours');
+    await insert(crowded.tenant.id, 'test', CAP + 1500, '1 hour');
 
     const pruneRefusals = async () => (await prune(opened.context.database, [refusalRule])).refused_notifications;
     const pruned = await pruneRefusals();
-    expect(pruned).toBeGreaterThanOrEqual(5 + 1500);
+    expect(pruned).toBe(5 + 1500);
     expect(await countOf('tenant_id = $1', [old.tenant.id])).toBe(3);
     expect(await countOf("tenant_id = $1 and received_at < now() - interval '30 days'", [old.tenant.id])).toBe(0);
-    expect(await countOf('tenant_id = $1', [crowded.tenant.id])).toBe(REFUSALS_KEPT_PER_TENANT);
+    expect(await countOf("tenant_id = $1 and mode = 'live'", [crowded.tenant.id])).toBe(3);
+    expect(await countOf("tenant_id = $1 and mode = 'test'", [crowded.tenant.id])).toBe(CAP);
     // What stays is the newest.
     expect(
       await countOf(
-        "tenant_id = $1 and received_at > $3::timestamptz - interval '1 hour' - make_interval(secs => $2)",
-        [crowded.tenant.id, REFUSALS_KEPT_PER_TENANT + 1, insertedAt],
+        "tenant_id = $1 and mode = 'test' and received_at > $3::timestamptz - interval '1 hour' - make_interval(secs => $2)",
+        [crowded.tenant.id, CAP + 1, insertedAt],
       ),
-    ).toBe(REFUSALS_KEPT_PER_TENANT);
+    ).toBe(CAP);
     expect(await pruneRefusals()).toBe(0);
   });
 });
