@@ -117,6 +117,10 @@ export const portalLinks = pgTable(
     language: text('language'),
     /** Who asked for it: the tenant's SSO secret (its hint) or an operator. */
     issuedBy: text('issued_by').notNull(),
+    /** The SSO secret that asked for it: revoking the secret ends the link and its sessions. */
+    credentialId: uuid('credential_id').references(() => credentials.id, { onDelete: 'cascade' }),
+    /** The operator who asked for it (null: the admin token): deleting the operator ends them. */
+    operatorId: uuid('operator_id').references(() => operators.id, { onDelete: 'cascade' }),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true }),

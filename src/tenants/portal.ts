@@ -1,12 +1,13 @@
 // The partner portal's sign-in (DECISIONS §11, "Partner portal"): a one-time link, asked for with
 // the tenant's SSO secret or by an operator, opens a session of that tenant in one mode, read-only
 // or read-write. Links and sessions are random tokens kept only as digests; a link opens one
-// session, once, within its ten minutes; a session ends when its tenant is deactivated, when it is
-// ended (sign-out) or when it expires.
+// session, once, within its ten minutes; a link and its session end when their tenant is
+// deactivated, when the SSO secret that asked for the link is revoked or the operator who did is
+// deleted, when the session is ended (sign-out) or when it expires.
 import { randomBytes } from 'node:crypto';
-import { and, eq, gt, isNull, lte, or } from 'drizzle-orm';
+import { and, eq, gt, isNull, lte, or, type SQL } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
-import { portalLinks, portalSessions, tenants } from '../db/schema.js';
+import { credentials, operators, portalLinks, portalSessions, tenants } from '../db/schema.js';
 import type { Mode } from './secrets.js';
 import { digestSecret } from './secrets.js';
 
@@ -28,6 +29,10 @@ export interface PortalLinkRequest {
   language: PortalLanguage | null;
   /** Who asked: the SSO secret's hint, or an operator's name. */
   issuedBy: string;
+  /** The SSO secret that asked, or null. */
+  credentialId: string | null;
+  /** The operator who asked, or null (the SSO secret, or the admin token). */
+  operatorId: string | null;
 }
 
 export interface PortalSession {
@@ -64,6 +69,19 @@ export async function issuePortalLink(
   return { id: row.id, token, expiresAt };
 }
 
+/** The SSO secret and the operator that asked for a link, where one did (left joins). */
+const ISSUING_CREDENTIAL = eq(credentials.id, portalLinks.credentialId);
+const ISSUING_OPERATOR = eq(operators.id, portalLinks.operatorId);
+
+/** A link still in force (its tenant and issuer joined): its tenant active, what asked for it not revoked or deleted. */
+function linkInForce(): SQL | undefined {
+  return and(
+    eq(tenants.isActive, true),
+    or(isNull(portalLinks.credentialId), isNull(credentials.revokedAt)),
+    or(isNull(portalLinks.operatorId), isNull(operators.deletedAt)),
+  );
+}
+
 /**
  * Opens a session with a link: the session's token (for the cookie) and what it may see, or null
  * when the link is unknown, used, expired, or its tenant inactive. The link is spent in the same
@@ -90,8 +108,11 @@ export function openPortalSession(
     if (!link) return null;
     const [tenant] = await tx
       .select({ name: tenants.name })
-      .from(tenants)
-      .where(and(eq(tenants.id, link.tenantId), eq(tenants.isActive, true)));
+      .from(portalLinks)
+      .innerJoin(tenants, eq(tenants.id, portalLinks.tenantId))
+      .leftJoin(credentials, ISSUING_CREDENTIAL)
+      .leftJoin(operators, ISSUING_OPERATOR)
+      .where(and(eq(portalLinks.id, link.id), linkInForce()));
     if (!tenant) return null;
     await tx.delete(portalSessions).where(lte(portalSessions.expiresAt, now));
     const token = newToken();
@@ -127,13 +148,9 @@ export async function findPortalSession(
     .from(portalSessions)
     .innerJoin(portalLinks, eq(portalLinks.id, portalSessions.linkId))
     .innerJoin(tenants, eq(tenants.id, portalLinks.tenantId))
-    .where(
-      and(
-        eq(portalSessions.digest, digestSecret(token)),
-        gt(portalSessions.expiresAt, now),
-        eq(tenants.isActive, true),
-      ),
-    );
+    .leftJoin(credentials, ISSUING_CREDENTIAL)
+    .leftJoin(operators, ISSUING_OPERATOR)
+    .where(and(eq(portalSessions.digest, digestSecret(token)), gt(portalSessions.expiresAt, now), linkInForce()));
   if (!row) return null;
   const { session, link } = row;
   return {

@@ -70,6 +70,8 @@ export const portalSessionRoutes = [
         access,
         language: language ?? null,
         issuedBy: actor,
+        credentialId: request.credentialId,
+        operatorId: null,
       });
       await recordAuditEvent(context.db, {
         actor,

@@ -15,6 +15,8 @@ declare module 'fastify' {
     tenant: TenantRow;
     /** The mode of its credential: a test secret sees and changes only test payment data. */
     mode: Mode;
+    /** The SSO secret's id. */
+    credentialId: string;
   }
 }
 
@@ -33,9 +35,10 @@ const tenantCheck = ({ db, caches }: AppContext): CredentialCheck<TenantCredenti
     reply.header('www-authenticate', 'Api-Key');
     return new AppError(ErrorCode.UNAUTHORIZED, undefined, undefined, credentialHint('resources', request.headers));
   },
-  accept(request, { tenant, mode }) {
+  accept(request, { tenant, mode, credentialId }) {
     request.tenant = tenant;
     request.mode = mode;
+    request.credentialId = credentialId;
     return undefined;
   },
 });

@@ -52,6 +52,36 @@ function portalGet(service: TestApps, url: string, cookie: string, headers: Reco
   return service.apps.portal!.inject({ method: 'GET', url, headers: { cookie, ...headers } });
 }
 
+/** A portal link from the console's tenant page, asked for by whoever `token` is. */
+async function consoleLink(
+  service: TestApps,
+  token: string,
+  tenantId: string,
+  mode: 'live' | 'test',
+  access: 'read' | 'write',
+): Promise<{ link: Link; tenantPage: string }> {
+  const console = service.apps.admin!;
+  const signedIn = await console.inject({
+    method: 'POST',
+    url: '/console/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `token=${encodeURIComponent(token)}`,
+  });
+  const cookie = signedIn.cookies.map((item) => `${item.name}=${item.value}`).join('; ');
+  const tenantPage = (await console.inject({ method: 'GET', url: `/console/tenants/${tenantId}`, headers: { cookie } }))
+    .body;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(tenantPage)![1];
+  const asked = await console.inject({
+    method: 'POST',
+    url: `/console/tenants/${tenantId}/portal-link`,
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `_csrf=${encodeURIComponent(csrf)}&mode=${mode}&access=${access}`,
+  });
+  expect(asked.statusCode).toBe(200);
+  const url = /value="(http[^"]+\/sign-in\?token=pis_portal_[^"]+)"/.exec(asked.body)![1];
+  return { link: { url, expires_at: '' }, tenantPage };
+}
+
 /** The CSRF token of the session's forms, read from a page as a browser would. */
 async function csrfOf(service: TestApps, cookie: string): Promise<string> {
   const body = (await portalGet(service, '/endpoint', cookie)).body;
@@ -110,31 +140,10 @@ describe('portal links and sessions', () => {
   });
 
   it("gives an operator the same link from the console's tenant page, per mode, audited under the operator", async () => {
-    const console = service.apps.admin!;
-    const signedIn = await console.inject({
-      method: 'POST',
-      url: '/console/sign-in',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: `token=${encodeURIComponent(TEST_ADMIN_TOKEN)}`,
-    });
-    const cookie = signedIn.cookies.map((item) => `${item.name}=${item.value}`).join('; ');
-    const tenantPage = await console.inject({
-      method: 'GET',
-      url: `/console/tenants/${tenant.tenant.id}`,
-      headers: { cookie },
-    });
-    expect(tenantPage.body).toContain('Live portal link');
-    expect(tenantPage.body).toContain('Test portal link');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(tenantPage.body)![1];
-    const asked = await console.inject({
-      method: 'POST',
-      url: `/console/tenants/${tenant.tenant.id}/portal-link`,
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      payload: `_csrf=${encodeURIComponent(csrf)}&mode=test&access=write`,
-    });
-    expect(asked.statusCode).toBe(200);
-    const url = /value="(http[^"]+\/sign-in\?token=pis_portal_[^"]+)"/.exec(asked.body)![1];
-    const session = await signIn(service, { url, expires_at: '' });
+    const { link, tenantPage } = await consoleLink(service, TEST_ADMIN_TOKEN, tenant.tenant.id, 'test', 'write');
+    expect(tenantPage).toContain('Live portal link');
+    expect(tenantPage).toContain('Test portal link');
+    const session = await signIn(service, link);
     const overview = await portalGet(service, '/', session);
     expect(overview.body).toContain('test mode, read and write');
     const audited = await service.context.db.execute<{ action: string; actor: string }>(
@@ -147,7 +156,15 @@ describe('portal links and sessions', () => {
   it('refuses an expired link, an unknown one and one of a deactivated tenant', async () => {
     const { token } = await issuePortalLink(
       service.context.db,
-      { tenantId: tenant.tenant.id, mode: 'live', access: 'read', language: null, issuedBy: 'test' },
+      {
+        tenantId: tenant.tenant.id,
+        mode: 'live',
+        access: 'read',
+        language: null,
+        issuedBy: 'test',
+        credentialId: null,
+        operatorId: null,
+      },
       new Date(Date.now() - (PORTAL_LINK_MINUTES * 60_000 + 1000)),
     );
     for (const url of [`/sign-in?token=${token}`, '/sign-in?token=pis_portal_nonsense', '/sign-in']) {
@@ -160,6 +177,45 @@ describe('portal links and sessions', () => {
     await service.admin('PATCH', `/tenants/${inactive.tenant.id}`, { is_active: false });
     expect((await service.apps.portal!.inject({ method: 'GET', url: pathOf(link.url) })).statusCode).toBe(401);
     expect((await portalGet(service, '/', cookie)).statusCode).toBe(401);
+  });
+
+  it('ends the links and sessions of an SSO secret once it is revoked, and of an operator once deleted', async () => {
+    const issued = await service.admin('POST', `/tenants/${tenant.tenant.id}/credentials`, { kind: 'sso_hmac_secret' });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const { id: secretId, secret } = issued.json();
+    const bySecret = await signIn(service, await linkFor(service, secret, { access: 'write' }));
+    const unusedBySecret = await linkFor(service, secret);
+    const byOtherSecret = await signIn(service, await linkFor(service, tenant.credentials.sso_hmac_secret));
+
+    const created = await service.admin('POST', '/operators', { name: 'Portal Linker', role: 'operator' });
+    expect(created.statusCode, created.body).toBe(201);
+    const { operator, token } = created.json();
+    const byOperator = await signIn(
+      service,
+      (await consoleLink(service, token, tenant.tenant.id, 'live', 'read')).link,
+    );
+    const unusedByOperator = (await consoleLink(service, token, tenant.tenant.id, 'live', 'read')).link;
+    const byAdminToken = await signIn(
+      service,
+      (await consoleLink(service, TEST_ADMIN_TOKEN, tenant.tenant.id, 'live', 'read')).link,
+    );
+    for (const cookie of [bySecret, byOtherSecret, byOperator, byAdminToken]) {
+      expect((await portalGet(service, '/', cookie)).statusCode).toBe(200);
+    }
+
+    expect((await service.admin('DELETE', `/credentials/${secretId}`)).statusCode).toBe(200);
+    expect((await portalGet(service, '/', bySecret)).statusCode).toBe(401);
+    expect((await service.apps.portal!.inject({ method: 'GET', url: pathOf(unusedBySecret.url) })).statusCode).toBe(
+      401,
+    );
+    expect((await service.admin('DELETE', `/operators/${operator.id}`)).statusCode).toBe(200);
+    expect((await portalGet(service, '/', byOperator)).statusCode).toBe(401);
+    expect((await service.apps.portal!.inject({ method: 'GET', url: pathOf(unusedByOperator.url) })).statusCode).toBe(
+      401,
+    );
+    // What the revoked secret and the deleted operator did not ask for goes on.
+    expect((await portalGet(service, '/', byOtherSecret)).statusCode).toBe(200);
+    expect((await portalGet(service, '/', byAdminToken)).statusCode).toBe(200);
   });
 
   it('takes only `read` or `write` and `en` or `ar`, with the SSO secret', async () => {

@@ -48,6 +48,8 @@ export const portalLinkRoutes: FastifyPluginAsyncTypebox<ConsoleDependencies> = 
         access,
         language: null,
         issuedBy: request.adminActor ?? 'console',
+        credentialId: null,
+        operatorId: request.adminOperator?.id ?? null,
       });
       return answer(
         reply,
