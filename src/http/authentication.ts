@@ -37,6 +37,9 @@ export function authenticator<C>(limits: RateLimitGuard, check: CredentialCheck<
       await limits.authenticationFailed(request, reply);
       throw check.refusal(request, reply);
     }
+    // An answer to a credential is that credential's (secrets, tenant data): no cache between keeps
+    // it, unless its route says otherwise (listings revalidate with their ETag).
+    reply.header('cache-control', 'no-store');
     if (check.audienceOf) request.audience = check.audienceOf(credential);
     if (check.rateLimitKey) await limits.authenticated(request, reply, check.rateLimitKey(credential));
     const refused = check.accept(request, credential);

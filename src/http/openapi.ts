@@ -193,7 +193,8 @@ export const readsBody = (route: DocumentedRoute) =>
 /**
  * Documents, on every route `scope` registers from now on, the error responses `sharedOf` derives
  * from it (a route with a body can be refused its size and media type, ...), a route's own entries
- * winning; and the RateLimit headers of its answers, as its requests are authenticated.
+ * winning; and the Cache-Control and RateLimit headers of its answers, as its requests are
+ * authenticated.
  */
 export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
   scope.addHook('onRoute', (route) => {
@@ -205,17 +206,28 @@ export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: D
 /** Statuses answered before a request is counted against its credential: without RateLimit headers. */
 const UNCOUNTED_STATUSES = new Set(['401', '421']);
 
-/** `responses` (a route's `response` schema) with the RateLimit headers on each a counted request may get. */
+/**
+ * `responses` (a route's `response` schema) with the headers of each answer a counted request may
+ * get: Cache-Control (unless the route documents its own) and RateLimit.
+ */
 export function withRateLimitHeaders<R extends Record<string, object>>(responses: R): R {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [
       status,
       UNCOUNTED_STATUSES.has(status)
         ? response
-        : { ...response, headers: { ...(response as { headers?: object }).headers, ...RATE_LIMIT_HEADERS } },
+        : {
+            ...response,
+            headers: { ...NO_STORE_HEADER, ...(response as { headers?: object }).headers, ...RATE_LIMIT_HEADERS },
+          },
     ]),
   ) as R;
 }
+
+/** An authenticated answer's Cache-Control, where its route does not set its own (src/http/authentication.ts). */
+const NO_STORE_HEADER = {
+  'Cache-Control': { type: 'string' as const, description: "`no-store`: the answer is your credential's only" },
+};
 
 /** RateLimit-Limit, -Remaining and -Reset: on every answer to a request counted against a credential's budget. */
 const RATE_LIMIT_HEADERS = {

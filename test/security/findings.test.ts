@@ -196,6 +196,28 @@ describe('response headers', () => {
     expect(docs.headers['content-security-policy']).toMatch(/default-src 'self'/);
     expect(docs.headers['content-security-policy']).not.toMatch(/upgrade-insecure-requests/);
   });
+
+  it('tell caches between never to keep an answer to a credential, unless it revalidates with its ETag', async () => {
+    const sso = { authorization: `Api-Key ${tenant.credentials.sso_hmac_secret}` };
+    const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const private_ = [
+      await service.apps.integrations!.inject({ method: 'POST', url: '/api/v1/portal-sessions/', headers: sso }),
+      await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/suggested-prompts/', headers: sso }),
+      await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/trips/nope/', headers: sso }),
+      await notify(service, {}, keyOf(tenant)),
+      await service.apps.admin!.inject({
+        method: 'POST',
+        url: `/admin/v1/tenants/${tenant.tenant.id}/credentials`,
+        headers: admin,
+        payload: { kind: 'test_sso_hmac_secret' },
+      }),
+      await service.apps.admin!.inject({ method: 'GET', url: '/admin/v1/operators', headers: admin }),
+    ];
+    expect(private_.map((response) => response.statusCode)).toEqual([201, 200, 404, 400, 201, 200]);
+    for (const response of private_) expect(response.headers['cache-control']).toBe('no-store');
+    const listing = await service.apps.integrations!.inject({ method: 'GET', url: '/api/v1/countries/', headers: sso });
+    expect(listing.headers['cache-control']).toBe('private, no-cache');
+  });
 });
 
 describe('files in DATA_DIR', () => {

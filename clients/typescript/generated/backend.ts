@@ -122,14 +122,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -194,14 +194,14 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -228,6 +228,8 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -245,6 +247,8 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -268,6 +272,8 @@ export interface operations {
             /** @description Over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -287,6 +293,8 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -304,6 +312,8 @@ export interface operations {
             /** @description The database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -345,14 +355,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -433,14 +443,14 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -467,6 +477,8 @@ export interface operations {
             /** @description The key lacks the scope of this list */
             403: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -484,6 +496,8 @@ export interface operations {
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -507,6 +521,8 @@ export interface operations {
             /** @description Over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -526,6 +542,8 @@ export interface operations {
             /** @description Unexpected server error */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -543,6 +561,8 @@ export interface operations {
             /** @description The database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */

@@ -667,6 +667,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -688,6 +690,8 @@ export interface operations {
             /** @description `Invalid JSON body`, `Missing <field>`, `Invalid <field>`, `Gateway mismatch`, `Amount mismatch` or `Currency mismatch` */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -718,6 +722,8 @@ export interface operations {
             /** @description `Forbidden`: the invoice belongs to another tenant */
             403: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -735,6 +741,8 @@ export interface operations {
             /** @description `Invoice not found` */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -752,6 +760,8 @@ export interface operations {
             /** @description `Payload too large`: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -769,6 +779,8 @@ export interface operations {
             /** @description `Too many requests`: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -788,6 +800,8 @@ export interface operations {
             /** @description `Service unavailable`: the database is unavailable (restarting, unreachable, out of space); nothing was stored; retry the same notification after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -821,6 +835,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -866,6 +882,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -892,6 +910,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -907,6 +927,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -924,6 +946,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -939,6 +963,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -956,6 +982,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -971,6 +999,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1029,6 +1059,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1072,6 +1104,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1098,6 +1132,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1113,6 +1149,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -1130,6 +1168,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1145,6 +1185,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1160,6 +1202,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1177,6 +1221,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1192,6 +1238,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1223,6 +1271,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1280,6 +1330,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1306,6 +1358,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1321,6 +1375,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -1338,6 +1394,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1353,6 +1411,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1370,6 +1430,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1385,6 +1447,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1416,6 +1480,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1453,6 +1519,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1479,6 +1547,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1494,6 +1564,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -1511,6 +1583,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1526,6 +1600,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1541,6 +1617,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1558,6 +1636,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1573,6 +1653,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1635,6 +1717,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1678,6 +1762,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1704,6 +1790,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1719,6 +1807,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -1736,6 +1826,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1751,6 +1843,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1766,6 +1860,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1783,6 +1879,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1798,6 +1896,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1829,6 +1929,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1900,6 +2002,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1926,6 +2030,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1941,6 +2047,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -1958,6 +2066,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -1973,6 +2083,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -1990,6 +2102,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2005,6 +2119,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2042,14 +2158,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2125,14 +2241,14 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2146,6 +2262,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2172,6 +2290,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2187,6 +2307,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -2204,6 +2326,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2219,6 +2343,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2236,6 +2362,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2251,6 +2379,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2290,14 +2420,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2389,14 +2519,14 @@ export interface operations {
             /** @description Not modified: `If-None-Match` named the current ETag */
             304: {
                 headers: {
+                    /** @description `private, no-cache`: revalidate with the ETag */
+                    "Cache-Control"?: string;
                     /** @description The language of the names: `en` or `ar` */
                     "Content-Language"?: string;
                     /** @description `Accept-Language` */
                     Vary?: string;
                     /** @description Send it back in `If-None-Match`: a 304 while the page is unchanged */
                     ETag?: string;
-                    /** @description `private, no-cache`: revalidate with the ETag */
-                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2410,6 +2540,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2436,6 +2568,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2451,6 +2585,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -2468,6 +2604,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2483,6 +2621,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2500,6 +2640,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2515,6 +2657,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2550,6 +2694,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2623,6 +2769,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2649,6 +2797,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2664,6 +2814,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -2681,6 +2833,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2696,6 +2850,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2713,6 +2869,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2728,6 +2886,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2759,6 +2919,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2858,6 +3020,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2884,6 +3048,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2899,6 +3065,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -2916,6 +3084,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2931,6 +3101,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2948,6 +3120,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -2963,6 +3137,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -2994,6 +3170,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3033,6 +3211,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3059,6 +3239,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3074,6 +3256,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -3091,6 +3275,8 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3106,6 +3292,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3121,6 +3309,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3136,6 +3326,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3153,6 +3345,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3168,6 +3362,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3196,6 +3392,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3259,6 +3457,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3285,6 +3485,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3300,6 +3502,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -3317,6 +3521,8 @@ export interface operations {
             /** @description CONFLICT */
             409: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3332,6 +3538,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3347,6 +3555,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3362,6 +3572,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3379,6 +3591,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3394,6 +3608,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3429,6 +3645,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3495,6 +3713,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3521,6 +3741,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3536,6 +3758,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -3553,6 +3777,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3568,6 +3794,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3585,6 +3813,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3600,6 +3830,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3649,6 +3881,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3705,6 +3939,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3731,6 +3967,8 @@ export interface operations {
             /** @description TEST_MODE_ONLY: a live SSO secret was sent */
             403: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3746,6 +3984,8 @@ export interface operations {
             /** @description NOT_FOUND: `trip_id` names no test trip of yours */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3761,6 +4001,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -3778,6 +4020,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3793,6 +4037,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3808,6 +4054,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3825,6 +4073,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3840,6 +4090,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -3890,6 +4142,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3937,6 +4191,8 @@ export interface operations {
             /** @description VALIDATION_ERROR, TENANT_NOT_ALLOWED or INVALID_JSON */
             400: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3963,6 +4219,8 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -3978,6 +4236,8 @@ export interface operations {
             /** @description METHOD_NOT_ALLOWED */
             405: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description The methods this path serves */
                     Allow?: string;
                     /** @description Requests the budget allows per window */
@@ -3995,6 +4255,8 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: body over 64 KiB */
             413: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -4010,6 +4272,8 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not `application/json` */
             415: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -4025,6 +4289,8 @@ export interface operations {
             /** @description RATE_LIMITED: over the rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
@@ -4042,6 +4308,8 @@ export interface operations {
             /** @description INTERNAL_ERROR */
             500: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */
@@ -4057,6 +4325,8 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: the database is unavailable; retry after `Retry-After` seconds */
             503: {
                 headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     /** @description Requests the budget allows per window */
