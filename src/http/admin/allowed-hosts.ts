@@ -12,14 +12,29 @@ function hostName(header: string | undefined): string | null {
 }
 
 /**
- * An onRequest hook answering 421 in the admin body to a request whose `Host` names none of
- * `allowed`. The port is not compared: the name is what a rebinding attack changes, and a private
- * proxy may listen on a port of its own.
+ * The host a request is for: the authority of an absolute-form target (`GET http://name/…`), which
+ * RFC 9112 puts before `Host`, else its one `Host` header; undefined when it has none, or several.
+ */
+function requestedHost(request: FastifyRequest): string | undefined {
+  const target = request.raw.url ?? '';
+  if (/^https?:\/\//i.test(target)) return URL.parse(target)?.host;
+  const { rawHeaders } = request.raw;
+  let hosts = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index].toLowerCase() === 'host') hosts++;
+  }
+  return hosts === 1 ? request.headers.host : undefined;
+}
+
+/**
+ * An onRequest hook answering 421 in the admin body to a request whose host (requestedHost) names
+ * none of `allowed`. The port is not compared: the name is what a rebinding attack changes, and a
+ * private proxy may listen on a port of its own.
  */
 export function onlyAllowedHosts(allowed: readonly string[]) {
   const names = new Set(allowed);
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    const name = hostName(request.headers.host);
+    const name = hostName(requestedHost(request));
     if (name !== null && names.has(name)) {
       done();
       return;

@@ -72,18 +72,33 @@ describe('the admin listener, by default', () => {
     }
   });
 
-  it('answers 421 to a request with no Host at all (HTTP/1.0), over a real connection', async () => {
+  /**
+   * The status of `request`, sent as is over a real connection, which the server closes after its
+   * answer (HTTP/1.0, `Connection: close`): a client closing its side first may lose a slow answer.
+   */
+  function rawStatus(request: string): Promise<number> {
     const { hostname, port } = new URL(service.urls.admin!);
-    const status = await new Promise<number>((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => socket.end('GET /metrics HTTP/1.0\r\n\r\n'));
+    return new Promise<number>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(request));
       const chunks: Buffer[] = [];
       socket.on('data', (chunk) => chunks.push(chunk));
       socket.on('end', () => resolve(Number(Buffer.concat(chunks).toString('latin1').slice(9, 12))));
       socket.on('error', reject);
     });
-    expect(status).toBe(421);
+  }
+
+  it('answers 421 to a request with no Host at all (HTTP/1.0), over a real connection', async () => {
+    expect(await rawStatus('GET /metrics HTTP/1.0\r\n\r\n')).toBe(421);
     // And the listener's own address, as partnerctl and Prometheus send it.
     expect((await fetch(`${service.urls.admin}/metrics`)).status).toBe(200);
+  });
+
+  it('reads the host of an absolute-form target before Host, and answers 421 to several Host headers', async () => {
+    const close = 'Connection: close\r\n\r\n';
+    expect(await rawStatus(`GET http://evil.example/metrics HTTP/1.1\r\nHost: localhost\r\n${close}`)).toBe(421);
+    expect(await rawStatus(`GET http://localhost/metrics HTTP/1.1\r\nHost: evil.example\r\n${close}`)).toBe(200);
+    expect(await rawStatus(`GET /metrics HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n${close}`)).toBe(421);
+    expect(await rawStatus(`GET /metrics HTTP/1.1\r\nHost: localhost\r\n${close}`)).toBe(200);
   });
 });
 
