@@ -244,6 +244,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description A method the path does not serve; `Allow` lists those it does */
+            405: {
+                headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
+                    /** @description The methods this path serves */
+                    Allow?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
             /** @description Invalid query parameters, one entry each */
             422: {
                 headers: {
@@ -479,6 +500,27 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the answer is your credential's only */
                     "Cache-Control"?: string;
+                    /** @description Requests the budget allows per window */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description A method the path does not serve; `Allow` lists those it does */
+            405: {
+                headers: {
+                    /** @description `no-store`: the answer is your credential's only */
+                    "Cache-Control"?: string;
+                    /** @description The methods this path serves */
+                    Allow?: string;
                     /** @description Requests the budget allows per window */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in this window */

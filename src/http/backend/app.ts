@@ -5,10 +5,11 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
 import { type ErrorRenderer, schemaFieldErrors } from '../errors.js';
+import { refuseOtherMethods, trackAllowedMethods } from '../host/allowed-methods.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { rateLimitGuard } from '../rate-limit.js';
 import { mountScope, registerDocument } from '../route.js';
-import { guardBackendLists } from './geo.js';
+import { guardBackendLists, methodNotAllowed } from './geo.js';
 import { BACKEND_PREFIX, backendDocument, FLAG_SCOPE, LIST_SCOPE } from './openapi.js';
 
 /** Pydantic-style error types for the schema keywords a query can fail. */
@@ -61,6 +62,7 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
     errors: backendErrors,
   });
 
+  const allowedMethods = trackAllowedMethods(app);
   await registerDocument(
     app,
     backendDocument(() => context.publicUrls.backend),
@@ -73,7 +75,8 @@ export async function buildBackendApp(context: AppContext, logger: FastifyBaseLo
   });
   app.get(`${BACKEND_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
-  app.setNotFoundHandler(() => {
+  app.setNotFoundHandler((request, reply) => {
+    refuseOtherMethods(allowedMethods, request, reply, methodNotAllowed(request.method));
     throw new AppError(ErrorCode.NOT_FOUND);
   });
 

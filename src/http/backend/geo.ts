@@ -12,7 +12,7 @@ import { challenge, challengeHeader, credentialHint } from '../credential-hints.
 import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import type { HostApp } from '../host.js';
-import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
+import { allowHeader, namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { route } from '../route.js';
@@ -41,6 +41,8 @@ const ValidationDetail = Type.Object({
 const NOT_PROVIDED = 'Authentication credentials were not provided.';
 const INVALID_KEY = 'Invalid API key.';
 const lacksScope = (scope: BackendScope) => `This API key lacks the ${scope} permission.`;
+/** A wrong method's detail, as Django REST Framework words it. */
+export const methodNotAllowed = (method: string) => `Method "${method}" not allowed.`;
 
 /** A documented error response with the exact bodies answered, by name. */
 const detailResponse = (description: string, schema: TSchema, examples: [string, unknown][]) => ({
@@ -62,6 +64,12 @@ const errorResponses = (scope: BackendScope) => ({
     headers: challengeHeader('`Api-Key error_description="<what to check>"`'),
   },
   403: detailResponse('The key lacks the scope of this list', Detail, [['scope', { detail: lacksScope(scope) }]]),
+  405: {
+    ...detailResponse('A method the path does not serve; `Allow` lists those it does', Detail, [
+      ['method', { detail: methodNotAllowed('POST') }],
+    ]),
+    headers: allowHeader,
+  },
   422: detailResponse('Invalid query parameters, one entry each', ValidationDetail, [
     ['invalid', { detail: [{ loc: ['query', 'limit'], msg: 'must be >= 1', type: 'greater_than_equal' }] }],
   ]),

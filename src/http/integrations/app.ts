@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { arabicPartnerGuideFile, partnerGuideFile, partnerToolsFile } from '../../paths.js';
 import { DOCS_PREFIX, publicDocs } from '../docs/pages.js';
-import { trackAllowedMethods } from '../host/allowed-methods.js';
+import { refuseOtherMethods, trackAllowedMethods } from '../host/allowed-methods.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import { createHostApp, type HostApp } from '../host.js';
 import { rateLimitGuard } from '../rate-limit.js';
@@ -48,11 +48,7 @@ export async function buildIntegrationsApp(context: AppContext, logger: FastifyB
   app.get(`${API_PREFIX}/docs`, { schema: { hide: true } }, (_request, reply) => reply.redirect(`${DOCS_PREFIX}/`));
 
   app.setNotFoundHandler(async (request, reply) => {
-    const allowed = allowedMethods(request.url);
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed here.`);
-    }
+    refuseOtherMethods(allowedMethods, request, reply, `Method ${request.method} is not allowed here.`);
     if (request.url.startsWith(`${API_PREFIX}/`)) {
       // An unknown resource path: say so plainly, unless it tries to name a tenant.
       await refuseTenantInPath(authenticate, request, reply);

@@ -268,6 +268,19 @@ describe('backend host: invalid parameters', () => {
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ detail: expect.any(String) });
   });
+
+  it('answers a wrong method on a path it serves 405 with Allow and a detail, as Django REST Framework does', async () => {
+    for (const [method, path] of [
+      ['POST', '/v1/countries/'],
+      ['DELETE', '/v1/cities/'],
+      ['PUT', '/static/flags/sa.svg'],
+    ]) {
+      const response = await fetch(`${service.urls.backend}${path}`, { method });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get('allow')).toMatch(/^GET, HEAD/);
+      expect(await response.json()).toEqual({ detail: `Method "${method}" not allowed.` });
+    }
+  });
 });
 
 describe('backend host: Arabic, ETag, OpenAPI', () => {
