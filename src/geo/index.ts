@@ -21,6 +21,7 @@ export {
   CITY_COLUMNS,
   type CityCapital,
   COUNTRIES_FILE_NAME,
+  flagFileCode,
   flagSvgPath,
   type PreparedCountry,
 } from './reference-data.js';

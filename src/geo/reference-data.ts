@@ -4,7 +4,7 @@
  * `scripts/prepare-reference-data.ts`; the column list and file names below are shared with it so
  * the writer and the reader cannot drift apart.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -104,6 +104,9 @@ export async function loadReferenceCities(): Promise<ReferenceCity[]> {
 
 const flagsDir = join(dirname(createRequire(import.meta.url).resolve('flag-icons/package.json')), 'flags', '4x3');
 
+/** flag-icons' flag of no country: a country an operator added with a code it has no flag for shows it. */
+const UNKNOWN_FLAG_CODE = 'xx';
+
 /**
  * Absolute path of the 4:3 flag SVG shipped by flag-icons for an ISO alpha-2 code, or null when
  * there is none. Only two-letter codes are accepted, so a code taken from a request path can never
@@ -113,4 +116,21 @@ export function flagSvgPath(code: string): string | null {
   if (!/^[A-Za-z]{2}$/.test(code)) return null;
   const path = join(flagsDir, `${code.toLowerCase()}.svg`);
   return existsSync(path) ? path : null;
+}
+
+/** Lower-case codes flag-icons has a flag for, read once. */
+let flagCodes: Set<string> | undefined;
+
+/**
+ * The code whose flag file a country shows: its own, lower case, or flag-icons' unknown flag when
+ * there is none (a code an operator added), so that every `flag` URL answers an image.
+ */
+export function flagFileCode(code: string): string {
+  flagCodes ??= new Set(
+    readdirSync(flagsDir)
+      .filter((file) => file.endsWith('.svg'))
+      .map((file) => file.slice(0, -'.svg'.length)),
+  );
+  const lower = code.toLowerCase();
+  return flagCodes.has(lower) ? lower : UNKNOWN_FLAG_CODE;
 }

@@ -8,6 +8,7 @@ import type { AppContext } from '../context.js';
 import {
   type CityFilter,
   type CountryFilter,
+  flagFileCode,
   listCities,
   listCountries,
   type Page,
@@ -76,7 +77,7 @@ function negotiateLanguage(header: string | undefined): Language {
 /** Flags live on the backend host, at its public URL (never the request's Host header). */
 export function flagUrlFor(context: AppContext): FlagUrl {
   const base = context.publicUrls.backend;
-  return (code) => `${base}/static/flags/${code.toLowerCase()}.svg`;
+  return (code) => `${base}/static/flags/${flagFileCode(code)}.svg`;
 }
 
 interface ListingSource<T> {
