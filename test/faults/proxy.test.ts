@@ -163,6 +163,23 @@ describe.skipIf(unavailable)('nginx with TLS in front of two instances', () => {
     expect(direct.headers.get('set-cookie')).not.toMatch(/Secure/);
   });
 
+  it('serves the partner portal on its public name, its link on it and its session cookie Secure', async () => {
+    const asked = await proxy.fetch('integrations', '/api/v1/portal-sessions/', {
+      method: 'POST',
+      headers: { authorization: `Api-Key ${partner.ssoSecret}` },
+    });
+    expect(asked.status).toBe(201);
+    const { url } = (await asked.json()).data.portal_session;
+    expect(url.startsWith(`${proxy.publicUrl('portal')}/sign-in?token=`)).toBe(true);
+    const signedIn = await proxy.request(url, { redirect: 'manual' });
+    const cookie = signedIn.headers.get('set-cookie') ?? '';
+    console.log(`[faults] proxy portal cookie: ${signedIn.status} ${cookie.replace(/=[^;]+/, '=…')}`);
+    expect(signedIn.status).toBe(303);
+    expect(cookie).toMatch(/^pi_portal_session=.*; Secure/);
+    const overview = await proxy.fetch('portal', '/', { headers: { cookie: cookie.split(';')[0] } });
+    expect(overview.status).toBe(200);
+  });
+
   it('lets no Host on the public port reach an admin route, and serves them on the private address', async () => {
     const ADMIN_PATHS = [
       '/metrics',

@@ -20,12 +20,13 @@ const EXAMPLE_DIR = path.join(projectRoot, 'deploy/nginx');
 export const PUBLIC_NAMES = {
   integrations: 'api.example.com',
   backend: 'backend.example.com',
+  portal: 'portal.example.com',
   admin: 'admin.example.com',
 };
-/** Each instance slot's listener ports in the example, in the order integrations, backend, admin. */
+/** Each instance slot's listener ports in the example, in the order integrations, backend, admin, portal. */
 const EXAMPLE_SLOTS = [
-  [8080, 8081, 8090],
-  [18080, 18081, 18090],
+  [8080, 8081, 8090, 8082],
+  [18080, 18081, 18090, 18082],
 ];
 
 /**
@@ -74,6 +75,7 @@ export function behindProxyEnv(proxy: NginxProxy, slot: SlotPorts): Record<strin
     INTEGRATIONS_PUBLIC_URL: proxy.publicUrl('integrations'),
     BACKEND_PUBLIC_URL: proxy.publicUrl('backend'),
     ADMIN_PUBLIC_URL: proxy.publicUrl('admin'),
+    PORTAL_PUBLIC_URL: proxy.publicUrl('portal'),
   };
 }
 
@@ -102,7 +104,7 @@ function configuredExample(options: {
   replace('listen 10.0.0.2:443 ssl;', `listen 127.0.0.1:${options.privatePort} ssl;`);
   EXAMPLE_SLOTS.forEach((ports, index) => {
     const slot = options.slots[index];
-    [slot.integrations, slot.backend, slot.admin].forEach((port, listener) => {
+    [slot.integrations, slot.backend, slot.admin, slot.portal].forEach((port, listener) => {
       replace(`server 127.0.0.1:${ports[listener]} `, `server 127.0.0.1:${port} `);
     });
   });
