@@ -199,7 +199,7 @@ export const readsBody = (route: DocumentedRoute) =>
 export function documentSharedErrors(scope: FastifyInstance, sharedOf: (route: DocumentedRoute) => object): void {
   scope.addHook('onRoute', (route) => {
     const response = { ...sharedOf(route), ...(route.schema?.response as object) };
-    route.schema = { ...route.schema, response: withRateLimitHeaders(response) };
+    route.schema = { ...route.schema, response: withCredentialAnswerHeaders(response) };
   });
 }
 
@@ -210,7 +210,7 @@ const UNCOUNTED_STATUSES = new Set(['401', '421']);
  * `responses` (a route's `response` schema) with the headers of each answer a counted request may
  * get: Cache-Control (unless the route documents its own) and RateLimit.
  */
-export function withRateLimitHeaders<R extends Record<string, object>>(responses: R): R {
+export function withCredentialAnswerHeaders<R extends Record<string, object>>(responses: R): R {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [
       status,

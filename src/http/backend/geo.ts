@@ -12,7 +12,7 @@ import { challenge, challengeHeader, credentialHint } from '../credential-hints.
 import { CityQuery, CountryQuery, listingResponses, serveCities, serveCountries } from '../geo-listings.js';
 import { answerFromCache } from '../host/cached-answer.js';
 import type { HostApp } from '../host.js';
-import { allowHeader, namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
+import { allowHeader, namedExamples, retryAfterHeader, withCredentialAnswerHeaders } from '../openapi.js';
 import { PagedList } from '../paging.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { route } from '../route.js';
@@ -123,7 +123,7 @@ export const backendGeoRoutes = [
       summary: 'Countries by name (the Arabic name with `Accept-Language: ar`), by `code` or `search`',
       security: [{ ApiKey: [] }],
       querystring: CountryQuery,
-      response: withRateLimitHeaders({
+      response: withCredentialAnswerHeaders({
         ...listingResponses(PagedList(Country)),
         ...errorResponses('countries:read'),
       }),
@@ -142,7 +142,7 @@ export const backendGeoRoutes = [
       summary: 'Cities by name (the Arabic name with `Accept-Language: ar`) then id, by `country` or `search`',
       security: [{ ApiKey: [] }],
       querystring: CityQuery,
-      response: withRateLimitHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
+      response: withCredentialAnswerHeaders({ ...listingResponses(PagedList(City)), ...errorResponses('cities:read') }),
     },
     handler: (context) => (request, reply) =>
       serveCities(context, request, request.query, reply, 'backend', (list) => list),

@@ -24,7 +24,7 @@ import { authenticator, type CredentialCheck } from '../authentication.js';
 import { challenge, challengeHeader, credentialHint } from '../credential-hints.js';
 import { type ErrorRenderer, renderScopeErrorsWith } from '../errors.js';
 import { BODY_LIMIT_TEXT, type HostApp } from '../host.js';
-import { namedExamples, retryAfterHeader, withRateLimitHeaders } from '../openapi.js';
+import { namedExamples, retryAfterHeader, withCredentialAnswerHeaders } from '../openapi.js';
 import type { RateLimitGuard } from '../rate-limit.js';
 import { route } from '../route.js';
 
@@ -274,7 +274,7 @@ export const paymentCallbackRoutes = [
         'gateway, amount, currency.',
       security: [{ PartnerApiKey: [] }],
       body: NotificationBody,
-      response: withRateLimitHeaders({
+      response: withCredentialAnswerHeaders({
         200: Accepted,
         400: errorResponse(
           400,
