@@ -4,8 +4,9 @@
 // other mode's prompts (spec §1 rule 3).
 import { and, asc, eq, getTableColumns, notExists, type SQL, sql } from 'drizzle-orm';
 import type { Caches } from '../cache.js';
-import type { Executor } from '../db/client.js';
+import { type Executor, runIn } from '../db/client.js';
 import { defaultPrompts, suggestedPrompts } from '../db/schema.js';
+import { statement } from '../db/statements.js';
 import { type FieldError, invalid, notFound } from '../errors.js';
 import type { Language } from '../languages.js';
 import type { Mode } from '../tenants/index.js';
@@ -224,6 +225,15 @@ export async function effectivePrompts(
   };
 }
 
+/**
+ * One replacement of a language's defaults at a time, until its transaction ends: two at once would
+ * each delete only what the other had not committed yet, and store both sets. The key is 715_100_040
+ * with the language's hash.
+ */
+const LOCK_LANGUAGE_DEFAULTS = statement<[language: Language], never>(
+  'select pg_advisory_xact_lock(715100040, hashtext($1))',
+);
+
 interface DefaultPromptInput {
   text: string;
   sort_order?: number;
@@ -247,6 +257,7 @@ export async function replaceDefaultPrompts(
   });
   if (problems.length) throw invalid(problems);
   const replaced = await db.transaction(async (tx) => {
+    await runIn(tx)(LOCK_LANGUAGE_DEFAULTS, [language]);
     await tx.delete(defaultPrompts).where(eq(defaultPrompts.language, language));
     if (values.length) await tx.insert(defaultPrompts).values(values);
     return listDefaultPrompts(tx, language);

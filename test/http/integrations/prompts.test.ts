@@ -285,6 +285,21 @@ describe('suggested prompts', () => {
       expect((await service.admin('GET', '/default-prompts/ar')).json().prompts).toEqual(arBefore);
     });
 
+    it('are replaced whole when replacements come at once: one set stays, never a mix', async () => {
+      const sets = Array.from({ length: 12 }, (_, set) => [{ text: `Set ${set} a` }, { text: `Set ${set} b` }]);
+      const answers = await Promise.all(
+        sets.map((prompts) => service.admin('PUT', '/default-prompts/en', { prompts })),
+      );
+      const texts = (prompts: Prompt[]) => prompts.map((prompt) => prompt.text);
+      answers.forEach((answer, set) => {
+        expect(answer.statusCode).toBe(200);
+        expect(texts(answer.json().prompts)).toEqual([`Set ${set} a`, `Set ${set} b`]);
+      });
+      const stored = texts((await service.admin('GET', '/default-prompts/en')).json().prompts);
+      expect(stored).toHaveLength(2);
+      expect(sets.map((prompts) => prompts.map((prompt) => prompt.text))).toContainEqual(stored);
+    });
+
     it('refuses a bad replacement and keeps the current set', async () => {
       const before = (await service.admin('GET', '/default-prompts/ar')).json().prompts;
       const cases: [string, unknown, number, string?][] = [
